@@ -1,0 +1,301 @@
+// halo — fast 1D/2D/3D convolution on GPUs and CPUs.
+//
+// The one public header. Backend-neutral: no CUDA types appear here (a CUDA stream is passed as
+// an opaque `void*`, a cudaStream_t cast to void*).
+//
+// The computation, for rank d in {1,2,3}, input N with extents n, filter F with extents k:
+//
+//   correlate: P[i] = sum_j F[j] * N[i - c + j]          c = k / 2 per axis (as SciPy)
+//   convolve:  P[i] = sum_j F[j] * N[i + c - j]          (F flipped on every axis; equals
+//                                                          scipy.ndimage.convolve, even k too)
+//
+// Output P has the extents of N ("same" size). Input elements outside N (ghost cells) take the
+// value given by the boundary mode (zero: the seed notes' ghost cells). An optional leading batch
+// dimension applies one filter to many arrays.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace halo {
+
+inline constexpr int kMaxRank = 3;
+
+// ---------------------------------------------------------------------------------------------
+// Basic enums
+// ---------------------------------------------------------------------------------------------
+enum class DType { f32, f64 };
+enum class Op { correlate, convolve };
+// Only `zero` exists today; the enum leaves room for constant, nearest, reflect, mirror, wrap.
+enum class Boundary { zero };
+enum class Backend { automatic, reference, cpu, cuda };
+enum class MemorySpace { host, device };
+
+std::size_t dtype_size(DType t);
+const char* to_string(DType t);
+const char* to_string(Op op);
+const char* to_string(Boundary b);
+const char* to_string(Backend b);
+// Parse the names printed by to_string(); throw halo::Error naming the bad value otherwise.
+DType parse_dtype(const std::string& s);
+Op parse_op(const std::string& s);
+Boundary parse_boundary(const std::string& s);
+Backend parse_backend(const std::string& s);  // "auto", "reference", "cpu", "cuda"
+
+// Every failure halo reports is a halo::Error whose message says what was being done and why.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A yes/no answer with a human-readable reason (used by Strategy::can_implement).
+struct Status {
+  bool ok = true;
+  std::string reason;
+  static Status success() { return {}; }
+  static Status failure(std::string why) { return {false, std::move(why)}; }
+  explicit operator bool() const { return ok; }
+};
+
+// Extents of an array or filter, in C order (the last axis is contiguous). Only the first `rank`
+// entries are meaningful.
+using Extents = std::array<std::int64_t, kMaxRank>;
+
+// The same extents padded on the left with 1s to three axes: {z, y, x}. Rank 1 -> {1, 1, n0},
+// rank 2 -> {1, n0, n1}. Every backend may reason in this canonical 3D form.
+struct Dims3 {
+  std::int64_t z = 1, y = 1, x = 1;
+  std::int64_t count() const { return z * y * x; }
+};
+Dims3 to_dims3(const Extents& e, int rank);
+
+// ---------------------------------------------------------------------------------------------
+// Array views (non-owning): pointer, element type, rank, extents, optional leading batch.
+// Contiguous C order: element (b, i0, i1, i2) sits at ((b*n0 + i0)*n1 + i1)*n2 + i2.
+// ---------------------------------------------------------------------------------------------
+struct ArrayView {
+  void* data = nullptr;
+  DType dtype = DType::f32;
+  int rank = 1;
+  Extents extents{1, 1, 1};
+  std::int64_t batch = 1;
+  MemorySpace space = MemorySpace::host;
+
+  std::int64_t elements_per_item() const;  // product of extents
+  std::int64_t elements() const;           // batch * elements_per_item
+  std::size_t bytes() const;
+};
+
+struct ConstArrayView {
+  const void* data = nullptr;
+  DType dtype = DType::f32;
+  int rank = 1;
+  Extents extents{1, 1, 1};
+  std::int64_t batch = 1;
+  MemorySpace space = MemorySpace::host;
+
+  ConstArrayView() = default;
+  ConstArrayView(const void* d, DType t, int r, Extents e, std::int64_t b = 1,
+                 MemorySpace s = MemorySpace::host)
+      : data(d), dtype(t), rank(r), extents(e), batch(b), space(s) {}
+  ConstArrayView(const ArrayView& v)  // NOLINT: implicit, a mutable view is also a const one
+      : data(v.data), dtype(v.dtype), rank(v.rank), extents(v.extents), batch(v.batch),
+        space(v.space) {}
+
+  std::int64_t elements_per_item() const;
+  std::int64_t elements() const;
+  std::size_t bytes() const;
+};
+
+// Convenience constructors for host arrays.
+ArrayView view(float* data, std::vector<std::int64_t> shape, std::int64_t batch = 1);
+ArrayView view(double* data, std::vector<std::int64_t> shape, std::int64_t batch = 1);
+ConstArrayView view(const float* data, std::vector<std::int64_t> shape, std::int64_t batch = 1);
+ConstArrayView view(const double* data, std::vector<std::int64_t> shape, std::int64_t batch = 1);
+
+// ---------------------------------------------------------------------------------------------
+// Filter: weights (held as float64, whatever they were given in) and extents, any size per axis.
+// ---------------------------------------------------------------------------------------------
+class Filter {
+ public:
+  Filter() = default;
+  Filter(std::vector<double> weights, std::vector<std::int64_t> shape);
+  Filter(const float* weights, std::vector<std::int64_t> shape);
+  Filter(const double* weights, std::vector<std::int64_t> shape);
+
+  int rank() const { return rank_; }
+  const Extents& extents() const { return extents_; }
+  const std::vector<double>& weights() const { return weights_; }
+  std::int64_t taps() const { return static_cast<std::int64_t>(weights_.size()); }
+  double weight_sum() const;
+  // This filter embedded in rank `new_rank` along `axis` (extents 1 on every other axis).
+  // Only for rank-1 filters.
+  Filter along_axis(int new_rank, int axis) const;
+  std::string shape_string() const;  // "5x5"
+
+ private:
+  std::vector<double> weights_;
+  int rank_ = 0;
+  Extents extents_{1, 1, 1};
+};
+
+// Named filters: box:K, gaussian:sigma=S[,radius=R], sobel-x, sobel-y, sobel-z, laplacian,
+// sharpen, delta:K. Built at `rank` (1..3) where the name makes sense; errors say why otherwise.
+Filter make_named_filter(const std::string& spec, int rank);
+// The names above with a one-line description each (for --help and `halo info`).
+std::vector<std::pair<std::string, std::string>> named_filter_help();
+
+// ---------------------------------------------------------------------------------------------
+// Problem: everything a strategy needs to know, validated up front.
+// ---------------------------------------------------------------------------------------------
+class Problem {
+ public:
+  Problem() = default;
+  // Throws halo::Error naming the problem if the description is invalid (rank mismatch,
+  // non-positive extents, element count overflow, empty filter ...).
+  Problem(int rank, const Extents& extents, std::int64_t batch, const Filter& filter, DType dtype,
+          Op op = Op::correlate, Boundary boundary = Boundary::zero);
+
+  int rank() const { return rank_; }
+  const Extents& extents() const { return extents_; }
+  std::int64_t batch() const { return batch_; }
+  DType dtype() const { return dtype_; }
+  Op op() const { return op_; }
+  Boundary boundary() const { return boundary_; }
+  const Filter& filter() const { return filter_; }  // as the user gave it
+
+  // The correlation that every strategy computes: P[i] = sum_j w[j] * N[i - anchor + j] with
+  // w = correlation_weights() (the filter flipped on every axis for convolve) and anchor = k/2
+  // for correlate, k - 1 - k/2 for convolve. Strategies never need to look at op().
+  const std::vector<double>& correlation_weights() const { return cweights_; }
+  const Extents& filter_extents() const { return filter_.extents(); }
+  const Extents& anchor() const { return anchor_; }
+
+  Dims3 dims3() const { return to_dims3(extents_, rank_); }
+  Dims3 filter_dims3() const { return to_dims3(filter_.extents(), rank_); }
+  Dims3 anchor3() const;
+
+  std::int64_t elements_per_item() const;
+  std::int64_t elements() const;  // batch * elements_per_item
+  std::int64_t taps() const { return filter_.taps(); }
+  // The two numbers of the roofline: 2 FLOPs (multiply + add) per tap per output, and the bytes
+  // of one read of the input and one write of the output.
+  double flops() const;
+  double bytes() const;
+  double arithmetic_intensity() const { return flops() / bytes(); }
+  // True if every filter extent is odd (a symmetric halo of radius (k-1)/2 on each axis).
+  bool odd_filter() const;
+  // Largest per-axis halo on either side: max(anchor, k - 1 - anchor).
+  std::int64_t max_radius() const;
+
+  std::string describe() const;  // "2D 4096x4096 f32, filter 9x9, correlate, zero"
+
+ private:
+  int rank_ = 1;
+  Extents extents_{1, 1, 1};
+  std::int64_t batch_ = 1;
+  Filter filter_;
+  DType dtype_ = DType::f32;
+  Op op_ = Op::correlate;
+  Boundary boundary_ = Boundary::zero;
+  std::vector<double> cweights_;
+  Extents anchor_{0, 0, 0};
+};
+
+// ---------------------------------------------------------------------------------------------
+// Strategies and their registry (after CUTLASS's device operators and operation registry).
+// ---------------------------------------------------------------------------------------------
+struct Traffic {
+  double bytes = 0;  // modelled DRAM bytes
+  double flops = 0;
+};
+
+// Buffers as a strategy receives them: already in the strategy's memory space (host for CPU
+// strategies, device for CUDA strategies), with the problem's dtype.
+struct Buffers {
+  const void* input = nullptr;
+  void* output = nullptr;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;
+  virtual Backend backend() const = 0;
+  virtual std::string description() const = 0;
+  virtual Status can_implement(const Problem& p) const = 0;
+  // Modelled DRAM traffic of this strategy on p (defaults to the problem's minimum).
+  virtual Traffic model(const Problem& p) const;
+  // Computes the output. `stream` is a cudaStream_t for CUDA strategies (may be null).
+  virtual void run(const Problem& p, const Buffers& b, void* stream) const = 0;
+  // Higher wins when `auto` chooses among strategies that can implement a problem.
+  virtual int priority(const Problem& p) const { (void)p; return 0; }
+};
+
+// Every registered strategy, in registration order (reference first).
+const std::vector<const Strategy*>& strategies();
+// The strategy of that name, or nullptr.
+const Strategy* find_strategy(const std::string& name);
+
+// ---------------------------------------------------------------------------------------------
+// Running
+// ---------------------------------------------------------------------------------------------
+struct Options {
+  Op op = Op::correlate;
+  Boundary boundary = Boundary::zero;
+  Backend backend = Backend::automatic;
+  std::string strategy;    // empty: choose; otherwise that strategy or an error
+  void* stream = nullptr;  // cudaStream_t for the CUDA backend
+};
+
+struct RunInfo {
+  std::string strategy;  // the strategy that ran
+  Backend backend = Backend::reference;
+  std::string note;      // why it was chosen (e.g. "no CUDA device: ...; fell back to cpu")
+};
+
+// The strategy that `apply` would run on p under these options, and why; throws halo::Error if
+// an explicit choice cannot run p (never a silent fallback for an explicit choice).
+RunInfo choose(const Problem& p, const Options& opt, MemorySpace space = MemorySpace::host);
+
+// out = input (*) filter. `in` and `out` must have the same dtype, rank, extents and batch, and
+// live in the same memory space. Host arrays given to a CUDA strategy are copied to the device
+// and back; device arrays given to a CPU strategy are an error.
+RunInfo apply(ConstArrayView in, ArrayView out, const Filter& filter, const Options& opt = {});
+RunInfo correlate(ConstArrayView in, ArrayView out, const Filter& filter, Options opt = {});
+RunInfo convolve(ConstArrayView in, ArrayView out, const Filter& filter, Options opt = {});
+
+// ---------------------------------------------------------------------------------------------
+// Build and machine information
+// ---------------------------------------------------------------------------------------------
+const char* version();
+struct BuildInfo {
+  bool cuda_compiled = false;
+  std::string cuda_archs;     // e.g. "90"
+  std::string compiler;       // e.g. "GNU 12.2.0"
+  std::string build_type;     // e.g. "Release"
+  bool openmp = false;
+  std::string simd_targets;   // the SIMD targets the CPU backend can dispatch to
+  std::string cpu_best_target;  // the one it uses on this machine
+};
+BuildInfo build_info();
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  int sm_major = 0, sm_minor = 0;
+  int multiprocessors = 0;
+  std::size_t global_memory = 0;
+  std::size_t l2_bytes = 0;
+  std::size_t shared_per_block_optin = 0;
+};
+// The CUDA devices found; if none, `why_none` says why (not compiled with CUDA, no driver, ...).
+std::vector<DeviceInfo> cuda_devices(std::string* why_none = nullptr);
+bool cuda_available(std::string* why_not = nullptr);
+
+}  // namespace halo

@@ -1,0 +1,29 @@
+// Internal glue between the backend-neutral core and the backends. Not installed.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "halo/halo.hpp"
+
+namespace halo::detail {
+
+using StrategyList = std::vector<std::unique_ptr<Strategy>>;
+
+// Each backend appends its strategies here (one line per strategy in the backend's list).
+void register_cpu_strategies(StrategyList& out);
+void register_cuda_strategies(StrategyList& out);  // appends nothing without CUDA
+
+// Runs a CUDA strategy on host buffers: copies in, runs, copies out (throws halo::Error).
+void run_cuda_on_host_buffers(const Strategy& s, const Problem& p, const void* in, void* out,
+                              void* stream);
+std::vector<DeviceInfo> query_cuda_devices(std::string* why_none);
+std::string cuda_archs();
+
+// Overflow-checked product; throws halo::Error with `what` in the message on overflow.
+std::int64_t checked_product(const std::int64_t* v, int n, const char* what);
+
+std::string join_extents(const Extents& e, int rank, const char* sep = "x");
+
+}  // namespace halo::detail

@@ -1,0 +1,19 @@
+// The CUDA hooks of a build without CUDA: no strategies, no devices, and a clear reason why.
+#include "core/detail.hpp"
+
+namespace halo::detail {
+
+void register_cuda_strategies(StrategyList&) {}
+
+void run_cuda_on_host_buffers(const Strategy& s, const Problem&, const void*, void*, void*) {
+  throw Error("strategy '" + s.name() + "' needs CUDA, but halo was built without CUDA");
+}
+
+std::vector<DeviceInfo> query_cuda_devices(std::string* why_none) {
+  if (why_none) *why_none = "halo was built without CUDA (HALO_ENABLE_CUDA=OFF or no nvcc)";
+  return {};
+}
+
+std::string cuda_archs() { return ""; }
+
+}  // namespace halo::detail

@@ -1,0 +1,180 @@
+// The strategy registry, dispatch (`choose`) and `apply`.
+#include <algorithm>
+#include <sstream>
+
+#include "core/detail.hpp"
+#include "halo/halo.hpp"
+
+namespace halo {
+
+namespace {
+const detail::StrategyList& registry() {
+  static const detail::StrategyList list = [] {
+    detail::StrategyList l;
+    detail::register_cpu_strategies(l);
+    detail::register_cuda_strategies(l);
+    return l;
+  }();
+  return list;
+}
+
+std::string known_names() {
+  std::string s;
+  for (const Strategy* st : strategies()) s += (s.empty() ? "" : ", ") + st->name();
+  return s;
+}
+
+// Best strategy of backend `be` that can implement p; nullptr and the reasons if none.
+const Strategy* best_of(Backend be, const Problem& p, std::string* reasons) {
+  const Strategy* best = nullptr;
+  for (const Strategy* s : strategies()) {
+    if (s->backend() != be) continue;
+    const Status st = s->can_implement(p);
+    if (!st) {
+      if (reasons) *reasons += (reasons->empty() ? "" : "; ") + s->name() + ": " + st.reason;
+      continue;
+    }
+    if (!best || s->priority(p) > best->priority(p)) best = s;
+  }
+  return best;
+}
+}  // namespace
+
+const std::vector<const Strategy*>& strategies() {
+  static const std::vector<const Strategy*> v = [] {
+    std::vector<const Strategy*> out;
+    for (const auto& s : registry()) out.push_back(s.get());
+    return out;
+  }();
+  return v;
+}
+
+const Strategy* find_strategy(const std::string& name) {
+  for (const Strategy* s : strategies())
+    if (s->name() == name) return s;
+  return nullptr;
+}
+
+RunInfo choose(const Problem& p, const Options& opt, MemorySpace space) {
+  RunInfo info;
+  // An explicit strategy: that one or an error, never a silent fallback.
+  if (!opt.strategy.empty()) {
+    const Strategy* s = find_strategy(opt.strategy);
+    if (!s)
+      throw Error("unknown strategy '" + opt.strategy + "' (available: " + known_names() + ")");
+    if (opt.backend != Backend::automatic && opt.backend != s->backend())
+      throw Error("strategy '" + s->name() + "' belongs to backend " + to_string(s->backend()) +
+                  ", not " + to_string(opt.backend));
+    if (s->backend() == Backend::cuda) {
+      std::string why;
+      if (!cuda_available(&why))
+        throw Error("strategy '" + s->name() + "' needs a CUDA device: " + why);
+    } else if (space == MemorySpace::device) {
+      throw Error("strategy '" + s->name() + "' runs on the CPU and cannot read device memory");
+    }
+    const Status st = s->can_implement(p);
+    if (!st)
+      throw Error("strategy '" + s->name() + "' cannot run " + p.describe() + ": " + st.reason);
+    info.strategy = s->name();
+    info.backend = s->backend();
+    info.note = "chosen explicitly";
+    return info;
+  }
+
+  Backend be = opt.backend;
+  std::string why_no_cuda;
+  const bool have_cuda = cuda_available(&why_no_cuda);
+  if (space == MemorySpace::device) {
+    if (be != Backend::automatic && be != Backend::cuda)
+      throw Error(std::string("backend ") + to_string(be) + " cannot read device memory");
+    if (!have_cuda) throw Error("device arrays given but no CUDA device: " + why_no_cuda);
+    be = Backend::cuda;
+  }
+  if (be == Backend::cuda && !have_cuda)
+    throw Error("backend cuda requested but no CUDA device is usable: " + why_no_cuda);
+
+  if (be == Backend::automatic) {
+    if (have_cuda) {
+      std::string reasons;
+      if (const Strategy* s = best_of(Backend::cuda, p, &reasons)) {
+        info = {s->name(), Backend::cuda, "auto: best CUDA strategy for this problem"};
+        return info;
+      }
+      info.note = "auto: no CUDA strategy fits (" + reasons + "); ";
+    } else {
+      info.note = "auto: no CUDA device (" + why_no_cuda + "); ";
+    }
+    be = Backend::cpu;
+  }
+  std::string reasons;
+  const Strategy* s = best_of(be, p, &reasons);
+  if (!s && be == Backend::cpu && opt.backend == Backend::automatic) {
+    s = best_of(Backend::reference, p, &reasons);
+  }
+  if (!s)
+    throw Error(std::string("no ") + to_string(be) + " strategy can run " + p.describe() +
+                (reasons.empty() ? std::string() : ": " + reasons));
+  info.strategy = s->name();
+  info.backend = s->backend();
+  info.note += std::string("best ") + to_string(s->backend()) + " strategy";
+  return info;
+}
+
+namespace {
+bool same_layout(const ConstArrayView& a, const ArrayView& b) {
+  if (a.rank != b.rank || a.batch != b.batch || a.dtype != b.dtype) return false;
+  for (int i = 0; i < a.rank; ++i)
+    if (a.extents[i] != b.extents[i]) return false;
+  return true;
+}
+std::string shape_of(int rank, const Extents& e, std::int64_t batch, DType t) {
+  std::string s = (batch > 1 ? std::to_string(batch) + "x" : "") + detail::join_extents(e, rank);
+  return s + " " + to_string(t);
+}
+}  // namespace
+
+RunInfo apply(ConstArrayView in, ArrayView out, const Filter& filter, const Options& opt) {
+  if (!in.data) throw Error("apply: input pointer is null");
+  if (!out.data) throw Error("apply: output pointer is null");
+  if (!same_layout(in, out))
+    throw Error("apply: output " + shape_of(out.rank, out.extents, out.batch, out.dtype) +
+                " does not match input " + shape_of(in.rank, in.extents, in.batch, in.dtype));
+  if (in.space != out.space)
+    throw Error("apply: input and output must both be host or both be device arrays");
+  const Problem p(in.rank, in.extents, in.batch, filter, in.dtype, opt.op, opt.boundary);
+  const auto* ib = static_cast<const char*>(in.data);
+  const auto* ob = static_cast<const char*>(out.data);
+  const std::size_t nb = in.bytes();
+  if (ib < ob + nb && ob < ib + nb)
+    throw Error("apply: output overlaps input (in-place filtering is not supported)");
+
+  RunInfo info = choose(p, opt, in.space);
+  const Strategy* s = find_strategy(info.strategy);
+  const Buffers b{in.data, out.data};
+  if (s->backend() == Backend::cuda && in.space == MemorySpace::host)
+    detail::run_cuda_on_host_buffers(*s, p, in.data, out.data, opt.stream);
+  else
+    s->run(p, b, opt.stream);
+  return info;
+}
+
+RunInfo correlate(ConstArrayView in, ArrayView out, const Filter& f, Options opt) {
+  opt.op = Op::correlate;
+  return apply(in, out, f, opt);
+}
+RunInfo convolve(ConstArrayView in, ArrayView out, const Filter& f, Options opt) {
+  opt.op = Op::convolve;
+  return apply(in, out, f, opt);
+}
+
+std::vector<DeviceInfo> cuda_devices(std::string* why_none) {
+  return detail::query_cuda_devices(why_none);
+}
+bool cuda_available(std::string* why_not) {
+  static std::string why;
+  static const bool ok = !detail::query_cuda_devices(&why).empty();
+  if (!ok && why_not) *why_not = why;
+  return ok;
+}
+
+}  // namespace halo

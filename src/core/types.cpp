@@ -1,0 +1,125 @@
+// Enums, views and small helpers of the public header.
+#include <limits>
+#include <sstream>
+
+#include "core/detail.hpp"
+#include "halo/halo.hpp"
+
+namespace halo {
+
+std::size_t dtype_size(DType t) { return t == DType::f32 ? 4 : 8; }
+
+const char* to_string(DType t) { return t == DType::f32 ? "f32" : "f64"; }
+const char* to_string(Op op) { return op == Op::correlate ? "correlate" : "convolve"; }
+const char* to_string(Boundary b) {
+  switch (b) {
+    case Boundary::zero: return "zero";
+  }
+  return "?";
+}
+const char* to_string(Backend b) {
+  switch (b) {
+    case Backend::automatic: return "auto";
+    case Backend::reference: return "reference";
+    case Backend::cpu: return "cpu";
+    case Backend::cuda: return "cuda";
+  }
+  return "?";
+}
+
+DType parse_dtype(const std::string& s) {
+  if (s == "f32" || s == "float32" || s == "float") return DType::f32;
+  if (s == "f64" || s == "float64" || s == "double") return DType::f64;
+  throw Error("unknown dtype '" + s + "' (expected f32 or f64)");
+}
+Op parse_op(const std::string& s) {
+  if (s == "correlate") return Op::correlate;
+  if (s == "convolve") return Op::convolve;
+  throw Error("unknown operation '" + s + "' (expected correlate or convolve)");
+}
+Boundary parse_boundary(const std::string& s) {
+  if (s == "zero") return Boundary::zero;
+  throw Error("unknown boundary mode '" + s + "' (supported: zero)");
+}
+Backend parse_backend(const std::string& s) {
+  if (s == "auto") return Backend::automatic;
+  if (s == "reference") return Backend::reference;
+  if (s == "cpu") return Backend::cpu;
+  if (s == "cuda") return Backend::cuda;
+  throw Error("unknown backend '" + s + "' (expected auto, cpu, reference or cuda)");
+}
+
+Dims3 to_dims3(const Extents& e, int rank) {
+  Dims3 d;
+  if (rank == 1) {
+    d.x = e[0];
+  } else if (rank == 2) {
+    d.y = e[0];
+    d.x = e[1];
+  } else {
+    d.z = e[0];
+    d.y = e[1];
+    d.x = e[2];
+  }
+  return d;
+}
+
+namespace detail {
+std::int64_t checked_product(const std::int64_t* v, int n, const char* what) {
+  std::int64_t p = 1;
+  for (int i = 0; i < n; ++i) {
+    if (v[i] < 0) throw Error(std::string(what) + ": negative extent " + std::to_string(v[i]));
+    if (v[i] != 0 && p > std::numeric_limits<std::int64_t>::max() / v[i])
+      throw Error(std::string(what) + ": element count overflows 64 bits");
+    p *= v[i];
+  }
+  return p;
+}
+
+std::string join_extents(const Extents& e, int rank, const char* sep) {
+  std::ostringstream os;
+  for (int i = 0; i < rank; ++i) os << (i ? sep : "") << e[i];
+  return os.str();
+}
+}  // namespace detail
+
+namespace {
+template <class V>
+std::int64_t per_item(const V& v) {
+  return detail::checked_product(v.extents.data(), v.rank, "array view");
+}
+template <class P>
+ArrayView make_view(P* data, DType t, const std::vector<std::int64_t>& shape, std::int64_t batch) {
+  if (shape.empty() || shape.size() > kMaxRank)
+    throw Error("array rank must be 1..3, got " + std::to_string(shape.size()));
+  ArrayView v;
+  v.data = const_cast<void*>(static_cast<const void*>(data));
+  v.dtype = t;
+  v.rank = static_cast<int>(shape.size());
+  for (int i = 0; i < v.rank; ++i) v.extents[i] = shape[i];
+  v.batch = batch;
+  return v;
+}
+}  // namespace
+
+std::int64_t ArrayView::elements_per_item() const { return per_item(*this); }
+std::int64_t ArrayView::elements() const { return batch * elements_per_item(); }
+std::size_t ArrayView::bytes() const { return elements() * dtype_size(dtype); }
+std::int64_t ConstArrayView::elements_per_item() const { return per_item(*this); }
+std::int64_t ConstArrayView::elements() const { return batch * elements_per_item(); }
+std::size_t ConstArrayView::bytes() const { return elements() * dtype_size(dtype); }
+
+ArrayView view(float* d, std::vector<std::int64_t> s, std::int64_t b) {
+  return make_view(d, DType::f32, s, b);
+}
+ArrayView view(double* d, std::vector<std::int64_t> s, std::int64_t b) {
+  return make_view(d, DType::f64, s, b);
+}
+ConstArrayView view(const float* d, std::vector<std::int64_t> s, std::int64_t b) {
+  return ConstArrayView(make_view(d, DType::f32, s, b));
+}
+ConstArrayView view(const double* d, std::vector<std::int64_t> s, std::int64_t b) {
+  return ConstArrayView(make_view(d, DType::f64, s, b));
+}
+
+}  // namespace halo

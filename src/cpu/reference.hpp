@@ -1,0 +1,14 @@
+// The float64-accumulating reference: plain loops, the oracle for every test. Never clever.
+#pragma once
+
+#include "halo/halo.hpp"
+
+namespace halo::cpu {
+
+// out[i] = sum_j w[j] * N[i - anchor + j] accumulated in float64, with w the problem's
+// correlation weights and ghost cells from the boundary mode. With `absolute`, computes
+// sum_j |w[j]| * |N[...]| instead: the scale that bounds the rounding error of any summation order.
+// `in` holds p.elements() values of p.dtype(); `out` p.elements() doubles.
+void reference_f64(const Problem& p, const void* in, double* out, bool absolute = false);
+
+}  // namespace halo::cpu

@@ -1,0 +1,14 @@
+// The CPU backend's strategies. Adding one: its file, plus one line here.
+#include "core/detail.hpp"
+
+namespace halo::cpu {
+std::unique_ptr<Strategy> make_reference_strategy();
+std::unique_ptr<Strategy> make_fast_strategy();
+}  // namespace halo::cpu
+
+namespace halo::detail {
+void register_cpu_strategies(StrategyList& out) {
+  out.push_back(cpu::make_reference_strategy());
+  out.push_back(cpu::make_fast_strategy());
+}
+}  // namespace halo::detail
