@@ -1,0 +1,119 @@
+// Shared test support: fresh random data, poisoned outputs, and the comparison with the float64
+// reference that every strategy's test uses.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cpu/reference.hpp"
+#include "halo/halo.hpp"
+
+namespace halo::test {
+
+// A fresh seed per process (never a fixed one), printed on failure so a case can be replayed.
+inline std::uint64_t fresh_seed() {
+  static const std::uint64_t s = [] {
+    std::random_device rd;
+    return (std::uint64_t(rd()) << 32) ^ rd();
+  }();
+  return s;
+}
+
+inline std::mt19937_64& rng() {
+  static std::mt19937_64 g(fresh_seed());
+  return g;
+}
+
+// Uniform in [-1, 1], never all zeros.
+template <class T>
+std::vector<T> random_vector(std::int64_t n) {
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  std::vector<T> v(static_cast<std::size_t>(n));
+  for (auto& x : v) x = static_cast<T>(d(rng()));
+  return v;
+}
+
+inline Filter random_filter(std::vector<std::int64_t> shape) {
+  std::int64_t n = 1;
+  for (auto e : shape) n *= e;
+  return Filter(random_vector<double>(n), shape);
+}
+
+// Poison: NaN, so an element a strategy forgot to write fails every comparison.
+template <class T>
+void poison(std::vector<T>& v) {
+  for (auto& x : v) x = std::numeric_limits<T>::quiet_NaN();
+}
+
+// Tolerance for one output element, from the standard bound on a dot product of n terms computed
+// in any order with unit roundoff u: |err| <= n*u*sum|w||x| / (1 - n*u). The dtype's weights are
+// rounded once (one more u per term), so with eps = 2u the bound (taps + 2) * eps * sum|w||x|
+// leaves a margin of about 2 over the worst case. For f64 the float64 reference carries the same
+// kind of error, so the margin is doubled. A wrong index or a missed tap is off by O(|w||x|),
+// orders of magnitude above this.
+template <class T>
+double tolerance(std::int64_t taps, double abs_scale) {
+  const double eps = std::numeric_limits<T>::epsilon();
+  const double factor = sizeof(T) == 8 ? 2.0 : 1.0;
+  return factor * double(taps + 2) * eps * abs_scale + std::numeric_limits<double>::min();
+}
+
+struct Mismatch {
+  std::int64_t index = -1;
+  double got = 0, want = 0, tol = 0;
+  std::int64_t count = 0;
+};
+
+// Runs `strategy` (through halo::apply) on fresh random input and compares with the reference.
+// Returns a description of the first mismatch, or "" if every element is within tolerance.
+template <class T>
+std::string check_strategy(const std::string& strategy, int rank, Extents ext, std::int64_t batch,
+                           const Filter& f, Op op) {
+  const Problem p(rank, ext, batch, f, std::is_same<T, float>::value ? DType::f32 : DType::f64,
+                  op);
+  const std::int64_t n = p.elements();
+  std::vector<T> in = random_vector<T>(n);
+  std::vector<T> out(static_cast<std::size_t>(n));
+  poison(out);
+  std::vector<double> ref(static_cast<std::size_t>(n)), scale(static_cast<std::size_t>(n));
+  cpu::reference_f64(p, in.data(), ref.data());
+  cpu::reference_f64(p, in.data(), scale.data(), /*absolute=*/true);
+
+  Options opt;
+  opt.op = op;
+  opt.strategy = strategy;
+  ConstArrayView iv(in.data(), p.dtype(), rank, ext, batch);
+  ArrayView ov;
+  ov.data = out.data();
+  ov.dtype = p.dtype();
+  ov.rank = rank;
+  ov.extents = ext;
+  ov.batch = batch;
+  const RunInfo info = apply(iv, ov, f, opt);
+  if (info.strategy != strategy) return "ran " + info.strategy + " instead of " + strategy;
+
+  Mismatch m;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double tol = tolerance<T>(p.taps(), scale[i]);
+    const double got = static_cast<double>(out[i]);
+    if (!(std::fabs(got - ref[i]) <= tol)) {
+      if (m.count++ == 0) m = {i, got, ref[i], tol, 1};
+    }
+  }
+  if (m.count == 0) return "";
+  std::ostringstream os;
+  os.precision(9);
+  os << p.describe() << ": " << m.count << " of " << n << " elements wrong; first at flat index "
+     << m.index << ": got " << m.got << ", want " << m.want << " (tolerance " << m.tol
+     << "); seed " << fresh_seed();
+  return os.str();
+}
+
+}  // namespace halo::test

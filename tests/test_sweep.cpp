@@ -1,0 +1,130 @@
+// The generic sweep: every registered strategy against the float64 reference, on fresh random
+// data with poisoned outputs, over tile-edge sizes, primes, 1-element arrays, filters larger than
+// the input, odd and even filters, both operations, batches, ranks 1-3 and both dtypes.
+// A strategy that says it cannot implement a problem is skipped for that problem (its reason is
+// checked to be non-empty); CUDA strategies skip entirely when no device is present.
+#include <gtest/gtest.h>
+
+#include "support.hpp"
+
+namespace halo::test {
+namespace {
+
+struct Case {
+  int rank;
+  Extents ext;
+  std::vector<std::int64_t> filter;
+  std::int64_t batch = 1;
+};
+
+std::vector<Case> sweep_cases() {
+  std::vector<Case> c;
+  // 1D: tile edges, primes, tiny arrays, filters larger than the input, odd and even filters.
+  const std::int64_t n1[] = {1, 2, 3, 15, 16, 17, 31, 32, 33, 127, 128, 129, 255, 256, 257,
+                             1021, 1024, 4099};
+  const std::int64_t k1[] = {1, 2, 3, 4, 5, 9, 17};
+  for (auto n : n1)
+    for (auto k : k1) c.push_back({1, {n, 1, 1}, {k}});
+  c.push_back({1, {5, 1, 1}, {33}});
+  c.push_back({1, {1, 1, 1}, {8}});
+  c.push_back({1, {40000, 1, 1}, {129}});
+  c.push_back({1, {1000, 1, 1}, {7}, 3});
+  // 2D.
+  const std::pair<std::int64_t, std::int64_t> n2[] = {
+      {1, 1},   {1, 17},  {17, 1},  {2, 3},   {15, 16},  {16, 16}, {17, 17},
+      {31, 33}, {32, 32}, {33, 31}, {64, 257}, {127, 129}, {128, 128}, {129, 127}};
+  const std::vector<std::int64_t> k2[] = {{1, 1}, {3, 3}, {2, 2}, {4, 3}, {5, 5},
+                                          {9, 9}, {1, 7}, {7, 1}};
+  for (auto [h, w] : n2)
+    for (const auto& k : k2) c.push_back({2, {h, w, 1}, k});
+  c.push_back({2, {7, 7, 1}, {9, 9}});    // filter larger than the input
+  c.push_back({2, {3, 40, 1}, {11, 4}});  // larger on one axis only
+  c.push_back({2, {300, 1000, 1}, {15, 15}});
+  c.push_back({2, {37, 45, 1}, {5, 5}, 3});
+  // 3D.
+  const Extents n3[] = {{1, 1, 1}, {2, 3, 4}, {8, 8, 8}, {15, 16, 17}, {17, 17, 17}, {33, 9, 31},
+                        {4, 64, 65}};
+  const std::vector<std::int64_t> k3[] = {{3, 3, 3}, {2, 2, 2}, {5, 5, 5},
+                                          {1, 1, 3}, {3, 1, 1}, {4, 3, 2}};
+  for (const auto& e : n3)
+    for (const auto& k : k3) c.push_back({3, e, k});
+  c.push_back({3, {5, 5, 5}, {7, 7, 7}});
+  c.push_back({3, {9, 10, 11}, {3, 3, 3}, 2});
+  return c;
+}
+
+class StrategySweep : public ::testing::TestWithParam<std::string> {};
+
+template <class T>
+void sweep(const Strategy& s) {
+  int ran = 0, refused = 0, failed = 0;
+  for (const Case& c : sweep_cases()) {
+    const Filter f = random_filter(c.filter);
+    for (Op op : {Op::correlate, Op::convolve}) {
+      const Problem p(c.rank, c.ext, c.batch, f,
+                      std::is_same<T, float>::value ? DType::f32 : DType::f64, op);
+      const Status st = s.can_implement(p);
+      if (!st) {
+        EXPECT_FALSE(st.reason.empty()) << s.name() << " refused " << p.describe()
+                                        << " without a reason";
+        ++refused;
+        continue;
+      }
+      const std::string err = check_strategy<T>(s.name(), c.rank, c.ext, c.batch, f, op);
+      ++ran;
+      if (!err.empty()) {
+        ADD_FAILURE() << s.name() << ": " << err;
+        if (++failed >= 10) return;
+      }
+    }
+  }
+  EXPECT_GT(ran, 0) << s.name() << " ran no case of the sweep";
+  std::printf("[ sweep    ] %s %s: %d cases ran, %d refused\n", s.name().c_str(),
+              sizeof(T) == 4 ? "f32" : "f64", ran, refused);
+}
+
+TEST_P(StrategySweep, Float32MatchesReference) {
+  const Strategy* s = find_strategy(GetParam());
+  ASSERT_NE(s, nullptr);
+  std::string why;
+  if (s->backend() == Backend::cuda && !cuda_available(&why)) GTEST_SKIP() << why;
+  sweep<float>(*s);
+}
+
+TEST_P(StrategySweep, Float64MatchesReference) {
+  const Strategy* s = find_strategy(GetParam());
+  ASSERT_NE(s, nullptr);
+  std::string why;
+  if (s->backend() == Backend::cuda && !cuda_available(&why)) GTEST_SKIP() << why;
+  sweep<double>(*s);
+}
+
+std::vector<std::string> strategy_names() {
+  std::vector<std::string> v;
+  for (const Strategy* s : strategies())
+    if (s->name() != "reference") v.push_back(s->name());
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, StrategySweep, ::testing::ValuesIn(strategy_names()),
+                         [](const auto& info) { return info.param; });
+
+// The sweep's own check must be able to fail: a deliberately wrong "strategy" (the reference run
+// on a shifted filter) is caught.
+TEST(SweepSelfCheck, DetectsAWrongResult) {
+  const Filter f = random_filter({5});
+  const Problem p(1, {64, 1, 1}, 1, f, DType::f32);
+  std::vector<float> in = random_vector<float>(64);
+  std::vector<double> ref(64), scale(64), wrong(64);
+  cpu::reference_f64(p, in.data(), ref.data());
+  cpu::reference_f64(p, in.data(), scale.data(), true);
+  const Problem shifted(1, {64, 1, 1}, 1, f, DType::f32, Op::convolve);  // flipped filter
+  cpu::reference_f64(shifted, in.data(), wrong.data());
+  int bad = 0;
+  for (int i = 0; i < 64; ++i)
+    if (!(std::fabs(wrong[i] - ref[i]) <= tolerance<float>(5, scale[i]))) ++bad;
+  EXPECT_GT(bad, 32);
+}
+
+}  // namespace
+}  // namespace halo::test
