@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -115,5 +118,26 @@ std::string check_strategy(const std::string& strategy, int rank, Extents ext, s
      << "); seed " << fresh_seed();
   return os.str();
 }
+
+#ifdef HALO_CLI_PATH
+// Runs the built `halo` binary with `args`; returns its exit code and stdout+stderr.
+struct Result {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+inline Result run_cli(const std::string& args) {
+  const std::string cmd = std::string(HALO_CLI_PATH) + " " + args + " 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  const int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+#endif
 
 }  // namespace halo::test

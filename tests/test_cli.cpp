@@ -1,7 +1,6 @@
 // End-to-end tests of the `halo` binary: results on disk, and for every kind of bad input a clear
 // message naming the problem, a non-zero exit and no output file written.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -14,24 +13,6 @@ namespace fs = std::filesystem;
 
 namespace halo::test {
 namespace {
-
-struct Result {
-  int code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Result run_cli(const std::string& args) {
-  const std::string cmd = std::string(HALO_CLI_PATH) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  const int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
 
 class Cli : public ::testing::Test {
  protected:

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <random>
@@ -29,6 +30,8 @@ Examples:
   halo apply image.npy rows.npy --filter box:9 --axis 1            # 1-D filter along axis 1
   halo apply stack.npy out.npy --filter laplacian --batch          # 3-D file = batch of 2-D
   halo apply image.npy out.npy --filter box:9 --backend cuda --strategy tiled_input
+  halo analyze --filter 5 --tile 8,16,32                 # the notes' OP/B table
+  halo analyze --rank 1 --filter 7 --out-tile 250          # 1-D: input tile 256, reduction
   halo info
 
 Filters (--filter): a .npy file of weights (float32/float64, 1-3 dims), or one of
@@ -176,6 +179,82 @@ int run_generate(const std::string& path, const std::string& shape_text, const s
   return 0;
 }
 
+// Up to two decimals, trailing zeros dropped: 12.5, 3.13, 0.25 (as the notes print them).
+std::string num(double v) {
+  char buf[64];
+  // Round half up, as the notes do (3.125 -> 3.13), not printf's round-half-even.
+  std::snprintf(buf, sizeof buf, "%.2f", std::floor(v * 100.0 + 0.5) / 100.0);
+  std::string s(buf);
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+std::vector<std::int64_t> parse_list(const std::string& opt, const std::string& text) {
+  std::vector<std::int64_t> v;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    char* end = nullptr;
+    const long long x = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || x < 1)
+      throw Error(opt + " '" + text + "': expected positive integers separated by commas");
+    v.push_back(x);
+  }
+  return v;
+}
+
+struct AnalyzeArgs {
+  int rank = 2;
+  std::int64_t k = 5;
+  std::string tiles, out_tiles, dtype = "f32";
+};
+
+int run_analyze(const AnalyzeArgs& a) {
+  if (a.rank < 1 || a.rank > 3) throw Error("--rank must be 1, 2 or 3, got " + std::to_string(a.rank));
+  if (a.k < 1) throw Error("--filter must be a width >= 1, got " + std::to_string(a.k));
+  const std::size_t eb = halo::dtype_size(halo::parse_dtype(a.dtype));
+  const std::string d = std::to_string(a.rank);
+  std::string fs = std::to_string(a.k);
+  for (int i = 1; i < a.rank; ++i) fs += "x" + std::to_string(a.k);
+  if (a.rank == 1) fs += "-tap";
+  const std::string r = a.k % 2 ? "r = " + std::to_string(a.k / 2) : "even width";
+  std::printf("Arithmetic intensity (OP/B), %sD, %s filter (%s), %s: %zu B per element\n",
+              d.c_str(), fs.c_str(), r.c_str(), a.dtype.c_str(), eb);
+  std::printf("%-12s %8s %9s %8s %12s\n", "strategy", "IN_TILE", "OUT_TILE", "OP/B",
+              "loads saved");
+  std::printf("%-12s %8s %9s %8s %12s\n", "basic", "-", "-",
+              num(halo::model::basic_intensity(eb)).c_str(), "1");
+  std::printf("%-12s %8s %9s %8s %12s\n", "constant", "-", "-",
+              num(halo::model::constant_intensity(eb)).c_str(), "1");
+  // Rows from input-tile widths (--tile, the notes' IN_TILE_DIM) and output-tile widths.
+  std::vector<std::pair<std::int64_t, std::int64_t>> rows;  // (in, out)
+  if (!a.tiles.empty())
+    for (std::int64_t in : parse_list("--tile", a.tiles)) {
+      if (in < a.k)
+        throw Error("--tile " + std::to_string(in) + " is smaller than the filter width " +
+                    std::to_string(a.k) + ": no output fits in the tile");
+      rows.emplace_back(in, in - (a.k - 1));
+    }
+  if (!a.out_tiles.empty())
+    for (std::int64_t out : parse_list("--out-tile", a.out_tiles))
+      rows.emplace_back(out + a.k - 1, out);
+  for (auto [in, out] : rows)
+    std::printf("%-12s %8lld %9lld %8s %12s\n", "tiled", (long long)in, (long long)out,
+                num(halo::model::tiled_intensity(a.rank, a.k, out, eb)).c_str(),
+                num(halo::model::memory_reduction(a.rank, a.k, out)).c_str());
+  std::printf("%-12s %8s %9s %8s\n", "tiled bound", "inf", "inf",
+              num(halo::model::tiled_bound(a.rank, a.k, eb)).c_str());
+  const std::string p = a.rank == 1 ? "" : "^" + d;
+  std::printf("\nbasic: 2 OP per tap over 2 loads (input, filter); constant: 2 OP over 1 load\n"
+              "tiled: OUT%s * %lld%s * 2 OP over IN%s loads of %zu B, IN = OUT + %lld; "
+              "bound %lld%s * 2 / %zu\n"
+              "loads saved: OUT%s * %lld%s / IN%s (global-memory reduction of the tile)\n",
+              p.c_str(), (long long)a.k, p.c_str(), p.c_str(), eb, (long long)(a.k - 1),
+              (long long)a.k, p.c_str(), eb, p.c_str(), (long long)a.k, p.c_str(), p.c_str());
+  return 0;
+}
+
 int run_info() {
   const halo::BuildInfo b = halo::build_info();
   std::printf("halo %s\n", halo::version());
@@ -236,6 +315,15 @@ int main(int argc, char** argv) {
   gen->add_option("--dtype", gen_dtype, "f32 or f64")->capture_default_str();
   auto* seed_opt = gen->add_option("--seed", gen_seed, "random seed (default: fresh)");
 
+  AnalyzeArgs an;
+  auto* analyze = app.add_subcommand(
+      "analyze", "the notes' arithmetic-intensity model: OP/B of each strategy for a filter and tiles");
+  analyze->add_option("--filter", an.k, "filter width k on every axis (2r+1)")->capture_default_str();
+  analyze->add_option("--tile", an.tiles, "input-tile widths (IN_TILE_DIM), e.g. 8,16,32");
+  analyze->add_option("--out-tile", an.out_tiles, "output-tile widths (OUT_TILE_DIM), e.g. 250");
+  analyze->add_option("--rank", an.rank, "1, 2 or 3")->capture_default_str();
+  analyze->add_option("--dtype", an.dtype, "f32 or f64")->capture_default_str();
+
   app.add_subcommand("info", "version, build options, CPU features, GPUs, strategies");
 
   try {
@@ -250,6 +338,7 @@ int main(int argc, char** argv) {
     }
     if (gen->parsed()) return run_generate(gen_path, gen_shape, gen_dtype, gen_seed,
                                            seed_opt->count() > 0);
+    if (analyze->parsed()) return run_analyze(an);
     return run_info();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "halo: error: %s\n", e.what());
