@@ -21,6 +21,19 @@ void run_cuda_on_host_buffers(const Strategy& s, const Problem& p, const void* i
 std::vector<DeviceInfo> query_cuda_devices(std::string* why_none);
 std::string cuda_archs();
 
+// Benchmark support (`halo bench`): the two roofline ceilings of a device, measured in the run
+// that uses them, and per-run times of a strategy on fresh random data.
+struct Ceilings {
+  double copy_gbs = 0;    // device-to-device (or memory-to-memory) copy, bytes read + written
+  double fma_gflops = 0;  // FMA-bound kernel, 2 FLOPs per FMA, in the problem's dtype
+  std::string device;     // what was measured
+};
+Ceilings measure_cuda_ceilings(DType dtype);
+// Milliseconds of each of `reps` runs (CUDA events) after `warmup` runs, on device buffers filled
+// with random data; problems smaller than 4x the L2 cache rotate through several buffer sets.
+std::vector<double> time_cuda_strategy(const Strategy& s, const Problem& p, int warmup, int reps);
+Ceilings measure_cpu_ceilings(DType dtype);
+
 // Overflow-checked product; throws halo::Error with `what` in the message on overflow.
 std::int64_t checked_product(const std::int64_t* v, int n, const char* what);
 

@@ -16,4 +16,10 @@ std::vector<DeviceInfo> query_cuda_devices(std::string* why_none) {
 
 std::string cuda_archs() { return ""; }
 
+Ceilings measure_cuda_ceilings(DType) { throw Error("halo was built without CUDA"); }
+
+std::vector<double> time_cuda_strategy(const Strategy& s, const Problem&, int, int) {
+  throw Error("strategy '" + s.name() + "' needs CUDA, but halo was built without CUDA");
+}
+
 }  // namespace halo::detail

@@ -12,6 +12,7 @@
 #include <string>
 #include <sys/stat.h>
 
+#include "bench.hpp"
 #include "halo/halo.hpp"
 #include "io/npy.hpp"
 
@@ -324,6 +325,20 @@ int main(int argc, char** argv) {
   analyze->add_option("--rank", an.rank, "1, 2 or 3")->capture_default_str();
   analyze->add_option("--dtype", an.dtype, "f32 or f64")->capture_default_str();
 
+  halo::tool::BenchArgs ba;
+  auto* bench = app.add_subcommand(
+      "bench", "time strategies on a suite of problems against the measured roofline");
+  bench->add_option("--suite", ba.suite, "seed (16384^2, 9x9), radii, 1d, 3d or all")
+      ->capture_default_str();
+  bench->add_option("--strategy", ba.strategies, "comma-separated strategies (default: all but "
+                                                 "reference)");
+  bench->add_option("--backend", ba.backend, "all, cpu or cuda")->capture_default_str();
+  bench->add_option("--size", ba.size, "override the array shape, e.g. 4096x4096");
+  bench->add_option("--format", ba.format, "table, csv or json")->capture_default_str();
+  bench->add_option("-o,--output", ba.output, "also write the results to this file");
+  bench->add_option("--warmup", ba.warmup, "untimed runs first")->capture_default_str();
+  bench->add_option("--reps", ba.reps, "timed runs (the median is reported)")->capture_default_str();
+
   app.add_subcommand("info", "version, build options, CPU features, GPUs, strategies");
 
   try {
@@ -339,6 +354,7 @@ int main(int argc, char** argv) {
     if (gen->parsed()) return run_generate(gen_path, gen_shape, gen_dtype, gen_seed,
                                            seed_opt->count() > 0);
     if (analyze->parsed()) return run_analyze(an);
+    if (bench->parsed()) return halo::tool::run_bench(ba);
     return run_info();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "halo: error: %s\n", e.what());

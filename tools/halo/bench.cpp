@@ -1,0 +1,291 @@
+// `halo bench`: every selected strategy on a suite of problems; warm-up, then the median of
+// `reps` runs (CUDA events on the GPU, the host's steady clock on the CPU), on fresh random data.
+// Each row carries the bytes and FLOPs of the problem so GB/s, GFLOP/s and the fraction of the
+// roofline floor max(bytes / copy bandwidth, flops / FMA peak) stand beside the time; both
+// ceilings are measured by this run on the same device.
+#include "bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "core/detail.hpp"
+#include "halo/halo.hpp"
+
+namespace halo::tool {
+namespace {
+
+struct BenchProblem {
+  std::string suite;
+  int rank;
+  Extents ext;
+  std::int64_t radius;
+};
+
+std::vector<std::int64_t> parse_size(const std::string& text) {
+  std::vector<std::int64_t> v;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, 'x')) {
+    char* end = nullptr;
+    const long long x = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end || x < 1)
+      throw Error("--size '" + text + "': extents must be positive integers joined by 'x'");
+    v.push_back(x);
+  }
+  if (v.empty() || v.size() > 3) throw Error("--size '" + text + "': 1 to 3 extents expected");
+  return v;
+}
+
+// The suites. Default sizes are several times the H100's 50 MB L2 on the GPU; a CPU-only run
+// uses smaller arrays so a suite finishes in minutes on a few cores.
+std::vector<BenchProblem> suite_problems(const std::string& suite, bool gpu,
+                                         const std::string& size) {
+  std::vector<BenchProblem> out;
+  auto add = [&](const std::string& name, int rank, Extents ext,
+                 std::vector<std::int64_t> radii) {
+    if (!size.empty()) {
+      const auto s = parse_size(size);
+      if (int(s.size()) == rank) {
+        ext = {1, 1, 1};
+        for (int i = 0; i < rank; ++i) ext[i] = s[i];
+      }
+    }
+    for (auto r : radii) out.push_back({name, rank, ext, r});
+  };
+  const bool all = suite == "all";
+  if (all || suite == "seed")
+    add("seed", 2, gpu ? Extents{16384, 16384, 1} : Extents{4096, 4096, 1}, {4});
+  if (all || suite == "radii")
+    add("radii", 2, gpu ? Extents{16384, 16384, 1} : Extents{4096, 4096, 1},
+        {1, 2, 3, 4, 5, 7, 15});
+  if (all || suite == "1d")
+    add("1d", 1, gpu ? Extents{std::int64_t(1) << 28, 1, 1} : Extents{std::int64_t(1) << 24, 1, 1},
+        {4, 16, 64});
+  if (all || suite == "3d")
+    add("3d", 3, gpu ? Extents{640, 640, 640} : Extents{256, 256, 256}, {1, 2, 3});
+  if (out.empty()) throw Error("unknown suite '" + suite + "' (expected seed, radii, 1d, 3d or all)");
+  return out;
+}
+
+// The seed benchmark's strategies first (in the notes' order), then every other one.
+std::vector<const Strategy*> selected(const BenchArgs& a) {
+  std::vector<const Strategy*> v;
+  if (!a.strategies.empty()) {
+    std::stringstream ss(a.strategies);
+    std::string name;
+    while (std::getline(ss, name, ',')) {
+      const Strategy* s = find_strategy(name);
+      if (!s) throw Error("unknown strategy '" + name + "' in --strategy");
+      v.push_back(s);
+    }
+    return v;
+  }
+  const char* order[] = {"basic", "constant", "tiled_input", "cached"};
+  for (const char* n : order)
+    if (const Strategy* s = find_strategy(n)) v.push_back(s);
+  for (const Strategy* s : strategies())
+    if (s->name() != "reference" && std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
+  return v;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<double> time_cpu(const Strategy& s, const Problem& p, int warmup, int reps) {
+  const std::size_t n = static_cast<std::size_t>(p.elements());
+  const std::size_t eb = dtype_size(p.dtype());
+  std::vector<unsigned char> in(n * eb), out(n * eb);
+  std::mt19937_64 g(std::random_device{}());
+  std::uniform_real_distribution<double> d(-1, 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (p.dtype() == DType::f32)
+      reinterpret_cast<float*>(in.data())[i] = float(d(g));
+    else
+      reinterpret_cast<double*>(in.data())[i] = d(g);
+  }
+  std::vector<double> ms;
+  for (int r = 0; r < warmup + reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    s.run(p, Buffers{in.data(), out.data()}, nullptr);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (r >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  return ms;
+}
+
+std::string problem_name(const Problem& p) {
+  std::string s = std::to_string(p.rank()) + "D " + detail::join_extents(p.extents(), p.rank());
+  return s + " r=" + std::to_string(p.max_radius());
+}
+
+}  // namespace
+
+int run_bench(const BenchArgs& a) {
+  if (a.reps < 1 || a.warmup < 0) throw Error("--reps must be >= 1 and --warmup >= 0");
+  if (a.format != "table" && a.format != "csv" && a.format != "json")
+    throw Error("unknown --format '" + a.format + "' (expected table, csv or json)");
+  if (a.backend != "all" && a.backend != "cpu" && a.backend != "cuda")
+    throw Error("unknown --backend '" + a.backend + "' (expected all, cpu or cuda)");
+  std::string why;
+  const bool gpu = cuda_available(&why);
+  if (a.backend == "cuda" && !gpu) throw Error("--backend cuda: no CUDA device (" + why + ")");
+
+  std::vector<const Strategy*> strats;
+  for (const Strategy* s : selected(a)) {
+    const bool is_gpu = s->backend() == Backend::cuda;
+    if (is_gpu && (!gpu || a.backend == "cpu")) continue;
+    if (!is_gpu && a.backend == "cuda") continue;
+    strats.push_back(s);
+  }
+  if (strats.empty())
+    throw Error("no strategy to run" + (gpu ? std::string() : " (no CUDA device: " + why + ")"));
+  const bool any_gpu = std::any_of(strats.begin(), strats.end(),
+                                   [](const Strategy* s) { return s->backend() == Backend::cuda; });
+  const bool any_cpu = std::any_of(strats.begin(), strats.end(),
+                                   [](const Strategy* s) { return s->backend() != Backend::cuda; });
+  const auto problems = suite_problems(a.suite, any_gpu, a.size);
+
+  detail::Ceilings gpu_c, cpu_c;
+  if (any_gpu) gpu_c = detail::measure_cuda_ceilings(DType::f32);
+  if (any_cpu) cpu_c = detail::measure_cpu_ceilings(DType::f32);
+
+  nlohmann::json rows = nlohmann::json::array();
+  for (const BenchProblem& bp : problems) {
+    std::vector<std::int64_t> fshape(bp.rank, 2 * bp.radius + 1);
+    std::int64_t taps = 1;
+    for (auto k : fshape) taps *= k;
+    std::vector<double> w(taps);
+    std::mt19937_64 g(std::random_device{}());
+    std::uniform_real_distribution<double> d(-1, 1);
+    for (auto& x : w) x = d(g);
+    const Problem p(bp.rank, bp.ext, 1, Filter(w, fshape), DType::f32);
+    for (const Strategy* s : strats) {
+      nlohmann::json row;
+      row["suite"] = bp.suite;
+      row["problem"] = problem_name(p);
+      row["strategy"] = s->name();
+      row["backend"] = to_string(s->backend());
+      row["bytes"] = p.bytes();
+      row["flops"] = p.flops();
+      const Status st = s->can_implement(p);
+      if (!st) {
+        row["skipped"] = st.reason;
+        rows.push_back(row);
+        continue;
+      }
+      const bool is_gpu = s->backend() == Backend::cuda;
+      const detail::Ceilings& c = is_gpu ? gpu_c : cpu_c;
+      std::vector<double> ms = is_gpu ? detail::time_cuda_strategy(*s, p, a.warmup, a.reps)
+                                      : time_cpu(*s, p, a.warmup, a.reps);
+      const double med = median(ms);
+      const Traffic t = s->model(p);
+      const double floor_ms =
+          std::max(p.bytes() / (c.copy_gbs * 1e6), p.flops() / (c.fma_gflops * 1e6));
+      row["device"] = c.device;
+      row["median_ms"] = med;
+      row["min_ms"] = *std::min_element(ms.begin(), ms.end());
+      row["max_ms"] = *std::max_element(ms.begin(), ms.end());
+      row["runs"] = ms.size();
+      row["gbs"] = p.bytes() / (med * 1e6);
+      row["gflops"] = p.flops() / (med * 1e6);
+      row["model_bytes"] = t.bytes;
+      row["model_intensity"] = t.flops / t.bytes;
+      row["floor_ms"] = floor_ms;
+      row["roofline_fraction"] = floor_ms / med;
+      row["copy_gbs"] = c.copy_gbs;
+      row["fma_gflops"] = c.fma_gflops;
+      rows.push_back(row);
+      if (a.format == "table")
+        std::fprintf(stderr, "  %-20s %-22s %10.3f ms\n", problem_name(p).c_str(),
+                     s->name().c_str(), med);
+    }
+  }
+
+  std::ostringstream os;
+  if (a.format == "json") {
+    nlohmann::json doc;
+    doc["ceilings"] = nlohmann::json::object();
+    if (any_gpu)
+      doc["ceilings"]["cuda"] = {{"device", gpu_c.device}, {"copy_gbs", gpu_c.copy_gbs},
+                                 {"fma_gflops", gpu_c.fma_gflops}};
+    if (any_cpu)
+      doc["ceilings"]["cpu"] = {{"device", cpu_c.device}, {"copy_gbs", cpu_c.copy_gbs},
+                                {"fma_gflops", cpu_c.fma_gflops}};
+    doc["warmup"] = a.warmup;
+    doc["reps"] = a.reps;
+    doc["rows"] = rows;
+    os << doc.dump(2) << "\n";
+  } else if (a.format == "csv") {
+    os << "suite,problem,strategy,backend,median_ms,min_ms,gbs,gflops,model_intensity,floor_ms,"
+          "roofline_fraction,skipped\n";
+    for (const auto& r : rows) {
+      os << r["suite"].get<std::string>() << ',' << r["problem"].get<std::string>() << ','
+         << r["strategy"].get<std::string>() << ',' << r["backend"].get<std::string>() << ',';
+      if (r.contains("skipped")) {
+        os << ",,,,,,,\"" << r["skipped"].get<std::string>() << "\"\n";
+        continue;
+      }
+      os << r["median_ms"].get<double>() << ',' << r["min_ms"].get<double>() << ','
+         << r["gbs"].get<double>() << ',' << r["gflops"].get<double>() << ','
+         << r["model_intensity"].get<double>() << ',' << r["floor_ms"].get<double>() << ','
+         << r["roofline_fraction"].get<double>() << ",\n";
+    }
+  } else {
+    char line[512];
+    if (any_gpu)
+      os << "ceilings (" << gpu_c.device << ", measured now): copy " << std::lround(gpu_c.copy_gbs)
+         << " GB/s, FMA " << std::lround(gpu_c.fma_gflops) << " GFLOP/s\n";
+    if (any_cpu)
+      os << "ceilings (" << cpu_c.device << ", measured now): copy " << std::lround(cpu_c.copy_gbs)
+         << " GB/s, FMA " << std::lround(cpu_c.fma_gflops) << " GFLOP/s\n";
+    std::snprintf(line, sizeof line, "%-6s %-20s %-21s %10s %10s %8s %9s %8s %9s %7s\n", "suite",
+                  "problem", "strategy", "median ms", "min ms", "GB/s", "GFLOP/s", "AI model",
+                  "floor ms", "of roof");
+    os << line;
+    for (const auto& r : rows) {
+      if (r.contains("skipped")) {
+        std::snprintf(line, sizeof line, "%-6s %-20s %-21s  cannot run: %s\n",
+                      r["suite"].get<std::string>().c_str(), r["problem"].get<std::string>().c_str(),
+                      r["strategy"].get<std::string>().c_str(),
+                      r["skipped"].get<std::string>().c_str());
+      } else {
+        std::snprintf(line, sizeof line,
+                      "%-6s %-20s %-21s %10.3f %10.3f %8.0f %9.0f %8.2f %9.3f %6.1f%%\n",
+                      r["suite"].get<std::string>().c_str(),
+                      r["problem"].get<std::string>().c_str(),
+                      r["strategy"].get<std::string>().c_str(), r["median_ms"].get<double>(),
+                      r["min_ms"].get<double>(), r["gbs"].get<double>(),
+                      r["gflops"].get<double>(), r["model_intensity"].get<double>(),
+                      r["floor_ms"].get<double>(), 100.0 * r["roofline_fraction"].get<double>());
+      }
+      os << line;
+    }
+    os << "GB/s counts one read of the input and one write of the output (8 B per float32 "
+          "element); floor = max(bytes / copy, FLOPs / FMA peak); of roof = floor / median.\n";
+  }
+  std::cout << os.str();
+  if (!a.output.empty()) {
+    const std::string tmp = a.output + ".tmp";
+    {
+      std::ofstream f(tmp);
+      f << os.str();
+      if (!f) throw Error(a.output + ": cannot write the benchmark results");
+    }
+    if (std::rename(tmp.c_str(), a.output.c_str()) != 0)
+      throw Error(a.output + ": cannot write the benchmark results");
+  }
+  return 0;
+}
+
+}  // namespace halo::tool

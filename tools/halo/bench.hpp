@@ -1,0 +1,21 @@
+// `halo bench`: times strategies on named suites of problems against the measured roofline.
+#pragma once
+
+#include <string>
+
+namespace halo::tool {
+
+struct BenchArgs {
+  std::string suite = "seed";  // seed, radii, 1d, 3d, all
+  std::string strategies;      // comma-separated names; empty: every strategy but reference
+  std::string backend = "all";  // all, cpu, cuda
+  std::string size;            // overrides the suite's array shape, e.g. 4096x4096
+  std::string format = "table";  // table, csv, json
+  std::string output;          // also write the rows (in --format) to this file
+  int warmup = 3;
+  int reps = 10;
+};
+
+int run_bench(const BenchArgs& a);
+
+}  // namespace halo::tool
