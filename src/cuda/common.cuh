@@ -1,0 +1,118 @@
+// What every CUDA strategy file shares: the Strategy base class (name, can_implement, model and
+// run from launch.hpp's pure functions), the filter upload, the dispatch on the compile-time
+// filter width, and the checked kernel launch. Only the kernels themselves differ per file.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "cuda/check.cuh"
+#include "cuda/launch.hpp"
+#include "halo/halo.hpp"
+
+namespace halo::cuda {
+
+using i64 = std::int64_t;
+
+// The limits of the current device (defined in runtime.cu); H100 values where none can be asked.
+DeviceLimits current_device_limits();
+
+// The factories, one per strategy file (runtime.cu registers them).
+std::unique_ptr<Strategy> make_basic_strategy();
+std::unique_ptr<Strategy> make_constant_strategy();
+std::unique_ptr<Strategy> make_tiled_input_strategy();
+std::unique_ptr<Strategy> make_tiled_output_strategy();
+std::unique_ptr<Strategy> make_tiled_output_twostep_strategy();
+std::unique_ptr<Strategy> make_cached_strategy();
+namespace fast {
+std::unique_ptr<Strategy> make_strategy();  // strategies/fast.cu
+}  // namespace fast
+
+// The problem's correlation weights (float64) in the dtype T the kernels compute in.
+template <class T>
+std::vector<T> weights_as(const Problem& p) {
+  const std::vector<double>& w = p.correlation_weights();
+  return std::vector<T>(w.begin(), w.end());
+}
+
+// Copies the filter into a file's __constant__ array, ordered on `stream` before the kernel that
+// reads it. (The host copy may go away on return: pageable sources are staged before returning.)
+// Constant memory is one per module: two host threads running the same strategy with different
+// filters on different streams at the same time would race for it; run those on one stream.
+template <class T>
+void upload_constant_filter(const void* symbol, const Problem& p, cudaStream_t stream) {
+  const std::vector<T> w = weights_as<T>(p);
+  HALO_CUDA_CHECK(cudaMemcpyToSymbolAsync(symbol, w.data(), w.size() * sizeof(T), 0,
+                                          cudaMemcpyHostToDevice, stream),
+                  "copying the " + p.filter().shape_string() + " filter (" +
+                      std::to_string(w.size() * sizeof(T)) + " B) to constant memory");
+}
+
+// Calls f(std::integral_constant<int, K>{}) with K = k if k is one of the list's widths, and with
+// K = 0 (the run-time path) otherwise.
+template <int... Ks, class F>
+void dispatch_k(KList<Ks...>, int k, F&& f) {
+  const bool done = ((k == Ks ? (f(std::integral_constant<int, Ks>{}), true) : false) || ...);
+  if (!done) f(std::integral_constant<int, 0>{});
+}
+
+// Launches `kernel` with L's grid, block and dynamic shared memory on `stream`, and checks the
+// launch. Blocks that need more than the default 48 KiB of dynamic shared memory opt in first.
+template <class... KArgs, class... Args>
+void launch_kernel(void (*kernel)(KArgs...), const Launch& L, cudaStream_t stream,
+                   const char* kernel_name, int K, const Problem& p, Args&&... args) {
+  auto what = [&] {
+    return std::string("launching ") + kernel_name + "<" + to_string(p.dtype()) + ", K=" +
+           std::to_string(K) + "> on grid " + std::to_string(L.grid[0]) + "x" +
+           std::to_string(L.grid[1]) + "x" + std::to_string(L.grid[2]) + ", block " +
+           std::to_string(L.block[0]) + "x" + std::to_string(L.block[1]) + "x" +
+           std::to_string(L.block[2]) + ", " + std::to_string(L.shared_bytes) +
+           " B dynamic shared memory, for " + p.describe();
+  };
+  if (L.shared_bytes > 48 * 1024)
+    HALO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(L.shared_bytes)),
+                    "raising the shared-memory limit: " + what());
+  const dim3 grid(L.grid[0], L.grid[1], L.grid[2]), block(L.block[0], L.block[1], L.block[2]);
+  kernel<<<grid, block, L.shared_bytes, stream>>>(std::forward<Args>(args)...);
+  HALO_CUDA_CHECK_LAUNCH(what());
+}
+
+// The common part of every CUDA strategy; a file adds its description, priority and `launch`.
+// Priorities (auto picks the highest that can run a problem) follow the H100 timings of
+// 2026-11-22 (`halo bench`, 2D 16384^2 9x9 and 3D 640^3 r=1..3, float32): tiled_output 5.4 ms /
+// 5.6-35 ms, tiled_input 5.9 / 5.0-289, constant 6.2 / 5.2-75, basic 6.6 / 5.0-78, cached
+// 17.4 / 14-117 -> tiled_output 30, tiled_input 25, constant 20, twostep 18 (1D), cached 12,
+// basic 10.
+class CudaStrategy : public Strategy {
+ public:
+  explicit CudaStrategy(Kernel k) : kernel_(k) {}
+  std::string name() const override { return kernel_name(kernel_); }
+  Backend backend() const override { return Backend::cuda; }
+  Status can_implement(const Problem& p) const override {
+    return check(kernel_, p, current_device_limits());
+  }
+  Traffic model(const Problem& p) const override { return cuda::model(kernel_, p); }
+  // Device buffers in, device buffers out, asynchronously on `stream` (a cudaStream_t or null).
+  void run(const Problem& p, const Buffers& b, void* stream) const override {
+    const Status st = can_implement(p);
+    if (!st) throw Error("strategy '" + name() + "' cannot run " + p.describe() + ": " + st.reason);
+    const Launch L = make_launch(kernel_, p, grid_limits_for_testing());
+    launch(p, L, b.input, b.output, static_cast<cudaStream_t>(stream));
+  }
+
+ protected:
+  virtual void launch(const Problem& p, const Launch& L, const void* in, void* out,
+                      cudaStream_t stream) const = 0;
+
+ private:
+  Kernel kernel_;
+};
+
+}  // namespace halo::cuda

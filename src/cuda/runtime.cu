@@ -1,0 +1,144 @@
+// The CUDA backend's hooks (src/core/detail.hpp): its strategies, running a CUDA strategy on host
+// buffers, the device list, and the architectures compiled in. Compiled instead of
+// src/core/no_cuda.cpp when HALO_ENABLE_CUDA is on.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <string>
+
+#include "core/detail.hpp"
+#include "cuda/check.cuh"
+#include "cuda/common.cuh"
+
+namespace halo {
+namespace cuda {
+
+DeviceLimits current_device_limits() {
+  DeviceLimits lim;  // H100 values: used where no device answers (e.g. `halo info` without a GPU)
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return lim;
+  }
+  int v = 0;
+  if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess)
+    lim.shared_per_block_optin = std::size_t(v);
+  if (cudaDeviceGetAttribute(&v, cudaDevAttrTotalConstantMemory, dev) == cudaSuccess)
+    lim.constant_bytes = std::size_t(v);
+  if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxThreadsPerBlock, dev) == cudaSuccess)
+    lim.max_threads_per_block = v;
+  (void)cudaGetLastError();
+  return lim;
+}
+
+namespace {
+
+std::string gib(std::size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / 1073741824.0);
+  return buf;
+}
+
+// A device allocation that frees itself; an allocation failure names the sizes and the free
+// memory of the device.
+struct DeviceBuffer {
+  void* p = nullptr;
+  DeviceBuffer(std::size_t bytes, const std::string& what) {
+    const cudaError_t e = cudaMalloc(&p, bytes);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      std::size_t free_b = 0, total_b = 0;
+      std::string mem;
+      if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
+        mem = "; the device has " + gib(free_b) + " free of " + gib(total_b);
+      (void)cudaGetLastError();
+      throw Error("CUDA error while allocating " + std::to_string(bytes) + " bytes (" + gib(bytes) +
+                  ") of device memory for " + what + ": " + cudaGetErrorString(e) + " (" +
+                  cudaGetErrorName(e) + ")" + mem);
+    }
+  }
+  ~DeviceBuffer() {
+    if (p) cudaFree(p);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+}  // namespace
+}  // namespace cuda
+
+namespace detail {
+
+void register_cuda_strategies(StrategyList& out) {
+  out.push_back(cuda::make_basic_strategy());
+  out.push_back(cuda::make_constant_strategy());
+  out.push_back(cuda::make_tiled_input_strategy());
+  out.push_back(cuda::make_tiled_output_strategy());
+  out.push_back(cuda::make_tiled_output_twostep_strategy());
+  out.push_back(cuda::make_cached_strategy());
+  out.push_back(cuda::fast::make_strategy());
+}
+
+void run_cuda_on_host_buffers(const Strategy& s, const Problem& p, const void* in, void* out,
+                              void* stream) {
+  const std::size_t bytes = std::size_t(p.elements()) * dtype_size(p.dtype());
+  const auto st = static_cast<cudaStream_t>(stream);
+  const std::string what = p.describe() + " (strategy " + s.name() + ")";
+  cuda::DeviceBuffer din(bytes, "the input of " + what);
+  cuda::DeviceBuffer dout(bytes, "the output of " + what);
+  HALO_CUDA_CHECK(cudaMemcpyAsync(din.p, in, bytes, cudaMemcpyHostToDevice, st),
+                  "copying the input (" + std::to_string(bytes) + " bytes) of " + what +
+                      " to the device");
+  s.run(p, Buffers{din.p, dout.p}, stream);
+  HALO_CUDA_CHECK(cudaMemcpyAsync(out, dout.p, bytes, cudaMemcpyDeviceToHost, st),
+                  "copying the output (" + std::to_string(bytes) + " bytes) of " + what +
+                      " to the host");
+  HALO_CUDA_CHECK(cudaStreamSynchronize(st), "running " + what);
+}
+
+std::vector<DeviceInfo> query_cuda_devices(std::string* why_none) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (why_none)
+      *why_none = std::string(cudaGetErrorString(e)) + " (" + cudaGetErrorName(e) + ")";
+    return {};
+  }
+  if (n == 0) {
+    if (why_none) *why_none = "no CUDA device found";
+    return {};
+  }
+  std::vector<DeviceInfo> devs;
+  for (int i = 0; i < n; ++i) {
+    cudaDeviceProp prop{};
+    const cudaError_t pe = cudaGetDeviceProperties(&prop, i);
+    if (pe != cudaSuccess) {
+      (void)cudaGetLastError();
+      continue;
+    }
+    DeviceInfo d;
+    d.index = i;
+    d.name = prop.name;
+    d.sm_major = prop.major;
+    d.sm_minor = prop.minor;
+    d.multiprocessors = prop.multiProcessorCount;
+    d.global_memory = prop.totalGlobalMem;
+    d.l2_bytes = std::size_t(prop.l2CacheSize);
+    d.shared_per_block_optin = prop.sharedMemPerBlockOptin;
+    devs.push_back(d);
+  }
+  if (devs.empty() && why_none) *why_none = "cudaGetDeviceProperties failed on every device";
+  return devs;
+}
+
+std::string cuda_archs() {
+#ifdef HALO_CUDA_ARCHS
+  return HALO_CUDA_ARCHS;
+#else
+  return "";
+#endif
+}
+
+}  // namespace detail
+}  // namespace halo

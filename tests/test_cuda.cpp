@@ -1,0 +1,421 @@
+// GPU tests of the CUDA backend. Each starts with SKIP_WITHOUT_GPU(), so without a device (CI)
+// they report as skipped with the reason. What they cover beyond the generic sweep
+// (test_sweep.cpp, which runs every registered strategy, these included, against the reference):
+//   - device pointers (cudaMalloc'd, no copies) and a caller's stream through Options.stream;
+//   - Backend::cuda and auto on host and device arrays;
+//   - out of memory -> halo::Error naming the sizes, and the next run still works;
+//   - grids beyond the hardware limits (gridDim.y/z <= 65535, folded by grid-stride loops);
+//   - CudaSanitizer.*: every strategy x rank x dtype on small odd/even/edge sizes, once with the
+//     normal grid and once with the grid limited to 3x2x2 so every block loops over many tiles;
+//     scripts/gpu-check runs these under compute-sanitizer (memcheck, racecheck, synccheck);
+//   - a 2D 50000 x 50000 float32 array (2.5e9 elements, more than 2^31) with a random 5x5 filter.
+//
+// Compiled as C++ and linked with the CUDA runtime when halo is built with CUDA; without the CUDA
+// headers (a CPU-only build) it compiles to one skipped test.
+#include <gtest/gtest.h>
+
+#ifdef HALO_TEST_CUDA  // set by tests/CMakeLists.txt when the CUDA backend is built
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "core/detail.hpp"
+#include "cuda/launch.hpp"
+#include "support.hpp"
+
+namespace halo::test {
+namespace {
+
+#define SKIP_WITHOUT_GPU()                                      \
+  do {                                                          \
+    std::string why_no_gpu_;                                    \
+    if (!::halo::cuda_available(&why_no_gpu_)) GTEST_SKIP() << why_no_gpu_; \
+  } while (0)
+
+#define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
+
+std::vector<const Strategy*> cuda_strategies() {
+  std::vector<const Strategy*> v;
+  for (const Strategy* s : strategies())
+    if (s->backend() == Backend::cuda) v.push_back(s);
+  return v;
+}
+
+template <class T>
+constexpr DType dtype_of() {
+  return std::is_same<T, float>::value ? DType::f32 : DType::f64;
+}
+
+// Compares `got` with the float64 reference of p on `in`; "" if every element is within the
+// tolerance of support.hpp, else the first mismatch.
+template <class T>
+std::string compare(const Problem& p, const std::vector<T>& in, const std::vector<T>& got) {
+  const std::size_t n = static_cast<std::size_t>(p.elements());
+  std::vector<double> ref(n), scale(n);
+  cpu::reference_f64(p, in.data(), ref.data());
+  cpu::reference_f64(p, in.data(), scale.data(), true);
+  std::int64_t bad = 0, first = -1;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!(std::fabs(double(got[i]) - ref[i]) <= tolerance<T>(p.taps(), scale[i])))
+      if (bad++ == 0) first = std::int64_t(i);
+  if (bad == 0) return "";
+  std::ostringstream os;
+  os << p.describe() << ": " << bad << " of " << n << " wrong; first at " << first << ": got "
+     << got[first] << ", want " << ref[first] << "; seed " << fresh_seed();
+  return os.str();
+}
+
+// Device pointers and a caller's non-blocking stream: the input is copied on that stream, the
+// strategy runs on it, the result is copied back on it; only the stream is synchronised. A
+// strategy that used another stream would race with the copies.
+template <class T>
+std::string run_on_device(const std::string& strategy, int rank, Extents ext, std::int64_t batch,
+                          const Filter& f, Op op) {
+  const Problem p(rank, ext, batch, f, dtype_of<T>(), op);
+  const std::size_t n = static_cast<std::size_t>(p.elements()), bytes = n * sizeof(T);
+  const std::vector<T> in = random_vector<T>(std::int64_t(n));
+  std::vector<T> out(n);
+  poison(out);
+  void *din = nullptr, *dout = nullptr;
+  cudaStream_t stream = nullptr;
+  if (cudaMalloc(&din, bytes) != cudaSuccess || cudaMalloc(&dout, bytes) != cudaSuccess ||
+      cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess)
+    return "setting up device buffers failed";
+  std::string err;
+  cudaMemcpyAsync(din, in.data(), bytes, cudaMemcpyHostToDevice, stream);
+  cudaMemsetAsync(dout, 0xFF, bytes, stream);  // all-ones bits: NaN in float32 and float64
+  try {
+    Options opt;
+    opt.op = op;
+    opt.strategy = strategy;
+    opt.stream = stream;
+    ConstArrayView iv(din, p.dtype(), rank, ext, batch, MemorySpace::device);
+    ArrayView ov;
+    ov.data = dout;
+    ov.dtype = p.dtype();
+    ov.rank = rank;
+    ov.extents = ext;
+    ov.batch = batch;
+    ov.space = MemorySpace::device;
+    const RunInfo info = apply(iv, ov, f, opt);
+    if (info.strategy != strategy) err = "ran " + info.strategy;
+  } catch (const std::exception& e) {
+    err = std::string("threw: ") + e.what();
+  }
+  cudaMemcpyAsync(out.data(), dout, bytes, cudaMemcpyDeviceToHost, stream);
+  const cudaError_t e = cudaStreamSynchronize(stream);
+  if (e != cudaSuccess && err.empty()) err = std::string("stream: ") + cudaGetErrorString(e);
+  cudaStreamDestroy(stream);
+  cudaFree(din);
+  cudaFree(dout);
+  if (!err.empty()) return p.describe() + ": " + err;
+  return compare(p, in, out);
+}
+
+TEST(Cuda, DevicesAreListed) {
+  SKIP_WITHOUT_GPU();
+  std::string why;
+  const auto devs = cuda_devices(&why);
+  ASSERT_FALSE(devs.empty()) << why;
+  EXPECT_FALSE(devs[0].name.empty());
+  EXPECT_GE(devs[0].sm_major, 7);
+  EXPECT_GT(devs[0].multiprocessors, 0);
+  EXPECT_GT(devs[0].global_memory, 0u);
+  EXPECT_GT(devs[0].shared_per_block_optin, 48u * 1024u);
+  EXPECT_FALSE(build_info().cuda_archs.empty());
+  EXPECT_EQ(cuda_strategies().size(), 6u);
+}
+
+TEST(Cuda, EveryStrategyTakesDevicePointersAndAStream) {
+  SKIP_WITHOUT_GPU();
+  for (const Strategy* s : cuda_strategies()) {
+    SCOPED_TRACE(s->name());
+    EXPECT_EQ(run_on_device<float>(s->name(), 1, {1000, 1, 1}, 2, random_filter({7}), Op::correlate), "");
+    EXPECT_EQ(run_on_device<double>(s->name(), 1, {333, 1, 1}, 1, random_filter({4}), Op::convolve), "");
+    if (s->name() == "tiled_output_twostep") continue;  // 1D only
+    EXPECT_EQ(run_on_device<float>(s->name(), 2, {37, 45, 1}, 1, random_filter({3, 3}), Op::correlate), "");
+    EXPECT_EQ(run_on_device<double>(s->name(), 2, {64, 33, 1}, 2, random_filter({4, 5}), Op::convolve), "");
+    EXPECT_EQ(run_on_device<float>(s->name(), 3, {9, 10, 11}, 1, random_filter({3, 2, 3}), Op::convolve), "");
+    EXPECT_EQ(run_on_device<double>(s->name(), 3, {17, 9, 20}, 1, random_filter({3, 3, 3}), Op::correlate), "");
+  }
+}
+
+TEST(Cuda, AutoOnDeviceArraysPicksACudaStrategy) {
+  SKIP_WITHOUT_GPU();
+  const Problem p(2, {100, 100, 1}, 1, random_filter({5, 5}), DType::f32);
+  const RunInfo r = choose(p, Options{}, MemorySpace::device);
+  EXPECT_EQ(r.backend, Backend::cuda);
+  EXPECT_EQ(run_on_device<float>(r.strategy, 2, {100, 100, 1}, 1, random_filter({5, 5}),
+                                 Op::correlate),
+            "");
+  // The CPU strategies cannot read device memory: an error, not a crash.
+  Options cpu;
+  cpu.strategy = "cpu";
+  EXPECT_THROW(choose(p, cpu, MemorySpace::device), Error);
+}
+
+TEST(Cuda, BackendCudaOnHostArrays) {
+  SKIP_WITHOUT_GPU();
+  const Filter f = random_filter({5, 5});
+  const Problem p(2, {70, 90, 1}, 1, f, DType::f32);
+  std::vector<float> in = random_vector<float>(p.elements()), out(in.size());
+  poison(out);
+  Options opt;
+  opt.backend = Backend::cuda;
+  const RunInfo r = apply(view(static_cast<const float*>(in.data()), {70, 90}),
+                          view(out.data(), {70, 90}), f, opt);
+  EXPECT_EQ(r.backend, Backend::cuda);
+  EXPECT_EQ(compare(p, in, out), "");
+  // auto on host arrays takes the GPU too.
+  poison(out);
+  const RunInfo a = apply(view(static_cast<const float*>(in.data()), {70, 90}),
+                          view(out.data(), {70, 90}), f);
+  EXPECT_EQ(a.backend, Backend::cuda) << a.note;
+  EXPECT_EQ(compare(p, in, out), "");
+}
+
+TEST(Cuda, OutOfMemoryIsAHaloErrorNamingTheSizes) {
+  SKIP_WITHOUT_GPU();
+  std::size_t free_b = 0, total_b = 0;
+  CUDA_OK(cudaMemGetInfo(&free_b, &total_b));
+  // A 1D float32 array twice the size of the device: the first cudaMalloc fails (the host
+  // pointers are never touched).
+  const std::int64_t n = std::int64_t(total_b / 4) * 2;
+  const Problem p(1, {n, 1, 1}, 1, random_filter({3}), DType::f32);
+  float dummy_in = 0, dummy_out = 0;
+  try {
+    detail::run_cuda_on_host_buffers(*find_strategy("basic"), p, &dummy_in, &dummy_out, nullptr);
+    ADD_FAILURE() << "no error for " << p.describe();
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("out of memory"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(std::to_string(n * 4) + " bytes"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(p.describe()), std::string::npos) << msg;
+  }
+  // The failure is not left behind for the next launch's check.
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_EQ(check_strategy<float>("basic", 1, {100, 1, 1}, 1, random_filter({3}), Op::correlate),
+            "");
+}
+
+TEST(Cuda, GridsBeyondTheHardwareLimitsFold) {
+  SKIP_WITHOUT_GPU();
+  struct Case {
+    int rank;
+    Extents ext;
+    std::vector<std::int64_t> k;
+    std::int64_t batch;
+  };
+  // Each needs more than 65535 blocks along grid.y or grid.z for every strategy.
+  const Case cases[] = {
+      {1, {3, 1, 1}, {3}, 70000},           // batch items along grid.z
+      {2, {2100000, 1, 1}, {3, 1}, 1},      // rows along grid.y (tiled_input: 70000 tiles)
+      {3, {600000, 1, 1}, {3, 1, 1}, 1},    // planes along grid.z (tiled: 75000-100000 tiles)
+  };
+  for (const Strategy* s : cuda_strategies())
+    for (const Case& c : cases) {
+      const Filter f = random_filter(c.k);
+      const Problem p(c.rank, c.ext, c.batch, f, DType::f32);
+      if (!s->can_implement(p)) continue;
+      for (cuda::Kernel k : cuda::kAllKernels)
+        if (s->name() == cuda::kernel_name(k)) {
+          const cuda::Launch L = cuda::make_launch(k, p);
+          EXPECT_TRUE(L.g.tiles_y > 65535 || L.z_work() > 65535) << s->name() << " " << p.describe();
+        }
+      EXPECT_EQ(check_strategy<float>(s->name(), c.rank, c.ext, c.batch, f, Op::correlate), "")
+          << s->name();
+    }
+}
+
+// Lowers the grid limits for the lifetime of the guard (test support in launch.hpp).
+struct GridLimitGuard {
+  cuda::GridLimits saved = cuda::grid_limits_for_testing();
+  explicit GridLimitGuard(cuda::GridLimits l) { cuda::grid_limits_for_testing() = l; }
+  ~GridLimitGuard() { cuda::grid_limits_for_testing() = saved; }
+};
+
+struct SmallCase {
+  int rank;
+  Extents ext;
+  std::vector<std::int64_t> k;
+  std::int64_t batch;
+};
+
+// Small odd/even/edge cases: tile edges, a filter larger than the input, even filters, batches.
+const std::vector<SmallCase>& small_cases() {
+  static const std::vector<SmallCase> c = {
+      {1, {1, 1, 1}, {3}, 1},        {1, {17, 1, 1}, {4}, 1},     {1, {1030, 1, 1}, {9}, 1},
+      {1, {2100, 1, 1}, {10}, 1},    {1, {5, 1, 1}, {33}, 1},     {1, {100, 1, 1}, {5}, 3},
+      {2, {1, 1, 1}, {3, 3}, 1},     {2, {17, 33, 1}, {4, 3}, 1}, {2, {40, 70, 1}, {5, 5}, 1},
+      {2, {33, 31, 1}, {2, 2}, 1},   {2, {7, 7, 1}, {9, 9}, 1},   {2, {20, 20, 1}, {3, 3}, 2},
+      {3, {5, 9, 17}, {3, 3, 3}, 1}, {3, {9, 10, 20}, {2, 2, 2}, 1}, {3, {4, 5, 6}, {4, 3, 2}, 1},
+      {3, {3, 3, 3}, {5, 5, 5}, 1},  {3, {6, 7, 8}, {3, 3, 3}, 2}, {3, {10, 17, 33}, {1, 1, 3}, 1},
+  };
+  return c;
+}
+
+template <class T>
+void sanitizer_pass(const Strategy& s) {
+  int i = 0;
+  for (const SmallCase& c : small_cases()) {
+    const Filter f = random_filter(c.k);
+    const Op op = (i++ % 2) ? Op::convolve : Op::correlate;
+    const Problem p(c.rank, c.ext, c.batch, f, dtype_of<T>(), op);
+    const Status st = s.can_implement(p);
+    if (!st) {
+      EXPECT_FALSE(st.reason.empty());
+      continue;
+    }
+    EXPECT_EQ(check_strategy<T>(s.name(), c.rank, c.ext, c.batch, f, op), "") << s.name();
+  }
+}
+
+TEST(CudaSanitizer, EveryStrategyRankAndDtypeOnSmallCases) {
+  SKIP_WITHOUT_GPU();
+  for (const Strategy* s : cuda_strategies()) {
+    SCOPED_TRACE(s->name());
+    sanitizer_pass<float>(*s);
+    sanitizer_pass<double>(*s);
+  }
+}
+
+TEST(CudaSanitizer, EveryStrategyLoopingOverTilesInATinyGrid) {
+  SKIP_WITHOUT_GPU();
+  const GridLimitGuard guard(cuda::GridLimits{3, 2, 2});
+  for (const Strategy* s : cuda_strategies()) {
+    SCOPED_TRACE(s->name() + " with the grid limited to 3x2x2");
+    sanitizer_pass<float>(*s);
+    sanitizer_pass<double>(*s);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// More than 2^31 elements: 2D 50000 x 50000 float32 (10 GB in, 10 GB out on the device).
+// ---------------------------------------------------------------------------------------------
+inline std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+TEST(CudaLarge, TwoDimensional50000x50000MoreThan2To31Elements) {
+  SKIP_WITHOUT_GPU();
+  const std::int64_t H = 50000, W = 50000, n = H * W;
+  ASSERT_GT(n, std::int64_t(1) << 31);
+  const std::size_t bytes = std::size_t(n) * sizeof(float);
+  std::size_t free_b = 0, total_b = 0;
+  CUDA_OK(cudaMemGetInfo(&free_b, &total_b));
+  if (free_b < 2 * bytes + (std::size_t(1) << 30))
+    GTEST_SKIP() << "needs " << 2 * bytes << " B of device memory, " << free_b << " B free";
+
+  // Fresh random input, filled by all cores (2.5e9 values).
+  std::vector<float> in;
+  try {
+    in.resize(std::size_t(n));
+  } catch (const std::bad_alloc&) {
+    GTEST_SKIP() << "cannot allocate " << bytes << " B of host memory";
+  }
+  const std::uint64_t seed = fresh_seed();
+  {
+    const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < nt; ++t)
+      pool.emplace_back([&, t] {
+        const std::int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+        for (std::int64_t i = lo; i < hi; ++i)
+          in[std::size_t(i)] =
+              float(double(splitmix64(seed ^ std::uint64_t(i)) >> 11) * 0x1.0p-52 - 1.0);
+      });
+    for (auto& th : pool) th.join();
+  }
+  void *din = nullptr, *dout = nullptr;
+  CUDA_OK(cudaMalloc(&din, bytes));
+  CUDA_OK(cudaMalloc(&dout, bytes));
+  CUDA_OK(cudaMemcpy(din, in.data(), bytes, cudaMemcpyHostToDevice));
+
+  const Filter f = random_filter({5, 5});  // r = 2
+  const std::int64_t r = 2;
+
+  // Sampled rows: the first and last 3, and some random ones. The reference of row i comes from
+  // the sub-problem of input rows i-2 .. i+2 clipped to the array: output row i of the whole
+  // problem reads exactly those rows, and where the clip cuts at the real border the
+  // sub-problem's ghost rows are the real ghost rows (zeros). Only row i of the sub-problem is
+  // used: its other rows would miss rows outside the cut.
+  std::vector<std::int64_t> rows = {0, 1, 2, H - 3, H - 2, H - 1};
+  for (int j = 0; j < 6; ++j) rows.push_back(std::int64_t(splitmix64(seed + j) % std::uint64_t(H)));
+
+  for (const char* name : {"basic", "tiled_input"}) {
+    SCOPED_TRACE(name);
+    CUDA_OK(cudaMemset(dout, 0xFF, bytes));  // NaN
+    Options opt;
+    opt.strategy = name;
+    const RunInfo info =
+        apply(ConstArrayView(din, DType::f32, 2, {H, W, 1}, 1, MemorySpace::device),
+              ArrayView{dout, DType::f32, 2, {H, W, 1}, 1, MemorySpace::device}, f, opt);
+    EXPECT_EQ(info.strategy, name);
+    CUDA_OK(cudaDeviceSynchronize());
+
+    std::vector<float> got_row(static_cast<std::size_t>(W));
+    for (const std::int64_t i : rows) {
+      CUDA_OK(cudaMemcpy(got_row.data(), static_cast<float*>(dout) + i * W, W * sizeof(float),
+                         cudaMemcpyDeviceToHost));
+      const std::int64_t r0 = std::max<std::int64_t>(0, i - r), r1 = std::min(H - 1, i + r);
+      const Problem sub(2, {r1 - r0 + 1, W, 1}, 1, f, DType::f32);
+      const std::size_t sub_n = std::size_t((r1 - r0 + 1) * W);
+      std::vector<double> ref(sub_n), scale(sub_n);
+      cpu::reference_f64(sub, in.data() + r0 * W, ref.data());
+      cpu::reference_f64(sub, in.data() + r0 * W, scale.data(), true);
+      std::int64_t bad = 0;
+      for (std::int64_t x = 0; x < W; ++x) {
+        const std::size_t k = std::size_t((i - r0) * W + x);
+        if (!(std::fabs(double(got_row[std::size_t(x)]) - ref[k]) <= tolerance<float>(25, scale[k])))
+          if (bad++ < 3)
+            ADD_FAILURE() << "row " << i << " col " << x << ": got " << got_row[std::size_t(x)]
+                          << ", want " << ref[k] << " (seed " << seed << ")";
+      }
+      EXPECT_EQ(bad, 0) << "row " << i;
+    }
+
+    // The first and last 3 columns of every row: sub-problems of input columns 0..4 and
+    // W-5..W-1 (all rows), whose output columns 0..2 and 2..4 are exact for the same reason.
+    for (const std::int64_t c0 : {std::int64_t(0), W - 5}) {
+      const std::int64_t out_c = c0 == 0 ? 0 : W - 3;  // first output column compared
+      const std::int64_t sub_c = c0 == 0 ? 0 : 2;       // its column in the sub-problem
+      std::vector<float> strip(std::size_t(H * 5));
+      for (std::int64_t y = 0; y < H; ++y)
+        std::memcpy(&strip[std::size_t(y * 5)], &in[std::size_t(y * W + c0)], 5 * sizeof(float));
+      const Problem sub(2, {H, 5, 1}, 1, f, DType::f32);
+      std::vector<double> ref(strip.size()), scale(strip.size());
+      cpu::reference_f64(sub, strip.data(), ref.data());
+      cpu::reference_f64(sub, strip.data(), scale.data(), true);
+      std::vector<float> got(std::size_t(H * 3));
+      CUDA_OK(cudaMemcpy2D(got.data(), 3 * sizeof(float), static_cast<float*>(dout) + out_c,
+                           W * sizeof(float), 3 * sizeof(float), H, cudaMemcpyDeviceToHost));
+      std::int64_t bad = 0;
+      for (std::int64_t y = 0; y < H; ++y)
+        for (int x = 0; x < 3; ++x) {
+          const std::size_t k = std::size_t(y * 5 + sub_c + x);
+          const float g = got[std::size_t(y * 3 + x)];
+          if (!(std::fabs(double(g) - ref[k]) <= tolerance<float>(25, scale[k])))
+            if (bad++ < 3)
+              ADD_FAILURE() << "row " << y << " col " << out_c + x << ": got " << g << ", want "
+                            << ref[k] << " (seed " << seed << ")";
+        }
+      EXPECT_EQ(bad, 0) << "columns " << out_c << ".." << out_c + 2;
+    }
+  }
+  cudaFree(din);
+  cudaFree(dout);
+}
+
+}  // namespace
+}  // namespace halo::test
+
+#else  // no CUDA headers: a CPU-only build
+
+TEST(Cuda, NotBuiltWithCuda) { GTEST_SKIP() << "halo's tests were built without the CUDA runtime"; }
+
+#endif
