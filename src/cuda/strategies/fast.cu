@@ -1,0 +1,144 @@
+/* strategy: fast — halo's own kernels, beyond the seed notes: register blocking and streaming.
+ *
+ * 1D: a lane owns 8 consecutive outputs (fast_1d.cu). 2D: a warp owns a 128-column strip and
+ * streams down a chunk of rows, keeping the 2R+1 output rows in flight in registers (fast_2d.cu).
+ * 3D: the same along z, a warp per (y-row, 128-column strip) (fast_3d.cu). No shared memory; the
+ * weights are kernel parameters, so every tap is one FFMA with a constant-bank operand. A filter
+ * is zero-padded into the (2R+1)^d window of the smallest compiled radius R that covers its halo
+ * on every axis (even and off-centre filters included); radii beyond the compiled ones are left to
+ * the tiled strategies (can_implement says so).
+ */
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/detail.hpp"
+#include "cuda/check.cuh"
+#include "cuda/fast_kernels.cuh"
+
+namespace halo::cuda::fast {
+namespace {
+
+int compiled_radius(int rank, DType t, int r) {
+  return rank == 1 ? compiled_radius_1d(t, r)
+                   : rank == 2 ? compiled_radius_2d(t, r) : compiled_radius_3d(t, r);
+}
+
+// The filter's correlation weights placed in the (2R+1)^rank window centred on the output.
+std::vector<double> padded_window(const Problem& p, int R) {
+  const int K = 2 * R + 1;
+  const int rank = p.rank();
+  const Dims3 k = p.filter_dims3(), a = p.anchor3();
+  const std::vector<double>& w = p.correlation_weights();
+  const std::int64_t kz = rank == 3 ? K : 1, ky = rank >= 2 ? K : 1;
+  std::vector<double> win(static_cast<std::size_t>(kz * ky * K), 0.0);
+  for (std::int64_t jz = 0; jz < k.z; ++jz)
+    for (std::int64_t jy = 0; jy < k.y; ++jy)
+      for (std::int64_t jx = 0; jx < k.x; ++jx) {
+        const std::int64_t wz = rank == 3 ? jz - a.z + R : 0;
+        const std::int64_t wy = rank >= 2 ? jy - a.y + R : 0;
+        const std::int64_t wx = jx - a.x + R;
+        win[(wz * ky + wy) * K + wx] = w[(jz * k.y + jy) * k.x + jx];
+      }
+  return win;
+}
+
+int multiprocessors() {
+  int dev = 0, sms = 0;
+  HALO_CUDA_CHECK(cudaGetDevice(&dev), "querying the current device");
+  HALO_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+                  "querying the multiprocessor count");
+  return sms;
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Splits the streamed axis (rows in 2D, planes in 3D) into chunks so that there are about two
+// waves of 32 resident warps per SM; a chunk is never shorter than 8R rows (the 2R rows each chunk
+// re-reads stay under a quarter of its traffic) nor than 16.
+void split_stream(Geometry& g, std::int64_t stream_len, std::int64_t other_items, int R) {
+  const std::int64_t target = std::int64_t(multiprocessors()) * 64;
+  std::int64_t chunks = std::max<std::int64_t>(1, ceil_div(target, other_items));
+  std::int64_t chunk = ceil_div(stream_len, chunks);
+  chunk = std::max<std::int64_t>(chunk, std::min<std::int64_t>(stream_len,
+                                                                std::max<std::int64_t>(16, 8 * R)));
+  g.chunk = chunk;
+  g.chunks = ceil_div(stream_len, chunk);
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+class FastStrategy final : public Strategy {
+ public:
+  std::string name() const override { return "fast"; }
+  Backend backend() const override { return Backend::cuda; }
+  std::string description() const override {
+    return "register-blocked streaming kernels (1D segments, 2D rows, 3D planes), no shared "
+           "memory, weights as FFMA operands";
+  }
+  Status can_implement(const Problem& p) const override {
+    const int r = static_cast<int>(p.max_radius());
+    if (compiled_radius(p.rank(), p.dtype(), r) < 0) {
+      int top = 0;
+      for (int x = 0; x <= 128; ++x)
+        if (compiled_radius(p.rank(), p.dtype(), x) == x) top = x;
+      return Status::failure("compiled for halos up to " + std::to_string(top) + " in " +
+                             std::to_string(p.rank()) + "D " + to_string(p.dtype()) +
+                             "; this filter needs " + std::to_string(r));
+    }
+    return Status::success();
+  }
+  int priority(const Problem&) const override { return 100; }
+  Traffic model(const Problem& p) const override {
+    // Each element read from DRAM about once and written once; the FLOPs of the padded window.
+    const int R = compiled_radius(p.rank(), p.dtype(), static_cast<int>(p.max_radius()));
+    double taps = 1;
+    for (int i = 0; i < p.rank(); ++i) taps *= 2 * R + 1;
+    return {p.bytes(), 2.0 * taps * double(p.elements())};
+  }
+  void run(const Problem& p, const Buffers& b, void* stream) const override {
+    if (p.dtype() == DType::f32)
+      run_typed(p, static_cast<const float*>(b.input), static_cast<float*>(b.output), stream);
+    else
+      run_typed(p, static_cast<const double*>(b.input), static_cast<double*>(b.output), stream);
+  }
+
+ private:
+  template <class T>
+  void run_typed(const Problem& p, const T* in, T* out, void* stream) const {
+    const int R = compiled_radius(p.rank(), p.dtype(), static_cast<int>(p.max_radius()));
+    if (R < 0) throw Error("fast: " + can_implement(p).reason);
+    const std::vector<double> win = padded_window(p, R);
+    const Dims3 d = p.dims3();
+    Geometry g;
+    g.batch = p.batch();
+    g.nz = d.z;
+    g.ny = d.y;
+    g.nx = d.x;
+    g.vec = d.x % 4 == 0 && aligned16(in) && aligned16(out);
+    auto s = static_cast<cudaStream_t>(stream);
+    bool ok = false;
+    if (p.rank() == 1) {
+      g.strips = ceil_div(d.x, 32 * 8);
+      g.items = g.strips * g.batch;
+      ok = launch_1d(in, out, g, R, win.data(), s);
+    } else if (p.rank() == 2) {
+      g.strips = ceil_div(d.x, 32 * kTx);
+      split_stream(g, d.y, g.strips * g.batch, R);
+      g.items = g.strips * g.chunks * g.batch;
+      ok = launch_2d(in, out, g, R, win.data(), s);
+    } else {
+      g.strips = ceil_div(d.x, 32 * kTx);
+      split_stream(g, d.z, g.strips * d.y * g.batch, R);
+      g.items = d.y * g.strips * g.chunks * g.batch;
+      ok = launch_3d(in, out, g, R, win.data(), s);
+    }
+    if (!ok) throw Error("fast: no kernel compiled for radius " + std::to_string(R));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_strategy() { return std::make_unique<FastStrategy>(); }
+
+}  // namespace halo::cuda::fast
