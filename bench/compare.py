@@ -101,16 +101,20 @@ def main():
     ap.add_argument("--suites", default="radii,1d,3d")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--json", default="")
+    ap.add_argument("--halo-json", default="",
+                    help="use this `halo bench --json` file (same run) instead of running halo")
     ap.add_argument("--no-fft-3d", action="store_true", help="skip CuPy FFT on 3-D problems")
     args = ap.parse_args()
 
     results = {"problems": [], "ceilings": None}
+    pre = json.load(open(args.halo_json)) if args.halo_json else None
     for suite in args.suites.split(","):
-        doc = halo_rows(args.halo, suite, args.reps)
+        doc = pre if pre else halo_rows(args.halo, suite, args.reps)
         results["ceilings"] = doc["ceilings"]
         for rank, shape, r in SUITES[suite]:
             name = label(rank, shape, r)
-            rows = [x for x in doc["rows"] if x["problem"] == name and "median_ms" in x]
+            rows = [x for x in doc["rows"] if x["problem"] == name and "median_ms" in x
+                    and x["backend"] == "cuda"]
             best = min(rows, key=lambda x: x["median_ms"]) if rows else None
             entry = {"suite": suite, "problem": name,
                      "halo": {x["strategy"]: x["median_ms"] for x in rows},

@@ -129,6 +129,23 @@ std::string problem_name(const Problem& p) {
   return s + " r=" + std::to_string(p.max_radius());
 }
 
+// Writes through a temporary name, so a failed write leaves no half-written file.
+void write_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << text;
+    if (!f) {
+      std::remove(tmp.c_str());
+      throw Error(path + ": cannot write the benchmark results");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw Error(path + ": cannot write the benchmark results");
+  }
+}
+
 }  // namespace
 
 int run_bench(const BenchArgs& a) {
@@ -212,19 +229,19 @@ int run_bench(const BenchArgs& a) {
     }
   }
 
+  nlohmann::json doc;
+  doc["ceilings"] = nlohmann::json::object();
+  if (any_gpu)
+    doc["ceilings"]["cuda"] = {{"device", gpu_c.device}, {"copy_gbs", gpu_c.copy_gbs},
+                               {"fma_gflops", gpu_c.fma_gflops}};
+  if (any_cpu)
+    doc["ceilings"]["cpu"] = {{"device", cpu_c.device}, {"copy_gbs", cpu_c.copy_gbs},
+                              {"fma_gflops", cpu_c.fma_gflops}};
+  doc["warmup"] = a.warmup;
+  doc["reps"] = a.reps;
+  doc["rows"] = rows;
   std::ostringstream os;
   if (a.format == "json") {
-    nlohmann::json doc;
-    doc["ceilings"] = nlohmann::json::object();
-    if (any_gpu)
-      doc["ceilings"]["cuda"] = {{"device", gpu_c.device}, {"copy_gbs", gpu_c.copy_gbs},
-                                 {"fma_gflops", gpu_c.fma_gflops}};
-    if (any_cpu)
-      doc["ceilings"]["cpu"] = {{"device", cpu_c.device}, {"copy_gbs", cpu_c.copy_gbs},
-                                {"fma_gflops", cpu_c.fma_gflops}};
-    doc["warmup"] = a.warmup;
-    doc["reps"] = a.reps;
-    doc["rows"] = rows;
     os << doc.dump(2) << "\n";
   } else if (a.format == "csv") {
     os << "suite,problem,strategy,backend,median_ms,min_ms,gbs,gflops,model_intensity,floor_ms,"
@@ -275,16 +292,8 @@ int run_bench(const BenchArgs& a) {
           "element); floor = max(bytes / copy, FLOPs / FMA peak); of roof = floor / median.\n";
   }
   std::cout << os.str();
-  if (!a.output.empty()) {
-    const std::string tmp = a.output + ".tmp";
-    {
-      std::ofstream f(tmp);
-      f << os.str();
-      if (!f) throw Error(a.output + ": cannot write the benchmark results");
-    }
-    if (std::rename(tmp.c_str(), a.output.c_str()) != 0)
-      throw Error(a.output + ": cannot write the benchmark results");
-  }
+  if (!a.output.empty()) write_file(a.output, os.str());
+  if (!a.json.empty()) write_file(a.json, doc.dump(2) + "\n");
   return 0;
 }
 

@@ -12,6 +12,7 @@ struct BenchArgs {
   std::string size;            // overrides the suite's array shape, e.g. 4096x4096
   std::string format = "table";  // table, csv, json
   std::string output;          // also write the rows (in --format) to this file
+  std::string json;            // also write the full JSON document to this file
   int warmup = 3;
   int reps = 10;
 };
