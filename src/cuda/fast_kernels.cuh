@@ -106,6 +106,10 @@ template <class T>
 bool launch_3d(const T* in, T* out, const Geometry& g, int r, const double* window,
                cudaStream_t stream);
 
+// HALO_FAST_PREFETCH=0 or 1 in the environment forces the row prefetch off or on in the 2D and 3D
+// kernels (for tuning); -1 when unset.
+int prefetch_override();
+
 // The compiled radius that serves a halo of r (the smallest compiled radius >= r), or -1.
 int compiled_radius_1d(DType dtype, int r);
 int compiled_radius_2d(DType dtype, int r);

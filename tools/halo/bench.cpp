@@ -47,8 +47,20 @@ std::vector<std::int64_t> parse_size(const std::string& text) {
 // The suites. Default sizes are several times the H100's 50 MB L2 on the GPU; a CPU-only run
 // uses smaller arrays so a suite finishes in minutes on a few cores.
 std::vector<BenchProblem> suite_problems(const std::string& suite, bool gpu,
-                                         const std::string& size) {
+                                         const std::string& size, const std::string& radii) {
   std::vector<BenchProblem> out;
+  std::vector<std::int64_t> radii_override;
+  if (!radii.empty()) {
+    std::stringstream ss(radii);
+    std::string part;
+    while (std::getline(ss, part, ',')) {
+      char* end = nullptr;
+      const long long r = std::strtoll(part.c_str(), &end, 10);
+      if (part.empty() || *end || r < 0 || r > 1000)
+        throw Error("--radii '" + radii + "': expected radii 0..1000 separated by commas");
+      radii_override.push_back(r);
+    }
+  }
   auto add = [&](const std::string& name, int rank, Extents ext,
                  std::vector<std::int64_t> radii) {
     if (!size.empty()) {
@@ -58,6 +70,7 @@ std::vector<BenchProblem> suite_problems(const std::string& suite, bool gpu,
         for (int i = 0; i < rank; ++i) ext[i] = s[i];
       }
     }
+    if (!radii_override.empty()) radii = radii_override;
     for (auto r : radii) out.push_back({name, rank, ext, r});
   };
   const bool all = suite == "all";
@@ -171,7 +184,7 @@ int run_bench(const BenchArgs& a) {
                                    [](const Strategy* s) { return s->backend() == Backend::cuda; });
   const bool any_cpu = std::any_of(strats.begin(), strats.end(),
                                    [](const Strategy* s) { return s->backend() != Backend::cuda; });
-  const auto problems = suite_problems(a.suite, any_gpu, a.size);
+  const auto problems = suite_problems(a.suite, any_gpu, a.size, a.radii);
 
   detail::Ceilings gpu_c, cpu_c;
   if (any_gpu) gpu_c = detail::measure_cuda_ceilings(DType::f32);

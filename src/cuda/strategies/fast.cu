@@ -1,6 +1,6 @@
 /* strategy: fast — halo's own kernels, beyond the seed notes: register blocking and streaming.
  *
- * 1D: a lane owns 8 consecutive outputs (fast_1d.cu). 2D: a warp owns a 128-column strip and
+ * 1D: a warp owns 128 consecutive outputs, or a lane 16 for large halos (fast_1d.cu). 2D: a warp owns a 128-column strip and
  * streams down a chunk of rows, keeping the 2R+1 output rows in flight in registers (fast_2d.cu).
  * 3D: the same along z, a warp per (y-row, 128-column strip) (fast_3d.cu). No shared memory; the
  * weights are kernel parameters, so every tap is one FFMA with a constant-bank operand. A filter
@@ -9,6 +9,7 @@
  * the tiled strategies (can_implement says so).
  */
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -119,9 +120,7 @@ class FastStrategy final : public Strategy {
     auto s = static_cast<cudaStream_t>(stream);
     bool ok = false;
     if (p.rank() == 1) {
-      g.strips = ceil_div(d.x, 32 * 8);
-      g.items = g.strips * g.batch;
-      ok = launch_1d(in, out, g, R, win.data(), s);
+      ok = launch_1d(in, out, g, R, win.data(), s);  // it sets strips and items
     } else if (p.rank() == 2) {
       g.strips = ceil_div(d.x, 32 * kTx);
       split_stream(g, d.y, g.strips * g.batch, R);
@@ -138,6 +137,14 @@ class FastStrategy final : public Strategy {
 };
 
 }  // namespace
+
+int prefetch_override() {
+  static const int v = [] {
+    const char* e = std::getenv("HALO_FAST_PREFETCH");
+    return e && (e[0] == '0' || e[0] == '1') ? e[0] - '0' : -1;
+  }();
+  return v;
+}
 
 std::unique_ptr<Strategy> make_strategy() { return std::make_unique<FastStrategy>(); }
 

@@ -1,13 +1,15 @@
-/* strategy: fast, 1D — register-blocked segments.
+/* strategy: fast, 1D — register-blocked segments, two layouts.
  *
- * Who loads what: each lane owns 8 consecutive outputs; it loads the 8 + 2*RA inputs they need
- * (RA = R rounded up to 4) as 16-byte loads from global memory. A warp covers 256 consecutive
- * outputs, so the halo a lane loads is its neighbours' centre and hits in L1; DRAM sees each input
- * element about once. Warps stride over the segments of the signal (and the batch).
- * Which threads compute: all; no shared memory, no barriers.
- * Each loaded element feeds up to 2R+1 outputs from registers: 8 * (2R+1) FFMAs per lane per
- * segment, weights as kernel-parameter operands. DRAM intensity: (2R+1) * 2 OP over 8 B; on an
- * H100 memory-bound up to r ~ 30, FFMA-bound above.
+ * Small halos (r <= 8, memory-bound on an H100): a warp owns 128 consecutive outputs, 4 per lane,
+ * like one row of the 2D kernel: each lane loads the 4 + 2*RA inputs its outputs need
+ * (RA = r rounded up to 4) as 16-byte loads that are contiguous across the warp (the halo is the
+ * neighbours' centre, an L1 hit), and stores one 16-byte group. Warps stride over the segments and
+ * issue the next segment's loads before this one's FFMAs, so loads stay in flight.
+ * Larger halos (r > 8): a lane owns 8 consecutive outputs, so each input it loads feeds up to 8
+ * FFMAs from registers (8 * (2r+1) FFMAs per 8 + 2*RA loaded values); the lanes' loads overlap
+ * and are served by L1. (The strip layout measured slower there, and 16 outputs per lane too.)
+ * Which threads compute: all; no shared memory, no barriers; the weights are kernel parameters
+ * (constant-bank operands of FFMA). DRAM intensity: (2r+1) * 2 OP over 8 B.
  */
 #include "cuda/check.cuh"
 #include "cuda/fast_kernels.cuh"
@@ -15,55 +17,99 @@
 namespace halo::cuda::fast {
 namespace {
 
-constexpr int kTx1 = 8;  // outputs per lane: two 16-byte groups
+constexpr int kStripMaxR = 8;  // above: the 8-outputs-per-lane layout
+constexpr int kTxWide = 8;     // outputs per lane in that layout (16 measured slower: registers)
 
 template <class T, int R>
 __global__ void __launch_bounds__(kThreads)
-    stream1d(const T* __restrict__ in, T* __restrict__ out, Geometry g, Taps<T, 2 * R + 1> taps) {
+    strip1d(const T* __restrict__ in, T* __restrict__ out, Geometry g, Taps<T, 2 * R + 1> taps) {
   constexpr int K = 2 * R + 1;
   constexpr int RA = round_up4(R);
-  constexpr int NV = kTx1 + 2 * RA;
+  constexpr int NV = kTx + 2 * RA;
   const int lane = threadIdx.x & 31;
   const std::int64_t warps = std::int64_t(gridDim.x) * kWarpsPerBlock;
-  for (std::int64_t item = std::int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-       item < g.items; item += warps) {
-    const std::int64_t seg = item % g.strips;
-    const std::int64_t b = item / g.strips;
-    const std::int64_t x0 = seg * (32 * kTx1) + lane * kTx1;
-    const T* src = in + b * g.nx;
-    T* dst = out + b * g.nx;
-    T v[NV];
-    load_row(v, src, x0 - RA, g.nx, g.vec);
-    T acc[kTx1];
+  std::int64_t item = std::int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  // item = b * strips + strip; lane's outputs x0 .. x0+3 of item b.
+  auto fetch = [&](T(&v)[NV], std::int64_t it) {
+    if (it < g.items) {
+      const std::int64_t b = it / g.strips;
+      const std::int64_t x0 = (it % g.strips) * (32 * kTx) + lane * kTx;
+      load_row(v, in + b * g.nx, x0 - RA, g.nx, g.vec);
+    }
+  };
+  T v[NV];
+  fetch(v, item);
+  for (; item < g.items; item += warps) {
+    T next[NV];
+    fetch(next, item + warps);
+    T acc[kTx];
 #pragma unroll
-    for (int j = 0; j < kTx1; ++j) acc[j] = T(0);
+    for (int j = 0; j < kTx; ++j) acc[j] = T(0);
 #pragma unroll
     for (int fx = 0; fx < K; ++fx) {
       const T w = taps.w[fx];
 #pragma unroll
-      for (int j = 0; j < kTx1; ++j) acc[j] = fma(w, v[j + fx + RA - R], acc[j]);
+      for (int j = 0; j < kTx; ++j) acc[j] = fma(w, v[j + fx + RA - R], acc[j]);
     }
-    if (x0 < g.nx) {
-      const T lo[kTx] = {acc[0], acc[1], acc[2], acc[3]};
-      const T hi[kTx] = {acc[4], acc[5], acc[6], acc[7]};
-      store4(dst, x0, g.nx, g.vec, lo);
-      if (x0 + 4 < g.nx) store4(dst, x0 + 4, g.nx, g.vec, hi);
+    const std::int64_t b = item / g.strips;
+    const std::int64_t x0 = (item % g.strips) * (32 * kTx) + lane * kTx;
+    if (x0 < g.nx) store4(out + b * g.nx, x0, g.nx, g.vec, acc);
+#pragma unroll
+    for (int i = 0; i < NV; ++i) v[i] = next[i];
+  }
+}
+
+template <class T, int R>
+__global__ void __launch_bounds__(kThreads)
+    wide1d(const T* __restrict__ in, T* __restrict__ out, Geometry g, Taps<T, 2 * R + 1> taps) {
+  constexpr int K = 2 * R + 1;
+  constexpr int RA = round_up4(R);
+  constexpr int NV = kTxWide + 2 * RA;
+  const int lane = threadIdx.x & 31;
+  const std::int64_t warps = std::int64_t(gridDim.x) * kWarpsPerBlock;
+  for (std::int64_t item = std::int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+       item < g.items; item += warps) {
+    const std::int64_t b = item / g.strips;
+    const std::int64_t x0 = (item % g.strips) * (32 * kTxWide) + lane * kTxWide;
+    T v[NV];
+    load_row(v, in + b * g.nx, x0 - RA, g.nx, g.vec);
+    T acc[kTxWide];
+#pragma unroll
+    for (int j = 0; j < kTxWide; ++j) acc[j] = T(0);
+#pragma unroll
+    for (int fx = 0; fx < K; ++fx) {
+      const T w = taps.w[fx];
+#pragma unroll
+      for (int j = 0; j < kTxWide; ++j) acc[j] = fma(w, v[j + fx + RA - R], acc[j]);
+    }
+#pragma unroll
+    for (int q = 0; q < kTxWide / kTx; ++q) {
+      const std::int64_t x = x0 + q * kTx;
+      const T part[kTx] = {acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2], acc[q * kTx + 3]};
+      if (x < g.nx) store4(out + b * g.nx, x, g.nx, g.vec, part);
     }
   }
 }
 
 template <class T, int R>
-void run(const T* in, T* out, const Geometry& g, const double* window, cudaStream_t stream) {
+void run(const T* in, T* out, Geometry g, const double* window, cudaStream_t stream) {
   Taps<T, 2 * R + 1> taps;
   for (int i = 0; i < 2 * R + 1; ++i) taps.w[i] = T(window[i]);
   int dev = 0, sms = 0;
   HALO_CUDA_CHECK(cudaGetDevice(&dev), "querying the current device");
   HALO_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
                   "querying the multiprocessor count");
+  constexpr bool strip = R <= kStripMaxR;
+  const std::int64_t width = strip ? 32 * kTx : 32 * kTxWide;  // outputs per warp item
+  g.strips = (g.nx + width - 1) / width;
+  g.items = g.strips * g.batch;
   // Enough blocks to fill every SM several times over; warps stride over the rest.
   const std::int64_t need = (g.items + kWarpsPerBlock - 1) / kWarpsPerBlock;
   const std::int64_t blocks = need < std::int64_t(sms) * 32 ? need : std::int64_t(sms) * 32;
-  stream1d<T, R><<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, g, taps);
+  if constexpr (strip)
+    strip1d<T, R><<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, g, taps);
+  else
+    wide1d<T, R><<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, g, taps);
   HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 1D (r=" + std::to_string(R) + ", n " +
                                           std::to_string(g.nx) + ", batch " +
                                           std::to_string(g.batch) + ")");

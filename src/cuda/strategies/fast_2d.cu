@@ -8,7 +8,8 @@
  * The accumulators of the 2R+1 output rows the current input row contributes to live in registers
  * (acc[q][j], q = 0 the oldest): the row adds (2R+1)^2 * 4 FFMAs, whose weights are kernel
  * parameters (constant bank operands, no loads), then the oldest row is complete: it is stored and
- * the accumulators shift by one.
+ * the accumulators shift by one. Where it pays (prefetch_rows), the next row's loads are issued
+ * before this row's FFMAs.
  * Arithmetic intensity: each input element comes from DRAM about once (plus 2R rows per chunk)
  * and feeds (2R+1)^2 taps, so the DRAM intensity is the problem's own, (2R+1)^2 * 2 OP over 8 B
  * (read + write): the notes' tiled bound with the output write counted. Per row and lane, 1 + RA/2
@@ -21,7 +22,7 @@
 namespace halo::cuda::fast {
 namespace {
 
-template <class T, int R>
+template <class T, int R, bool PF>
 __global__ void __launch_bounds__(kThreads)
     stream2d(const T* __restrict__ in, T* __restrict__ out, Geometry g,
              Taps<T, (2 * R + 1) * (2 * R + 1)> taps) {
@@ -48,13 +49,22 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int j = 0; j < kTx; ++j) acc[q][j] = T(0);
 
-  // Input row s feeds outputs s-R .. s+R; output s-R is complete after it.
-  for (std::int64_t s = y0 - R; s < y1 + R; ++s) {
-    T v[NV];
+  // Input row s feeds outputs s-R .. s+R; output s-R is complete after it. The next row's loads
+  // are issued before this row's FFMAs (software pipelining), so their latency hides behind them.
+  auto fetch = [&](T(&v)[NV], std::int64_t s) {
     if (s >= 0 && s < g.ny)
       load_row(v, src + s * g.nx, x0 - RA, g.nx, g.vec);
     else
       zero_row(v, NV);
+  };
+  T v[NV];
+  if (PF) fetch(v, y0 - R);
+  for (std::int64_t s = y0 - R; s < y1 + R; ++s) {
+    T next[NV];
+    if (PF)
+      fetch(next, s + 1);
+    else
+      fetch(v, s);
 #pragma unroll
     for (int q = 0; q < K; ++q) {
       const int fy = 2 * R - q;  // pending output q = row s - R + q uses filter row 2R - q
@@ -73,7 +83,21 @@ __global__ void __launch_bounds__(kThreads)
       for (int j = 0; j < kTx; ++j) acc[q][j] = acc[q + 1][j];
 #pragma unroll
     for (int j = 0; j < kTx; ++j) acc[K - 1][j] = T(0);
+    if (PF) {
+#pragma unroll
+      for (int i = 0; i < NV; ++i) v[i] = next[i];
+    }
   }
+}
+
+// Prefetching the next row costs registers and so occupancy. Measured on an H100, 16384^2 float32
+// (docs/BENCHMARKS.md): it pays at r = 4, 5, 6, 8, 10 (r = 4: 1.67 -> 1.07 ms) and loses at
+// r = 2, 3, 7, 12 (r = 12: 9.3 -> 13.8 ms); r = 1 and 15 are even. HALO_FAST_PREFETCH=0/1
+// overrides this, for tuning.
+bool prefetch_rows(int R) {
+  const int forced = prefetch_override();
+  if (forced >= 0) return forced == 1;
+  return R == 4 || R == 5 || R == 6 || R == 8 || R == 10;
 }
 
 template <class T, int R>
@@ -81,7 +105,10 @@ void run(const T* in, T* out, const Geometry& g, const double* window, cudaStrea
   Taps<T, (2 * R + 1) * (2 * R + 1)> taps;
   for (int i = 0; i < (2 * R + 1) * (2 * R + 1); ++i) taps.w[i] = T(window[i]);
   const std::int64_t blocks = (g.items + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  stream2d<T, R><<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, g, taps);
+  if (prefetch_rows(R))
+    stream2d<T, R, true><<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, g, taps);
+  else
+    stream2d<T, R, false><<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, g, taps);
   HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 2D (r=" + std::to_string(R) + ", " +
                                           std::to_string(g.ny) + "x" + std::to_string(g.nx) +
                                           ", batch " + std::to_string(g.batch) + ")");
