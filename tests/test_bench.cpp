@@ -1,0 +1,71 @@
+// `halo bench` end to end on the CPU: every output format, the roofline columns, and bad options.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
+
+namespace halo::test {
+namespace {
+
+TEST(Bench, SeedSuiteOnTheCpuInEveryFormat) {
+  const Result t = run_cli("bench --suite seed --backend cpu --size 96x80 --reps 3 --warmup 1");
+  ASSERT_EQ(t.code, 0) << t.output;
+  EXPECT_NE(t.output.find("ceilings (CPU"), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find("2D 96x80 r=4"), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find(" cpu "), std::string::npos) << t.output;
+
+  const Result c = run_cli("bench --suite seed --backend cpu --size 64x64 --reps 2 --format csv");
+  ASSERT_EQ(c.code, 0) << c.output;
+  EXPECT_NE(c.output.find("suite,problem,strategy,backend,median_ms"), std::string::npos);
+  EXPECT_NE(c.output.find("seed,2D 64x64 r=4,cpu,cpu,"), std::string::npos) << c.output;
+
+  const std::string path = std::filesystem::temp_directory_path() /
+                           ("halo-bench-" + std::to_string(::getpid()) + ".json");
+  const Result j = run_cli("bench --suite 1d --backend cpu --size 5000 --radii 2,9 --reps 2 "
+                           "--format json --json " + path);
+  ASSERT_EQ(j.code, 0) << j.output;
+  std::ifstream f(path);
+  const nlohmann::json doc = nlohmann::json::parse(f);
+  std::remove(path.c_str());
+  ASSERT_TRUE(doc["ceilings"].contains("cpu"));
+  EXPECT_GT(doc["ceilings"]["cpu"]["copy_gbs"].get<double>(), 0.0);
+  EXPECT_GT(doc["ceilings"]["cpu"]["fma_gflops"].get<double>(), 0.0);
+  int rows = 0;
+  for (const auto& r : doc["rows"]) {
+    if (r["strategy"] != "cpu") continue;
+    ++rows;
+    const double ms = r["median_ms"].get<double>();
+    EXPECT_GT(ms, 0.0);
+    EXPECT_EQ(r["runs"].get<int>(), 2);
+    // GB/s, GFLOP/s and the roofline fraction follow from the time and the problem's counts.
+    EXPECT_NEAR(r["gbs"].get<double>(), r["bytes"].get<double>() / (ms * 1e6), 1e-9);
+    EXPECT_NEAR(r["gflops"].get<double>(), r["flops"].get<double>() / (ms * 1e6), 1e-9);
+    EXPECT_NEAR(r["roofline_fraction"].get<double>(), r["floor_ms"].get<double>() / ms, 1e-9);
+  }
+  EXPECT_EQ(rows, 2);
+}
+
+TEST(Bench, BadOptionsAreErrors) {
+  const Result a = run_cli("bench --suite nope --backend cpu");
+  EXPECT_NE(a.code, 0);
+  EXPECT_NE(a.output.find("unknown suite 'nope'"), std::string::npos) << a.output;
+  const Result b = run_cli("bench --format xml --backend cpu");
+  EXPECT_NE(b.code, 0);
+  EXPECT_NE(b.output.find("unknown --format 'xml'"), std::string::npos) << b.output;
+  const Result c = run_cli("bench --strategy nope --backend cpu");
+  EXPECT_NE(c.code, 0);
+  EXPECT_NE(c.output.find("unknown strategy 'nope'"), std::string::npos) << c.output;
+  std::string why;
+  if (!cuda_available(&why)) {
+    const Result d = run_cli("bench --backend cuda");
+    EXPECT_NE(d.code, 0);
+    EXPECT_NE(d.output.find("no CUDA device"), std::string::npos) << d.output;
+  }
+}
+
+}  // namespace
+}  // namespace halo::test
