@@ -41,6 +41,12 @@ std::vector<Case> sweep_cases() {
   c.push_back({2, {3, 40, 1}, {11, 4}});  // larger on one axis only
   c.push_back({2, {300, 1000, 1}, {15, 15}});
   c.push_back({2, {37, 45, 1}, {5, 5}, 3});
+  // Large 2-D filters: `fast` runs them in passes of a few filter rows each (odd, even,
+  // anisotropic, larger than the input, at the chunk and strip edges).
+  c.push_back({2, {131, 257, 1}, {25, 25}});
+  c.push_back({2, {40, 129, 1}, {31, 31}});
+  c.push_back({2, {17, 33, 1}, {31, 30}});
+  c.push_back({2, {70, 300, 1}, {24, 9}, 2});
   // 3D.
   const Extents n3[] = {{1, 1, 1}, {2, 3, 4}, {8, 8, 8}, {15, 16, 17}, {17, 17, 17}, {33, 9, 31},
                         {4, 64, 65}};
@@ -49,6 +55,8 @@ std::vector<Case> sweep_cases() {
   for (const auto& e : n3)
     for (const auto& k : k3) c.push_back({3, e, k});
   c.push_back({3, {5, 5, 5}, {7, 7, 7}});
+  c.push_back({3, {11, 13, 130}, {9, 9, 9}});
+  c.push_back({3, {6, 7, 9}, {9, 8, 7}});
   c.push_back({3, {9, 10, 11}, {3, 3, 3}, 2});
   return c;
 }

@@ -26,35 +26,39 @@ constexpr int kTx = 4;
 constexpr int kWarpsPerBlock = 4;
 constexpr int kThreads = 32 * kWarpsPerBlock;
 
-// v[i] = row[x0 - RA + i] for i < 4 + 2*RA, zero outside [0, nx). With `vec` (nx % 4 == 0 and the
-// row 16-byte aligned), each aligned group of four is one 16-byte load (all in or all out).
+// v[i] = row[x + i] for i < NV (x = the lane's first output - RA), zero outside [0, nx). One
+// branch per row: a lane whose NV elements all lie inside the row (and with `vec`: nx % 4 == 0,
+// the row 16-byte aligned; x is a multiple of 4) takes NV/4 16-byte loads; a lane at the edges of
+// the row, or any lane of an unaligned row, takes the element-wise path. (Deciding per 16-byte
+// group instead let the compiler if-convert both paths, so every row issued the scalar path's
+// compares and predicated loads as well.)
 template <class T, int NV>
 __device__ __forceinline__ void load_row(T (&v)[NV], const T* __restrict__ row, std::int64_t x,
                                          std::int64_t nx, bool vec) {
+  static_assert(NV % 4 == 0, "rows are loaded in groups of four");
+  if (vec && x >= 0 && x + NV <= nx) {
 #pragma unroll
-  for (int c = 0; c < NV / 4; ++c) {
-    const std::int64_t gx = x + 4 * c;
-    if (vec && gx >= 0 && gx + 3 < nx) {
+    for (int c = 0; c < NV / 4; ++c) {
       if constexpr (sizeof(T) == 4) {
-        const float4 f = __ldg(reinterpret_cast<const float4*>(row + gx));
+        const float4 f = __ldg(reinterpret_cast<const float4*>(row + x) + c);
         v[4 * c + 0] = f.x;
         v[4 * c + 1] = f.y;
         v[4 * c + 2] = f.z;
         v[4 * c + 3] = f.w;
       } else {
-        const double2 a = __ldg(reinterpret_cast<const double2*>(row + gx));
-        const double2 b = __ldg(reinterpret_cast<const double2*>(row + gx + 2));
+        const double2 a = __ldg(reinterpret_cast<const double2*>(row + x) + 2 * c);
+        const double2 b = __ldg(reinterpret_cast<const double2*>(row + x) + 2 * c + 1);
         v[4 * c + 0] = a.x;
         v[4 * c + 1] = a.y;
         v[4 * c + 2] = b.x;
         v[4 * c + 3] = b.y;
       }
-    } else {
+    }
+  } else {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const std::int64_t g = gx + e;
-        v[4 * c + e] = (g >= 0 && g < nx) ? __ldg(row + g) : T(0);
-      }
+    for (int i = 0; i < NV; ++i) {
+      const std::int64_t g = x + i;
+      v[i] = (g >= 0 && g < nx) ? __ldg(row + g) : T(0);
     }
   }
 }
@@ -80,6 +84,26 @@ __device__ __forceinline__ void store4(T* __restrict__ row, std::int64_t x, std:
 #pragma unroll
     for (int e = 0; e < kTx; ++e)
       if (x + e < nx) row[x + e] = a[e];
+  }
+}
+
+// a[0..3] += row[x .. x+3] (clipped to nx): the passes after the first of a split filter.
+template <class T>
+__device__ __forceinline__ void add4(const T* __restrict__ row, std::int64_t x, std::int64_t nx,
+                                     bool vec, T (&a)[kTx]) {
+  if (vec && x + 3 < nx) {
+    if constexpr (sizeof(T) == 4) {
+      const float4 f = *reinterpret_cast<const float4*>(row + x);
+      a[0] += f.x, a[1] += f.y, a[2] += f.z, a[3] += f.w;
+    } else {
+      const double2 p = *reinterpret_cast<const double2*>(row + x);
+      const double2 q = *reinterpret_cast<const double2*>(row + x + 2);
+      a[0] += p.x, a[1] += p.y, a[2] += q.x, a[3] += q.y;
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < kTx; ++e)
+      if (x + e < nx) a[e] += row[x + e];
   }
 }
 

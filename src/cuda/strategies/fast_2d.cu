@@ -19,16 +19,27 @@
 #include "cuda/check.cuh"
 #include "cuda/fast_kernels.cuh"
 
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
 namespace halo::cuda::fast {
 namespace {
 
-template <class T, int R, bool PF>
+// Filter rows [fy0, fy0 + KY) of a (2R+1)-wide window; the caller passes fy0 through D = R - fy0
+// (input row s feeds output rows s + D - i, i < KY) and `taps` holds just those KY rows. With
+// `accumulate` the pass adds to what `out` holds (the passes after the first of a split filter).
+template <class T, int R, int KY, bool PF, bool SPLIT>
 __global__ void __launch_bounds__(kThreads)
     stream2d(const T* __restrict__ in, T* __restrict__ out, Geometry g,
-             Taps<T, (2 * R + 1) * (2 * R + 1)> taps) {
+             Taps<T, KY*(2 * R + 1)> taps, int pass_d, bool pass_accumulate) {
   constexpr int K = 2 * R + 1;
   constexpr int RA = round_up4(R);
   constexpr int NV = kTx + 2 * RA;
+  // One pass (SPLIT false): D = R at compile time and nothing to add to (the kernel as it was
+  // before passes existed: r = 7 measured 2.8 ms so and 3.3 ms with run-time D and the add path).
+  const int D = SPLIT ? pass_d : R;
+  const bool accumulate = SPLIT && pass_accumulate;
   const int lane = threadIdx.x & 31;
   const std::int64_t item =
       std::int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
@@ -43,31 +54,33 @@ __global__ void __launch_bounds__(kThreads)
   const T* src = in + b * g.ny * g.nx;
   T* dst = out + b * g.ny * g.nx;
 
-  T acc[K][kTx];
+  T acc[KY][kTx];
 #pragma unroll
-  for (int q = 0; q < K; ++q)
+  for (int q = 0; q < KY; ++q)
 #pragma unroll
     for (int j = 0; j < kTx; ++j) acc[q][j] = T(0);
 
-  // Input row s feeds outputs s-R .. s+R; output s-R is complete after it. The next row's loads
-  // are issued before this row's FFMAs (software pipelining), so their latency hides behind them.
+  // At input row s, acc[q] belongs to output row s + D - (KY-1) + q, which takes row s through
+  // filter row KY-1-q of the pass; acc[0] is complete after it. The next row's loads are issued
+  // before this row's FFMAs (software pipelining), so their latency hides behind them.
   auto fetch = [&](T(&v)[NV], std::int64_t s) {
     if (s >= 0 && s < g.ny)
       load_row(v, src + s * g.nx, x0 - RA, g.nx, g.vec);
     else
       zero_row(v, NV);
   };
+  const std::int64_t s0 = y0 - D, s1 = y1 - D + KY - 1;
   T v[NV];
-  if (PF) fetch(v, y0 - R);
-  for (std::int64_t s = y0 - R; s < y1 + R; ++s) {
+  if (PF) fetch(v, s0);
+  for (std::int64_t s = s0; s < s1; ++s) {
     T next[NV];
     if (PF)
       fetch(next, s + 1);
     else
       fetch(v, s);
 #pragma unroll
-    for (int q = 0; q < K; ++q) {
-      const int fy = 2 * R - q;  // pending output q = row s - R + q uses filter row 2R - q
+    for (int q = 0; q < KY; ++q) {
+      const int fy = KY - 1 - q;
 #pragma unroll
       for (int fx = 0; fx < K; ++fx) {
         const T w = taps.w[fy * K + fx];
@@ -75,14 +88,17 @@ __global__ void __launch_bounds__(kThreads)
         for (int j = 0; j < kTx; ++j) acc[q][j] = fma(w, v[j + fx + RA - R], acc[q][j]);
       }
     }
-    const std::int64_t done = s - R;
-    if (done >= y0 && x0 < g.nx) store4(dst + done * g.nx, x0, g.nx, g.vec, acc[0]);
+    const std::int64_t done = s + D - (KY - 1);
+    if (done >= y0 && x0 < g.nx) {
+      if (accumulate) add4<T>(dst + done * g.nx, x0, g.nx, g.vec, acc[0]);
+      store4(dst + done * g.nx, x0, g.nx, g.vec, acc[0]);
+    }
 #pragma unroll
-    for (int q = 0; q + 1 < K; ++q)
+    for (int q = 0; q + 1 < KY; ++q)
 #pragma unroll
       for (int j = 0; j < kTx; ++j) acc[q][j] = acc[q + 1][j];
 #pragma unroll
-    for (int j = 0; j < kTx; ++j) acc[K - 1][j] = T(0);
+    for (int j = 0; j < kTx; ++j) acc[KY - 1][j] = T(0);
     if (PF) {
 #pragma unroll
       for (int i = 0; i < NV; ++i) v[i] = next[i];
@@ -91,27 +107,81 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // Prefetching the next row costs registers and so occupancy. Measured on an H100, 16384^2 float32
-// (docs/BENCHMARKS.md): it pays at r = 4, 5, 6, 8, 10 (r = 4: 1.67 -> 1.07 ms) and loses at
-// r = 2, 3, 7, 12 (r = 12: 9.3 -> 13.8 ms); r = 1 and 15 are even. HALO_FAST_PREFETCH=0/1
-// overrides this, for tuning.
-bool prefetch_rows(int R) {
+// (docs/BENCHMARKS.md), with whole-row loads: it pays at r = 2 (0.94 -> 0.88 ms), 4 (1.47 ->
+// 1.07), 5, 6, 8 and 10 (5.5 -> 5.0), and loses at r = 3 (1.02 -> 1.16) and 7; r = 1 is even.
+// A pass of a split filter prefetches (r = 12 in passes of 8 rows: 11.3 -> 10.1 ms).
+// HALO_FAST_PREFETCH=0/1 overrides this, for tuning.
+bool prefetch_rows(int R, int KY) {
   const int forced = prefetch_override();
   if (forced >= 0) return forced == 1;
-  return R == 4 || R == 5 || R == 6 || R == 8 || R == 10;
+  if (KY < 2 * R + 1) return true;
+  return R == 2 || R == 4 || R == 5 || R == 6 || R == 8 || R == 10;
+}
+
+// Filter rows per pass. One pass keeps all 2R+1 rows' accumulators in registers and reads all
+// (2R+1)^2 weights per input row; at large R those weights (3.8 KB at r = 15) overflow the SM's
+// immediate-constant cache (ncu at r = 15: 36% of stall cycles on IMC misses, 190 registers,
+// 8 warps per SM). Splitting the filter into passes of kPassRows rows keeps each pass's weights
+// and accumulators small, at the price of one more read and write of the output per pass.
+// HALO_FAST_PASS_ROWS=N (0: never split) overrides the choice, for tuning.
+constexpr int kPassRows = 16;
+constexpr int kSplitFromR = 12;  // measured: see docs/BENCHMARKS.md
+int pass_rows(int R) {
+  static const int forced = [] {
+    const char* e = std::getenv("HALO_FAST_PASS_ROWS");
+    return e ? std::atoi(e) : -1;
+  }();
+  const int K = 2 * R + 1;
+  if (forced == 0) return K;
+  if (forced == 8 || ((forced == 12 || forced == 16) && R >= 10)) return forced < K ? forced : K;
+  return R >= kSplitFromR ? kPassRows : K;
+}
+
+template <class T, int R, int KY>
+void launch_pass(const T* in, T* out, const Geometry& g, const double* window, int fy0,
+                 bool accumulate, cudaStream_t stream) {
+  constexpr int K = 2 * R + 1;
+  Taps<T, KY * K> taps;
+  for (int i = 0; i < KY * K; ++i) {
+    const int fy = fy0 + i / K;  // rows past the filter's end are zero (the last pass)
+    taps.w[i] = fy < K ? T(window[fy * K + i % K]) : T(0);
+  }
+  const std::int64_t blocks = (g.items + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  const int D = R - fy0;
+  constexpr bool kSplit = KY < 2 * R + 1;
+  const dim3 grid{unsigned(blocks)};
+  if (prefetch_rows(R, KY))
+    stream2d<T, R, KY, true, kSplit><<<grid, kThreads, 0, stream>>>(in, out, g, taps, D,
+                                                                     accumulate);
+  else
+    stream2d<T, R, KY, false, kSplit><<<grid, kThreads, 0, stream>>>(in, out, g, taps, D,
+                                                                      accumulate);
+  HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 2D (r=" + std::to_string(R) + ", rows " +
+                                          std::to_string(fy0) + ".." +
+                                          std::to_string(fy0 + KY - 1) + ", " +
+                                          std::to_string(g.ny) + "x" + std::to_string(g.nx) +
+                                          ", batch " + std::to_string(g.batch) + ")");
+}
+
+template <class T, int R, int KY>
+void run_passes(const T* in, T* out, const Geometry& g, const double* window,
+                cudaStream_t stream) {
+  for (int fy0 = 0; fy0 < 2 * R + 1; fy0 += KY)
+    launch_pass<T, R, KY>(in, out, g, window, fy0, fy0 > 0, stream);
 }
 
 template <class T, int R>
 void run(const T* in, T* out, const Geometry& g, const double* window, cudaStream_t stream) {
-  Taps<T, (2 * R + 1) * (2 * R + 1)> taps;
-  for (int i = 0; i < (2 * R + 1) * (2 * R + 1); ++i) taps.w[i] = T(window[i]);
-  const std::int64_t blocks = (g.items + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  if (prefetch_rows(R))
-    stream2d<T, R, true><<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, g, taps);
-  else
-    stream2d<T, R, false><<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, g, taps);
-  HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 2D (r=" + std::to_string(R) + ", " +
-                                          std::to_string(g.ny) + "x" + std::to_string(g.nx) +
-                                          ", batch " + std::to_string(g.batch) + ")");
+  constexpr int K = 2 * R + 1;
+  const int rows = pass_rows(R);
+  if constexpr (K > 8) {
+    if (rows == 8) return run_passes<T, R, 8>(in, out, g, window, stream);
+  }
+  if constexpr (R >= 10 && std::is_same<T, float>::value) {  // pass heights for tuning
+    if (rows == 12) return run_passes<T, R, 12>(in, out, g, window, stream);
+    if (rows == 16) return run_passes<T, R, 16>(in, out, g, window, stream);
+  }
+  launch_pass<T, R, K>(in, out, g, window, 0, false, stream);
 }
 
 }  // namespace
