@@ -49,6 +49,33 @@ TEST(Bench, SeedSuiteOnTheCpuInEveryFormat) {
   EXPECT_EQ(rows, 2);
 }
 
+// --explain: per problem, auto's pick and why, and the fastest strategy of those timed. With two
+// strategies timed (cpu and the much slower reference), the fastest must be cpu, auto's pick.
+TEST(Bench, ExplainSaysWhatAutoPicksAndWhetherItWasFastest) {
+  const std::string path = std::filesystem::temp_directory_path() /
+                           ("halo-explain-" + std::to_string(::getpid()) + ".json");
+  const Result r = run_cli("bench --suite radii --backend cpu --strategy cpu,reference "
+                           "--size 48x40 --radii 1,3 --reps 2 --warmup 0 --explain --json " + path);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("explain 2D 48x40 r=1: auto -> cpu ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("explain 2D 48x40 r=3: auto -> cpu ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("fastest measured: cpu "), std::string::npos) << r.output;
+  std::ifstream f(path);
+  const nlohmann::json doc = nlohmann::json::parse(f);
+  std::remove(path.c_str());
+  ASSERT_EQ(doc["explain"].size(), 2u);
+  for (const auto& e : doc["explain"]) {
+    EXPECT_EQ(e["auto"], "cpu");
+    EXPECT_EQ(e["fastest"], "cpu");
+    EXPECT_TRUE(e["auto_is_fastest"].get<bool>());
+    EXPECT_FALSE(e["why"].get<std::string>().empty());
+  }
+  // Without --explain there is no such section.
+  const Result q = run_cli("bench --suite seed --backend cpu --size 32x32 --reps 1 --warmup 0");
+  ASSERT_EQ(q.code, 0) << q.output;
+  EXPECT_EQ(q.output.find("explain "), std::string::npos) << q.output;
+}
+
 TEST(Bench, BadOptionsAreErrors) {
   const Result a = run_cli("bench --suite nope --backend cpu");
   EXPECT_NE(a.code, 0);

@@ -4,6 +4,7 @@
 // the tile needs, and check() refuses what a strategy cannot do with a reason that has numbers.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -272,6 +273,38 @@ TEST(CudaLaunch, ModelReproducesTheSeedNotesIntensities) {
   EXPECT_NEAR(ai(Kernel::cached, p5), 12.5, 1e-12);        // the bound
   EXPECT_NEAR(ai(Kernel::tiled_output, p5), 32.0 * 32 * 25 * 2 / (36.0 * 36 * 4), 1e-9);
   EXPECT_NEAR(model(Kernel::basic, p5).flops, p5.flops(), 0);
+}
+
+// `fast` says how it runs a problem (host-only: no GPU needed). Unless the tuning variables
+// override them: 2-D filters of r >= 12 in passes of 16 rows, smaller ones in one pass; 3-D f32
+// two y-rows per warp up to r = 2.
+bool tuning_overridden() {
+  return std::getenv("HALO_FAST_PASS_ROWS") || std::getenv("HALO_FAST_PREFETCH") ||
+         std::getenv("HALO_FAST_3D_ROWS");
+}
+
+TEST(CudaLaunch, FastExplainsItsPlan) {
+  if (tuning_overridden()) GTEST_SKIP() << "HALO_FAST_* tuning variables set";
+  const Strategy* s = find_strategy("fast");
+  ASSERT_NE(s, nullptr);
+  const std::string big = s->plan(problem(2, {300, 300, 1}, {31, 31}));
+  EXPECT_NE(big.find("compiled radius 15 (31x31 window"), std::string::npos) << big;
+  EXPECT_NE(big.find("2 passes of 16 rows"), std::string::npos) << big;
+  const std::string odd = s->plan(problem(2, {300, 300, 1}, {23, 20}));  // r 11 -> 12, 25 rows
+  EXPECT_NE(odd.find("halo 11 -> compiled radius 12"), std::string::npos) << odd;
+  EXPECT_NE(odd.find("2 passes of 16 rows"), std::string::npos) << odd;
+  const std::string one = s->plan(problem(2, {300, 300, 1}, {9, 9}));
+  EXPECT_EQ(one.find("passes"), std::string::npos) << one;
+  EXPECT_NE(one.find("9 output rows"), std::string::npos) << one;
+  const std::string vol = s->plan(problem(3, {30, 30, 30}, {5, 5, 5}));
+  EXPECT_NE(vol.find("2 y-row(s)"), std::string::npos) << vol;
+  const std::string vol64 = s->plan(problem(3, {30, 30, 30}, {5, 5, 5}, DType::f64));
+  EXPECT_NE(vol64.find("1 y-row(s)"), std::string::npos) << vol64;
+  const std::string sig = s->plan(problem(1, {5000, 1, 1}, {129}));
+  EXPECT_NE(sig.find("8 consecutive outputs from 136 inputs"), std::string::npos) << sig;
+  // A halo beyond every compiled radius: the plan is the refusal's reason.
+  const std::string huge = s->plan(problem(2, {300, 300, 1}, {41, 41}));
+  EXPECT_NE(huge.find("compiled for halos up to 15"), std::string::npos) << huge;
 }
 
 }  // namespace

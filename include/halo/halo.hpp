@@ -235,6 +235,9 @@ class Strategy {
   virtual void run(const Problem& p, const Buffers& b, void* stream) const = 0;
   // Higher wins when `auto` chooses among strategies that can implement a problem.
   virtual int priority(const Problem& p) const { (void)p; return 0; }
+  // How this strategy would run p (kernel, blocking, passes), for `halo bench --explain` and
+  // `halo apply -v`; empty when there is nothing beyond the description to say.
+  virtual std::string plan(const Problem& p) const { (void)p; return {}; }
 };
 
 // Every registered strategy, in registration order (reference first).

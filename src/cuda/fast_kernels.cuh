@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
 #include "halo/halo.hpp"
 
@@ -133,6 +134,11 @@ bool launch_3d(const T* in, T* out, const Geometry& g, int r, const double* wind
 // HALO_FAST_PREFETCH=0 or 1 in the environment forces the row prefetch off or on in the 2D and 3D
 // kernels (for tuning); -1 when unset.
 int prefetch_override();
+
+// How each rank's launcher runs a radius-R window (kernel, passes, prefetch), in words.
+std::string plan_1d(DType dtype, int R);
+std::string plan_2d(DType dtype, int R);
+std::string plan_3d(DType dtype, int R);
 
 // The compiled radius that serves a halo of r (the smallest compiled radius >= r), or -1.
 int compiled_radius_1d(DType dtype, int r);

@@ -159,6 +159,67 @@ void write_file(const std::string& path, const std::string& text) {
   }
 }
 
+// What `auto` (under --backend) picks for p and why, the fastest strategy measured on p in this
+// run (rows[first..]), whether they agree, and the pick's plan.
+nlohmann::json explain_choice(const Problem& p, const std::string& backend,
+                              const nlohmann::json& rows, std::size_t first) {
+  Options opt;
+  opt.backend = backend == "cpu" ? Backend::cpu : backend == "cuda" ? Backend::cuda
+                                                                     : Backend::automatic;
+  nlohmann::json e;
+  e["problem"] = problem_name(p);
+  std::string text = "explain " + problem_name(p) + ": auto -> ";
+  std::string pick;
+  try {
+    const RunInfo ri = choose(p, opt);
+    pick = ri.strategy;
+    e["auto"] = pick;
+    e["why"] = ri.note;
+    text += pick + " (" + ri.note + ")";
+  } catch (const Error& err) {
+    e["auto"] = nullptr;
+    e["why"] = err.what();
+    text += std::string("none: ") + err.what();
+  }
+  std::string best;
+  double best_ms = 0, pick_ms = 0;
+  for (std::size_t i = first; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    if (r.contains("skipped")) continue;
+    const double ms = r["median_ms"].get<double>();
+    if (best.empty() || ms < best_ms) best = r["strategy"].get<std::string>(), best_ms = ms;
+    if (r["strategy"].get<std::string>() == pick) pick_ms = ms;
+  }
+  char buf[160];
+  if (best.empty()) {
+    text += "; nothing timed";
+  } else {
+    e["fastest"] = best;
+    e["fastest_ms"] = best_ms;
+    std::snprintf(buf, sizeof buf, "; fastest measured: %s %.3f ms", best.c_str(), best_ms);
+    text += buf;
+    if (pick == best) {
+      text += " (auto's pick)";
+    } else if (pick_ms > 0) {
+      std::snprintf(buf, sizeof buf, " (auto's pick %.3f ms, %.0f%% slower)", pick_ms,
+                    100.0 * (pick_ms / best_ms - 1));
+      text += buf;
+    } else if (!pick.empty()) {
+      text += " (auto's pick not timed in this run)";
+    }
+    e["auto_is_fastest"] = pick == best;
+  }
+  if (const Strategy* s = pick.empty() ? nullptr : find_strategy(pick)) {
+    const std::string plan = s->plan(p);
+    if (!plan.empty()) {
+      e["plan"] = plan;
+      text += "\n  plan: " + plan;
+    }
+  }
+  e["text"] = text;
+  return e;
+}
+
 }  // namespace
 
 int run_bench(const BenchArgs& a) {
@@ -191,7 +252,10 @@ int run_bench(const BenchArgs& a) {
   if (any_cpu) cpu_c = detail::measure_cpu_ceilings(DType::f32);
 
   nlohmann::json rows = nlohmann::json::array();
+  nlohmann::json explained = nlohmann::json::array();
+  std::vector<std::string> explain_lines;
   for (const BenchProblem& bp : problems) {
+    const std::size_t first_row = rows.size();
     std::vector<std::int64_t> fshape(bp.rank, 2 * bp.radius + 1);
     std::int64_t taps = 1;
     for (auto k : fshape) taps *= k;
@@ -240,6 +304,11 @@ int run_bench(const BenchArgs& a) {
         std::fprintf(stderr, "  %-20s %-22s %10.3f ms\n", problem_name(p).c_str(),
                      s->name().c_str(), med);
     }
+    if (a.explain) {
+      nlohmann::json e = explain_choice(p, a.backend, rows, first_row);
+      explain_lines.push_back(e["text"].get<std::string>());
+      explained.push_back(std::move(e));
+    }
   }
 
   nlohmann::json doc;
@@ -253,6 +322,7 @@ int run_bench(const BenchArgs& a) {
   doc["warmup"] = a.warmup;
   doc["reps"] = a.reps;
   doc["rows"] = rows;
+  if (a.explain) doc["explain"] = explained;
   std::ostringstream os;
   if (a.format == "json") {
     os << doc.dump(2) << "\n";
@@ -303,6 +373,7 @@ int run_bench(const BenchArgs& a) {
     }
     os << "GB/s counts one read of the input and one write of the output (8 B per float32 "
           "element); floor = max(bytes / copy, FLOPs / FMA peak); of roof = floor / median.\n";
+    for (const auto& l : explain_lines) os << l << "\n";
   }
   std::cout << os.str();
   if (!a.output.empty()) write_file(a.output, os.str());

@@ -14,6 +14,7 @@ struct BenchArgs {
   std::string format = "table";  // table, csv, json
   std::string output;          // also write the rows (in --format) to this file
   std::string json;            // also write the full JSON document to this file
+  bool explain = false;         // say what `auto` picks per problem, why, and if it was fastest
   int warmup = 3;
   int reps = 10;
 };

@@ -32,6 +32,7 @@ Examples:
   halo apply stack.npy out.npy --filter laplacian --batch          # 3-D file = batch of 2-D
   halo apply image.npy out.npy --filter box:9 --backend cuda --strategy tiled_input
   halo analyze --filter 5 --tile 8,16,32                 # the notes' OP/B table
+  halo bench --suite radii --backend cuda --explain       # what auto picks, and the fastest
   halo analyze --rank 1 --filter 7 --out-tile 250          # 1-D: input tile 256, reduction
   halo info
 
@@ -150,6 +151,10 @@ int run_apply(const ApplyArgs& a) {
                 "%.2f GB/s, %.2f GFLOP/s\nwrote %s\n",
                 p.describe().c_str(), info.strategy.c_str(), halo::to_string(info.backend),
                 info.note.c_str(), ms, p.bytes() / ms / 1e6, p.flops() / ms / 1e6, a.out.c_str());
+    if (const halo::Strategy* s = halo::find_strategy(info.strategy)) {
+      const std::string plan = s->plan(p);
+      if (!plan.empty()) std::printf("plan: %s\n", plan.c_str());
+    }
   }
   return 0;
 }
@@ -340,6 +345,8 @@ int main(int argc, char** argv) {
   bench->add_option("--json", ba.json, "also write every figure as JSON to this file");
   bench->add_option("--warmup", ba.warmup, "untimed runs first")->capture_default_str();
   bench->add_option("--reps", ba.reps, "timed runs (the median is reported)")->capture_default_str();
+  bench->add_flag("--explain", ba.explain,
+                  "per problem: what auto picks and why, the fastest measured, the pick's plan");
 
   app.add_subcommand("info", "version, build options, CPU features, GPUs, strategies");
 

@@ -90,6 +90,19 @@ class FastStrategy final : public Strategy {
     return Status::success();
   }
   int priority(const Problem&) const override { return 100; }
+  std::string plan(const Problem& p) const override {
+    const int r = static_cast<int>(p.max_radius());
+    const int R = compiled_radius(p.rank(), p.dtype(), r);
+    if (R < 0) return can_implement(p).reason;
+    const int K = 2 * R + 1;
+    std::string window = std::to_string(K);
+    for (int i = 1; i < p.rank(); ++i) window += "x" + std::to_string(K);
+    const std::string how = p.rank() == 1   ? plan_1d(p.dtype(), R)
+                            : p.rank() == 2 ? plan_2d(p.dtype(), R)
+                                            : plan_3d(p.dtype(), R);
+    return "halo " + std::to_string(r) + " -> compiled radius " + std::to_string(R) + " (" +
+           window + " window of weights as FFMA operands); " + how;
+  }
   Traffic model(const Problem& p) const override {
     // Each element read from DRAM about once and written once; the FLOPs of the padded window.
     const int R = compiled_radius(p.rank(), p.dtype(), static_cast<int>(p.max_radius()));

@@ -141,6 +141,14 @@ bool launch_1d<double>(const double* in, double* out, const Geometry& g, int r, 
   return false;
 }
 
+std::string plan_1d(DType, int R) {
+  if (R <= kStripMaxR)
+    return "a warp computes 128 consecutive outputs (4 per lane, 16-byte loads), striding over "
+           "the signal with the next segment's loads issued first";
+  return "a lane computes " + std::to_string(kTxWide) + " consecutive outputs from " +
+         std::to_string(kTxWide + 2 * round_up4(R)) + " inputs held in registers";
+}
+
 int compiled_radius_1d(DType t, int r) {
   int best = -1;
 #define HALO_CASE(R) \

@@ -210,6 +210,20 @@ bool launch_2d<double>(const double* in, double* out, const Geometry& g, int r, 
   return false;
 }
 
+std::string plan_2d(DType t, int R) {
+  const int K = 2 * R + 1;
+  int rows = pass_rows(R);
+  if (rows < K && !(rows == 8 || (t == DType::f32 && R >= 10))) rows = K;  // not compiled
+  const int passes = (K + rows - 1) / rows;
+  std::string s = "a warp streams down a 128-column strip, " + std::to_string(rows) +
+                  " output rows of 4 columns per lane in registers";
+  if (passes > 1)
+    s += "; the filter in " + std::to_string(passes) + " passes of " + std::to_string(rows) +
+         " rows, each after the first adding to the output";
+  s += std::string("; next-row prefetch ") + (prefetch_rows(R, rows) ? "on" : "off");
+  return s;
+}
+
 int compiled_radius_2d(DType t, int r) {  // declared in fast_kernels.cuh
   int best = -1;
 #define HALO_CASE(R) \

@@ -193,6 +193,13 @@ bool launch_3d<double>(const double* in, double* out, const Geometry& g, int r, 
   return false;
 }
 
+std::string plan_3d(DType t, int R) {
+  const int rows = t == DType::f32 && R >= 1 ? rows_per_warp(R) : 1;
+  return "a warp marches along z over a 128-column strip of " + std::to_string(rows) +
+         " y-row(s), " + std::to_string(2 * R + 1) + " output planes of 4 columns per lane in "
+         "registers; next-row prefetch " + (prefetch_rows(R) ? "on" : "off");
+}
+
 int compiled_radius_3d(DType t, int r) {
   int best = -1;
 #define HALO_CASE(R) \
