@@ -107,15 +107,15 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // Prefetching the next row costs registers and so occupancy. Measured on an H100, 16384^2 float32
-// (docs/BENCHMARKS.md), with whole-row loads: it pays at r = 2 (0.94 -> 0.88 ms), 4 (1.47 ->
-// 1.07), 5, 6, 8 and 10 (5.5 -> 5.0), and loses at r = 3 (1.02 -> 1.16) and 7; r = 1 is even.
-// A pass of a split filter prefetches (r = 12 in passes of 8 rows: 11.3 -> 10.1 ms).
+// (docs/BENCHMARKS.md, ms off -> on): it pays at r = 4 (1.59 -> 1.06), 5 (1.79 -> 1.46), 6, 8 and
+// 10 (5.39 -> 5.02), and loses at r = 2 (0.84 -> 0.88), 3 (1.02 -> 1.16) and 7 (2.79 -> 2.89);
+// r = 1 is even. A pass of a split filter prefetches (r = 12 in passes of 8 rows: 11.3 -> 10.1).
 // HALO_FAST_PREFETCH=0/1 overrides this, for tuning.
 bool prefetch_rows(int R, int KY) {
   const int forced = prefetch_override();
   if (forced >= 0) return forced == 1;
   if (KY < 2 * R + 1) return true;
-  return R == 2 || R == 4 || R == 5 || R == 6 || R == 8 || R == 10;
+  return R == 4 || R == 5 || R == 6 || R == 8 || R == 10;
 }
 
 // Filter rows per pass. One pass keeps all 2R+1 rows' accumulators in registers and reads all
