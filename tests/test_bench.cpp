@@ -55,10 +55,10 @@ TEST(Bench, ExplainSaysWhatAutoPicksAndWhetherItWasFastest) {
   const std::string path = std::filesystem::temp_directory_path() /
                            ("halo-explain-" + std::to_string(::getpid()) + ".json");
   const Result r = run_cli("bench --suite radii --backend cpu --strategy cpu,reference "
-                           "--size 48x40 --radii 1,3 --reps 2 --warmup 0 --explain --json " + path);
+                           "--size 64x48 --radii 1,3 --reps 5 --warmup 1 --explain --json " + path);
   ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("explain 2D 48x40 r=1: auto -> cpu ("), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("explain 2D 48x40 r=3: auto -> cpu ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("explain 2D 64x48 r=1: auto -> cpu ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("explain 2D 64x48 r=3: auto -> cpu ("), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("fastest measured: cpu "), std::string::npos) << r.output;
   std::ifstream f(path);
   const nlohmann::json doc = nlohmann::json::parse(f);
