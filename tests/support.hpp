@@ -20,6 +20,14 @@
 
 namespace halo::test {
 
+// One test problem: rank, extents (canonical z, y, x order of Extents), filter extents, batch.
+struct Case {
+  int rank;
+  Extents ext;
+  std::vector<std::int64_t> filter;
+  std::int64_t batch = 1;
+};
+
 // A fresh seed per process (never a fixed one), printed on failure so a case can be replayed.
 inline std::uint64_t fresh_seed() {
   static const std::uint64_t s = [] {

@@ -14,13 +14,6 @@
 namespace halo::test {
 namespace {
 
-struct Case {
-  int rank;
-  Extents ext;
-  std::vector<std::int64_t> filter;
-  std::int64_t batch = 1;
-};
-
 template <class T>
 void run_cases(const std::vector<Case>& cases) {
   int failed = 0;

@@ -206,12 +206,6 @@ TEST(Cuda, OutOfMemoryIsAHaloErrorNamingTheSizes) {
 
 TEST(Cuda, GridsBeyondTheHardwareLimitsFold) {
   SKIP_WITHOUT_GPU();
-  struct Case {
-    int rank;
-    Extents ext;
-    std::vector<std::int64_t> k;
-    std::int64_t batch;
-  };
   // Each needs more than 65535 blocks along grid.y or grid.z for every strategy.
   const Case cases[] = {
       {1, {3, 1, 1}, {3}, 70000},           // batch items along grid.z
@@ -220,7 +214,7 @@ TEST(Cuda, GridsBeyondTheHardwareLimitsFold) {
   };
   for (const Strategy* s : cuda_strategies())
     for (const Case& c : cases) {
-      const Filter f = random_filter(c.k);
+      const Filter f = random_filter(c.filter);
       const Problem p(c.rank, c.ext, c.batch, f, DType::f32);
       if (!s->can_implement(p)) continue;
       for (cuda::Kernel k : cuda::kAllKernels)
@@ -240,16 +234,9 @@ struct GridLimitGuard {
   ~GridLimitGuard() { cuda::grid_limits_for_testing() = saved; }
 };
 
-struct SmallCase {
-  int rank;
-  Extents ext;
-  std::vector<std::int64_t> k;
-  std::int64_t batch;
-};
-
 // Small odd/even/edge cases: tile edges, a filter larger than the input, even filters, batches.
-const std::vector<SmallCase>& small_cases() {
-  static const std::vector<SmallCase> c = {
+const std::vector<Case>& small_cases() {
+  static const std::vector<Case> c = {
       {1, {1, 1, 1}, {3}, 1},        {1, {17, 1, 1}, {4}, 1},     {1, {1030, 1, 1}, {9}, 1},
       {1, {2100, 1, 1}, {10}, 1},    {1, {5, 1, 1}, {33}, 1},     {1, {100, 1, 1}, {5}, 3},
       {2, {1, 1, 1}, {3, 3}, 1},     {2, {17, 33, 1}, {4, 3}, 1}, {2, {40, 70, 1}, {5, 5}, 1},
@@ -266,8 +253,8 @@ const std::vector<SmallCase>& small_cases() {
 template <class T>
 void sanitizer_pass(const Strategy& s) {
   int i = 0;
-  for (const SmallCase& c : small_cases()) {
-    const Filter f = random_filter(c.k);
+  for (const Case& c : small_cases()) {
+    const Filter f = random_filter(c.filter);
     const Op op = (i++ % 2) ? Op::convolve : Op::correlate;
     const Problem p(c.rank, c.ext, c.batch, f, dtype_of<T>(), op);
     const Status st = s.can_implement(p);
@@ -279,7 +266,7 @@ void sanitizer_pass(const Strategy& s) {
   }
 }
 
-TEST(CudaSanitizer, EveryStrategyRankAndDtypeOnSmallCases) {
+TEST(CudaSanitizer, EveryStrategyRankAndDtypeOnCases) {
   SKIP_WITHOUT_GPU();
   for (const Strategy* s : cuda_strategies()) {
     SCOPED_TRACE(s->name());

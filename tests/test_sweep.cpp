@@ -10,13 +10,6 @@
 namespace halo::test {
 namespace {
 
-struct Case {
-  int rank;
-  Extents ext;
-  std::vector<std::int64_t> filter;
-  std::int64_t batch = 1;
-};
-
 std::vector<Case> sweep_cases() {
   std::vector<Case> c;
   // 1D: tile edges, primes, tiny arrays, filters larger than the input, odd and even filters.
