@@ -131,8 +131,11 @@ template <class T>
 bool launch_3d(const T* in, T* out, const Geometry& g, int r, const double* window,
                cudaStream_t stream);
 
-// HALO_FAST_PREFETCH=0 or 1 in the environment forces the row prefetch off or on in the 2D and 3D
-// kernels (for tuning); -1 when unset.
+// A tuning variable of the environment (HALO_FAST_*) as a non-negative integer; -1 when unset or
+// not a number. For tuning runs only: the defaults are the measured best.
+int tuning_knob(const char* name);
+
+// HALO_FAST_PREFETCH=0 or 1 forces the row prefetch off or on (every rank); -1 when unset.
 int prefetch_override();
 
 // How each rank's launcher runs a radius-R window (kernel, passes, prefetch), in words.

@@ -151,10 +151,18 @@ class FastStrategy final : public Strategy {
 
 }  // namespace
 
+int tuning_knob(const char* name) {
+  const char* e = std::getenv(name);
+  if (!e || !*e) return -1;
+  char* end = nullptr;
+  const long v = std::strtol(e, &end, 10);
+  return *end || v < 0 || v > 1000 ? -1 : static_cast<int>(v);
+}
+
 int prefetch_override() {
   static const int v = [] {
-    const char* e = std::getenv("HALO_FAST_PREFETCH");
-    return e && (e[0] == '0' || e[0] == '1') ? e[0] - '0' : -1;
+    const int k = tuning_knob("HALO_FAST_PREFETCH");
+    return k == 0 || k == 1 ? k : -1;
   }();
   return v;
 }

@@ -116,10 +116,11 @@ __global__ void __launch_bounds__(kThreads)
 constexpr int kWidePfLimit = 32;
 template <class T, int R>
 constexpr bool kWidePf = sizeof(T) == 4 && R <= kWidePfLimit;  // f64: twice the registers
-bool wide_prefetch(int R) {
+// Whether the wide layout prefetches for this dtype and radius (kWidePf: where it is compiled).
+bool wide_prefetch(DType t, int R) {
+  if (t != DType::f32 || R > kWidePfLimit) return false;
   const int forced = prefetch_override();
-  if (forced >= 0) return forced == 1 && R <= kWidePfLimit;
-  return R <= kWidePfLimit && R != 24;
+  return forced >= 0 ? forced == 1 : R != 24;
 }
 
 template <class T, int R>
@@ -139,7 +140,7 @@ void run(const T* in, T* out, Geometry g, const double* window, cudaStream_t str
   const std::int64_t blocks = need < std::int64_t(sms) * 32 ? need : std::int64_t(sms) * 32;
   if constexpr (strip)
     strip1d<T, R><<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, g, taps);
-  else if (kWidePf<T, R> && wide_prefetch(R))
+  else if (kWidePf<T, R> && wide_prefetch(DType::f32, R))
     wide1d<T, R, kWidePf<T, R>><<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, g, taps);
   else
     wide1d<T, R, false><<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, g, taps);
@@ -180,7 +181,7 @@ std::string plan_1d(DType t, int R) {
            "the signal with the next segment's loads issued first";
   return "a lane computes " + std::to_string(kTxWide) + " consecutive outputs from " +
          std::to_string(kTxWide + 2 * round_up4(R)) + " inputs held in registers; next-segment " +
-         "prefetch " + (t == DType::f32 && R <= kWidePfLimit && wide_prefetch(R) ? "on" : "off");
+         "prefetch " + (wide_prefetch(t, R) ? "on" : "off");
 }
 
 int compiled_radius_1d(DType t, int r) {

@@ -19,7 +19,6 @@
 #include "cuda/check.cuh"
 #include "cuda/fast_kernels.cuh"
 
-#include <cstdlib>
 #include <string>
 #include <type_traits>
 
@@ -37,7 +36,7 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int RA = round_up4(R);
   constexpr int NV = kTx + 2 * RA;
   // One pass (SPLIT false): D = R at compile time and nothing to add to (the kernel as it was
-  // before passes existed: r = 7 measured 2.8 ms so and 3.3 ms with run-time D and the add path).
+  // before passes existed: r = 7 measured 2.8 ms so, 3.3 ms with run-time D and the add path).
   const int D = SPLIT ? pass_d : R;
   const bool accumulate = SPLIT && pass_accumulate;
   const int lane = threadIdx.x & 31;
@@ -123,18 +122,22 @@ bool prefetch_rows(int R, int KY) {
 // immediate-constant cache (ncu at r = 15: 36% of stall cycles on IMC misses, 190 registers,
 // 8 warps per SM). Splitting the filter into passes of kPassRows rows keeps each pass's weights
 // and accumulators small, at the price of one more read and write of the output per pass.
-// HALO_FAST_PASS_ROWS=N (0: never split) overrides the choice, for tuning.
+// HALO_FAST_PASS_ROWS=N (0: never split; 8 for any radius, 12 or 16 for f32 r >= 10, the heights
+// compiled) overrides the choice, for tuning.
 constexpr int kPassRows = 16;
 constexpr int kSplitFromR = 12;  // measured: see docs/BENCHMARKS.md
-int pass_rows(int R) {
-  static const int forced = [] {
-    const char* e = std::getenv("HALO_FAST_PASS_ROWS");
-    return e ? std::atoi(e) : -1;
-  }();
+
+// Whether passes of KY filter rows are compiled for this dtype and radius (see run()).
+bool passes_compiled(DType t, int R, int KY) {
+  return KY < 2 * R + 1 && (KY == 8 || ((KY == 12 || KY == 16) && R >= 10 && t == DType::f32));
+}
+
+// The filter rows per pass that run for this dtype and radius: 2R+1 for one pass.
+int pass_rows(DType t, int R) {
+  static const int forced = tuning_knob("HALO_FAST_PASS_ROWS");
   const int K = 2 * R + 1;
-  if (forced == 0) return K;
-  if (forced == 8 || ((forced == 12 || forced == 16) && R >= 10)) return forced < K ? forced : K;
-  return R >= kSplitFromR ? kPassRows : K;
+  const int want = forced >= 0 ? forced : R >= kSplitFromR ? kPassRows : K;
+  return passes_compiled(t, R, want) ? want : K;
 }
 
 template <class T, int R, int KY>
@@ -173,11 +176,11 @@ void run_passes(const T* in, T* out, const Geometry& g, const double* window,
 template <class T, int R>
 void run(const T* in, T* out, const Geometry& g, const double* window, cudaStream_t stream) {
   constexpr int K = 2 * R + 1;
-  const int rows = pass_rows(R);
+  const int rows = pass_rows(std::is_same<T, float>::value ? DType::f32 : DType::f64, R);
   if constexpr (K > 8) {
     if (rows == 8) return run_passes<T, R, 8>(in, out, g, window, stream);
   }
-  if constexpr (R >= 10 && std::is_same<T, float>::value) {  // pass heights for tuning
+  if constexpr (R >= 10 && std::is_same<T, float>::value) {  // as passes_compiled() says
     if (rows == 12) return run_passes<T, R, 12>(in, out, g, window, stream);
     if (rows == 16) return run_passes<T, R, 16>(in, out, g, window, stream);
   }
@@ -212,8 +215,7 @@ bool launch_2d<double>(const double* in, double* out, const Geometry& g, int r, 
 
 std::string plan_2d(DType t, int R) {
   const int K = 2 * R + 1;
-  int rows = pass_rows(R);
-  if (rows < K && !(rows == 8 || (t == DType::f32 && R >= 10))) rows = K;  // not compiled
+  const int rows = pass_rows(t, R);
   const int passes = (K + rows - 1) / rows;
   std::string s = "a warp streams down a 128-column strip, " + std::to_string(rows) +
                   " output rows of 4 columns per lane in registers";

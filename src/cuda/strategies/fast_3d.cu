@@ -15,7 +15,6 @@
 #include "cuda/check.cuh"
 #include "cuda/fast_kernels.cuh"
 
-#include <cstdlib>
 #include <string>
 #include <type_traits>
 
@@ -128,13 +127,12 @@ bool prefetch_rows(int R) {
   return R == 1 || R == 2 || R == 4;
 }
 
-// Output rows per warp (1 or 2). HALO_FAST_3D_ROWS=1|2 overrides the choice, for tuning.
-int rows_per_warp(int R) {
-  static const int forced = [] {
-    const char* e = std::getenv("HALO_FAST_3D_ROWS");
-    return e && (e[0] == '1' || e[0] == '2') ? e[0] - '0' : -1;
-  }();
-  if (forced > 0) return forced;
+// Output rows per warp that run for this dtype and radius: 2 is compiled for f32 and r >= 1 only
+// (f64 needs twice the registers). HALO_FAST_3D_ROWS=1|2 overrides the choice, for tuning.
+int rows_per_warp(DType t, int R) {
+  static const int forced = tuning_knob("HALO_FAST_3D_ROWS");
+  if (t != DType::f32 || R < 1) return 1;
+  if (forced == 1 || forced == 2) return forced;
   return R <= kTwoRowsUpTo ? 2 : 1;
 }
 
@@ -158,8 +156,8 @@ void run(const T* in, T* out, const Geometry& g, const double* window, cudaStrea
   Taps<T, N> taps;
   for (int i = 0; i < N; ++i) taps.w[i] = T(window[i]);
   bool two = false;
-  if constexpr (std::is_same<T, float>::value && R >= 1) {
-    two = rows_per_warp(R) == 2;
+  if constexpr (std::is_same<T, float>::value && R >= 1) {  // as rows_per_warp() says
+    two = rows_per_warp(DType::f32, R) == 2;
     if (two) launch<T, R, 2>(in, out, g, taps, stream);
   }
   if (!two) launch<T, R, 1>(in, out, g, taps, stream);
@@ -194,7 +192,7 @@ bool launch_3d<double>(const double* in, double* out, const Geometry& g, int r, 
 }
 
 std::string plan_3d(DType t, int R) {
-  const int rows = t == DType::f32 && R >= 1 ? rows_per_warp(R) : 1;
+  const int rows = rows_per_warp(t, R);
   return "a warp marches along z over a 128-column strip of " + std::to_string(rows) +
          " y-row(s), " + std::to_string(2 * R + 1) + " output planes of 4 columns per lane in "
          "registers; next-row prefetch " + (prefetch_rows(R) ? "on" : "off");
