@@ -280,6 +280,7 @@ TEST(CudaLaunch, ModelReproducesTheSeedNotesIntensities) {
 // two y-rows per warp up to r = 2.
 bool tuning_overridden() {
   return std::getenv("HALO_FAST_PASS_ROWS") || std::getenv("HALO_FAST_PREFETCH") ||
+         std::getenv("HALO_FAST_FEED") ||
          std::getenv("HALO_FAST_3D_ROWS");
 }
 

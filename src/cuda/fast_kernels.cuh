@@ -108,6 +108,111 @@ __device__ __forceinline__ void add4(const T* __restrict__ row, std::int64_t x, 
   }
 }
 
+// A warp-private ring of S row slots in shared memory, W elements each, filled with cp.async:
+// the copies of the next S-1 rows are in flight while the warp computes on the current one, and
+// they cost no registers (a register prefetch holds one row, and its copy into place costs a MOV
+// per element). Outside [0, nx), and for a ghost row, the copy's source size is 0, so the slot
+// holds zeros. Use: fill() then commit() once per row, always (empty groups keep the count);
+// before reading row n, wait<S-2>() then __syncwarp(), which also lets the slot the warp read
+// last be refilled.
+template <class T, int W, int S>
+struct RowRing {
+  static_assert(W * sizeof(T) % 16 == 0, "a slot is a whole number of 16-byte chunks");
+  static constexpr int kChunk = 16 / int(sizeof(T));  // elements per 16-byte copy
+  T (*slot)[W];  // this warp's S slots
+
+  // Slot `k` = row[x .. x+W), zero outside [0, nx) or when !live (`row` is then any valid
+  // address). With `vec` (x % 4 == 0, nx % 4 == 0, the row 16-byte aligned), 16-byte copies,
+  // else one element per copy.
+  __device__ __forceinline__ void fill(int k, const T* row, std::int64_t x, std::int64_t nx,
+                                       bool vec, bool live, int lane) const {
+    T* dst = slot[k];
+    if (vec) {
+      constexpr int C = W / kChunk;
+#pragma unroll
+      for (int i = 0; i < (C + 31) / 32; ++i) {
+        const int c = lane + 32 * i;
+        if (C % 32 == 0 || c < C) {
+          const std::int64_t cx = x + std::int64_t(c) * kChunk;
+          const bool in = live && cx >= 0 && cx + kChunk <= nx;
+          copy<16>(dst + c * kChunk, in ? row + cx : row, in);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < (W + 31) / 32; ++i) {
+        const int c = lane + 32 * i;
+        if (W % 32 == 0 || c < W) {
+          const std::int64_t cx = x + c;
+          const bool in = live && cx >= 0 && cx < nx;
+          copy<int(sizeof(T))>(dst + c, in ? row + cx : row, in);
+        }
+      }
+    }
+  }
+  // v[i] = slot k [at + i]: 16-byte shared loads (`at` a multiple of 4).
+  template <int NV>
+  __device__ __forceinline__ void read(int k, int at, T (&v)[NV]) const {
+    static_assert(NV % 4 == 0, "rows are read in groups of four");
+#pragma unroll
+    for (int c = 0; c < NV / 4; ++c) {
+      if constexpr (sizeof(T) == 4) {
+        const float4 f = reinterpret_cast<const float4*>(&slot[k][at])[c];
+        v[4 * c + 0] = f.x, v[4 * c + 1] = f.y, v[4 * c + 2] = f.z, v[4 * c + 3] = f.w;
+      } else {
+        const double2 a = reinterpret_cast<const double2*>(&slot[k][at])[2 * c];
+        const double2 b = reinterpret_cast<const double2*>(&slot[k][at])[2 * c + 1];
+        v[4 * c + 0] = a.x, v[4 * c + 1] = a.y, v[4 * c + 2] = b.x, v[4 * c + 3] = b.y;
+      }
+    }
+  }
+  __device__ __forceinline__ static void commit() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+  }
+  template <int N>
+  __device__ __forceinline__ static void wait() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+  }
+
+ private:
+  // dst[0 .. B/sizeof(T)) = src's (or zeros unless `in`): cp.async from sm_80, with a source size
+  // of 0 for the zeros; before sm_80, a plain load and store.
+  template <int B>
+  __device__ __forceinline__ static void copy(T* dst, const T* src, bool in) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    const auto d = static_cast<std::uint32_t>(__cvta_generic_to_shared(dst));
+    const std::uint32_t n = in ? B : 0u;
+    if constexpr (B == 16)
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(n)
+                   : "memory");
+    else
+      asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(src), "n"(B),
+                   "r"(n)
+                   : "memory");
+#else
+#pragma unroll
+    for (int i = 0; i < B / int(sizeof(T)); ++i) dst[i] = in ? src[i] : T(0);
+#endif
+  }
+};
+
+// Slots per warp ring: three rows in flight behind the one being read.
+constexpr int kRingSlots = 4;
+
+// How a kernel gets its rows: straight from global memory (kDirect), the next row's loads issued
+// before this row's FFMAs (kPrefetch), or through a RowRing (kRing).
+enum class Feed { kDirect, kPrefetch, kRing };
+
+// HALO_FAST_FEED=0|1|2 forces direct, prefetch or ring (every rank, where compiled); -1 unset.
+int feed_override();
+
+// The feed in words, for the plans.
+std::string feed_name(Feed f);
+
 // Launch parameters shared by the three ranks.
 struct Geometry {
   std::int64_t batch = 1, nz = 1, ny = 1, nx = 1;
@@ -117,6 +222,27 @@ struct Geometry {
   std::int64_t items = 1;   // warps of work in all
   bool vec = false;
 };
+
+// The GPU's multiprocessor count (current device).
+int multiprocessors();
+
+// Warps of `kernel` (launched with kThreads threads, no dynamic shared memory) resident on the
+// whole GPU at once.
+template <class Kernel>
+std::int64_t resident_warps(Kernel kernel) {
+  int blocks = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads, 0) != cudaSuccess)
+    blocks = 1;
+  return std::int64_t(blocks > 0 ? blocks : 1) * kWarpsPerBlock * multiprocessors();
+}
+
+// Splits the streamed axis (rows in 2D, planes in 3D; stream_len of them) into g.chunks chunks of
+// g.chunk, given per_chunk warps of work per chunk and `resident` warps on the GPU at once: the
+// split that wastes least, counting the idle warp slots of the last wave (every warp's work is
+// the same, so a wave 30% full costs as much as a full one) and the 2R halo rows each chunk
+// re-reads; no chunk shorter than max(16, 8R) unless the axis is.
+void fit_chunks(Geometry& g, std::int64_t stream_len, std::int64_t per_chunk, int R,
+                std::int64_t resident);
 
 // Each rank's launcher: runs the kernel of the smallest compiled radius >= r on `stream`,
 // with `window` the (2R+1)^d padded weights in the problem's dtype. Returns false if no compiled

@@ -44,6 +44,10 @@ std::vector<double> padded_window(const Problem& p, int R) {
   return win;
 }
 
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
 int multiprocessors() {
   int dev = 0, sms = 0;
   HALO_CUDA_CHECK(cudaGetDevice(&dev), "querying the current device");
@@ -52,20 +56,28 @@ int multiprocessors() {
   return sms;
 }
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
-// Splits the streamed axis (rows in 2D, planes in 3D) into chunks so that there are about two
-// waves of 32 resident warps per SM; a chunk is never shorter than 8R rows (the 2R rows each chunk
-// re-reads stay under a quarter of its traffic) nor than 16.
-void split_stream(Geometry& g, std::int64_t stream_len, std::int64_t other_items, int R) {
-  const std::int64_t target = std::int64_t(multiprocessors()) * 64;
-  std::int64_t chunks = std::max<std::int64_t>(1, ceil_div(target, other_items));
-  std::int64_t chunk = ceil_div(stream_len, chunks);
-  chunk = std::max<std::int64_t>(chunk, std::min<std::int64_t>(stream_len,
-                                                                std::max<std::int64_t>(16, 8 * R)));
-  g.chunk = chunk;
-  g.chunks = ceil_div(stream_len, chunk);
+void fit_chunks(Geometry& g, std::int64_t stream_len, std::int64_t per_chunk, int R,
+                std::int64_t resident) {
+  resident = std::max<std::int64_t>(resident, 1);
+  const std::int64_t shortest =
+      std::min<std::int64_t>(stream_len, std::max<std::int64_t>(16, 8 * R));
+  const std::int64_t most = std::max<std::int64_t>(
+      1, std::min(stream_len / std::max<std::int64_t>(shortest, 1), 8 * resident / per_chunk + 1));
+  double best = -1;
+  for (std::int64_t want = 1; want <= most; ++want) {
+    const std::int64_t len = ceil_div(stream_len, want), chunks = ceil_div(stream_len, len);
+    const std::int64_t items = chunks * per_chunk;
+    const std::int64_t waves = ceil_div(items, resident);
+    const double use = double(items) / double(waves * resident) * double(len) / double(len + 2 * R);
+    if (use > best + 1e-9) {
+      best = use;
+      g.chunk = len;
+      g.chunks = chunks;
+    }
+  }
 }
+
+namespace {
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
@@ -135,14 +147,10 @@ class FastStrategy final : public Strategy {
     if (p.rank() == 1) {
       ok = launch_1d(in, out, g, R, win.data(), s);  // it sets strips and items
     } else if (p.rank() == 2) {
-      g.strips = ceil_div(d.x, 32 * kTx);
-      split_stream(g, d.y, g.strips * g.batch, R);
-      g.items = g.strips * g.chunks * g.batch;
+      g.strips = ceil_div(d.x, 32 * kTx);  // the launcher splits the rows into chunks
       ok = launch_2d(in, out, g, R, win.data(), s);
     } else {
-      g.strips = ceil_div(d.x, 32 * kTx);
-      split_stream(g, d.z, g.strips * d.y * g.batch, R);
-      g.items = d.y * g.strips * g.chunks * g.batch;
+      g.strips = ceil_div(d.x, 32 * kTx);  // the launcher splits the planes into chunks
       ok = launch_3d(in, out, g, R, win.data(), s);
     }
     if (!ok) throw Error("fast: no kernel compiled for radius " + std::to_string(R));
@@ -165,6 +173,27 @@ int prefetch_override() {
     return k == 0 || k == 1 ? k : -1;
   }();
   return v;
+}
+
+int feed_override() {
+  static const int v = [] {
+    const int k = tuning_knob("HALO_FAST_FEED");
+    return k >= 0 && k <= 2 ? k : -1;
+  }();
+  return v;
+}
+
+std::string feed_name(Feed f) {
+  switch (f) {
+    case Feed::kRing:
+      return "rows through a shared-memory ring (cp.async, " + std::to_string(kRingSlots - 1) +
+             " rows in flight per warp)";
+    case Feed::kPrefetch:
+      return "next-row prefetch into registers";
+    case Feed::kDirect:
+      break;
+  }
+  return "rows loaded as needed";
 }
 
 std::unique_ptr<Strategy> make_strategy() { return std::make_unique<FastStrategy>(); }

@@ -28,7 +28,7 @@ namespace {
 // Filter rows [fy0, fy0 + KY) of a (2R+1)-wide window; the caller passes fy0 through D = R - fy0
 // (input row s feeds output rows s + D - i, i < KY) and `taps` holds just those KY rows. With
 // `accumulate` the pass adds to what `out` holds (the passes after the first of a split filter).
-template <class T, int R, int KY, bool PF, bool SPLIT>
+template <class T, int R, int KY, Feed F, bool SPLIT>
 __global__ void __launch_bounds__(kThreads)
     stream2d(const T* __restrict__ in, T* __restrict__ out, Geometry g,
              Taps<T, KY*(2 * R + 1)> taps, int pass_d, bool pass_accumulate) {
@@ -69,14 +69,38 @@ __global__ void __launch_bounds__(kThreads)
       zero_row(v, NV);
   };
   const std::int64_t s0 = y0 - D, s1 = y1 - D + KY - 1;
+  // With the ring, row s sits in slot (s - s0) % kRingSlots; the warp's slots start RA columns
+  // left of its strip, so the lane's inputs start at lane * kTx.
+  constexpr bool PF = F == Feed::kPrefetch, RING = F == Feed::kRing;
+  constexpr int W = 32 * kTx + 2 * RA;
+  __shared__ __align__(16) T ring_mem[kWarpsPerBlock][RING ? kRingSlots : 1][RING ? W : 4];
+  const RowRing<T, RING ? W : 4, RING ? kRingSlots : 1> ring{ring_mem[threadIdx.x >> 5]};
+  auto fill = [&](std::int64_t s) {
+    if (s < s1) {
+      const bool live = s >= 0 && s < g.ny;
+      ring.fill(int((s - s0) % kRingSlots), live ? src + s * g.nx : src, x0 - lane * kTx - RA,
+                g.nx, g.vec, live, lane);
+    }
+    ring.commit();
+  };
   T v[NV];
+  if constexpr (RING) {
+#pragma unroll
+    for (int k = 0; k + 1 < kRingSlots; ++k) fill(s0 + k);
+  }
   if (PF) fetch(v, s0);
   for (std::int64_t s = s0; s < s1; ++s) {
-    T next[NV];
-    if (PF)
+    T next[PF ? NV : 1];
+    if constexpr (RING) {
+      ring.template wait<kRingSlots - 2>();
+      __syncwarp();  // every lane's copies of row s landed; every lane done with slot s - 1
+      fill(s + kRingSlots - 1);
+      ring.read(int((s - s0) % kRingSlots), lane * kTx, v);
+    } else if constexpr (PF) {
       fetch(next, s + 1);
-    else
+    } else {
       fetch(v, s);
+    }
 #pragma unroll
     for (int q = 0; q < KY; ++q) {
       const int fy = KY - 1 - q;
@@ -98,24 +122,36 @@ __global__ void __launch_bounds__(kThreads)
       for (int j = 0; j < kTx; ++j) acc[q][j] = acc[q + 1][j];
 #pragma unroll
     for (int j = 0; j < kTx; ++j) acc[KY - 1][j] = T(0);
-    if (PF) {
+    if constexpr (PF) {
 #pragma unroll
       for (int i = 0; i < NV; ++i) v[i] = next[i];
     }
   }
 }
 
-// Prefetching the next row costs registers and so occupancy. Measured on an H100, 16384^2 float32
-// (docs/BENCHMARKS.md, ms off -> on): it pays at r = 4 (1.59 -> 1.06), 5 (1.79 -> 1.46), 6, 8 and
-// 10 (5.39 -> 5.02), and loses at r = 2 (0.84 -> 0.88), 3 (1.02 -> 1.16) and 7 (2.79 -> 2.89);
-// r = 1 is even. A pass of a split filter prefetches (r = 12 in passes of 8 rows: 11.3 -> 10.1).
-// HALO_FAST_PREFETCH=0/1 overrides this, for tuning.
+// How rows reach the FFMAs, measured on an H100, 16384^2 float32 (docs/BENCHMARKS.md, ms for
+// HALO_FAST_FEED = 0 direct / 1 register prefetch / 2 shared-memory ring):
+//   r = 1: 0.867 / 0.877 / 1.094     r = 2: 0.915 / 0.844 / 0.996    r = 3: 0.962 / 1.048 / 0.922
+//   r = 4: 1.336 / 1.097 / 1.048     r = 5: 1.774 / 1.478 / 1.462    r = 7: 2.726 / 2.899 / 2.468
+//   r = 15 (passes of 16 rows): 14.51 / 15.57 / 11.67
+// The ring wins wherever FFMAs dominate: no register copy of a prefetched row, fewer registers,
+// three rows in flight. Where the kernel only streams (r <= 2) it loses to the register paths.
+// HALO_FAST_FEED=0|1|2 (or the older HALO_FAST_PREFETCH=0|1) overrides this, for tuning.
 bool prefetch_rows(int R, int KY) {
   const int forced = prefetch_override();
   if (forced >= 0) return forced == 1;
-  if (KY < 2 * R + 1) return true;
-  return R == 4 || R == 5 || R == 6 || R == 8 || R == 10;
+  return KY < 2 * R + 1 || R == 2 || R >= 4;
 }
+
+bool ring_rows(int R) { return R >= 3; }
+
+Feed feed(int R, int KY) {
+  const int forced = feed_override();
+  if (forced >= 0) return Feed(forced);
+  if (prefetch_override() < 0 && ring_rows(R)) return Feed::kRing;
+  return prefetch_rows(R, KY) ? Feed::kPrefetch : Feed::kDirect;
+}
+
 
 // Filter rows per pass. One pass keeps all 2R+1 rows' accumulators in registers and reads all
 // (2R+1)^2 weights per input row; at large R those weights (3.8 KB at r = 15) overflow the SM's
@@ -149,16 +185,26 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
     const int fy = fy0 + i / K;  // rows past the filter's end are zero (the last pass)
     taps.w[i] = fy < K ? T(window[fy * K + i % K]) : T(0);
   }
-  const std::int64_t blocks = (g.items + kWarpsPerBlock - 1) / kWarpsPerBlock;
   const int D = R - fy0;
   constexpr bool kSplit = KY < 2 * R + 1;
-  const dim3 grid{unsigned(blocks)};
-  if (prefetch_rows(R, KY))
-    stream2d<T, R, KY, true, kSplit><<<grid, kThreads, 0, stream>>>(in, out, g, taps, D,
-                                                                     accumulate);
-  else
-    stream2d<T, R, KY, false, kSplit><<<grid, kThreads, 0, stream>>>(in, out, g, taps, D,
-                                                                      accumulate);
+  Geometry h = g;
+  auto go = [&](auto kernel) {
+    fit_chunks(h, g.ny, g.strips * g.batch, R, resident_warps(kernel));
+    h.items = h.strips * h.chunks * h.batch;
+    const std::int64_t blocks = (h.items + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    kernel<<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, h, taps, D, accumulate);
+  };
+  switch (feed(R, KY)) {
+    case Feed::kRing:
+      go(stream2d<T, R, KY, Feed::kRing, kSplit>);
+      break;
+    case Feed::kPrefetch:
+      go(stream2d<T, R, KY, Feed::kPrefetch, kSplit>);
+      break;
+    case Feed::kDirect:
+      go(stream2d<T, R, KY, Feed::kDirect, kSplit>);
+      break;
+  }
   HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 2D (r=" + std::to_string(R) + ", rows " +
                                           std::to_string(fy0) + ".." +
                                           std::to_string(fy0 + KY - 1) + ", " +
@@ -222,7 +268,7 @@ std::string plan_2d(DType t, int R) {
   if (passes > 1)
     s += "; the filter in " + std::to_string(passes) + " passes of " + std::to_string(rows) +
          " rows, each after the first adding to the output";
-  s += std::string("; next-row prefetch ") + (prefetch_rows(R, rows) ? "on" : "off");
+  s += std::string("; ") + feed_name(feed(R, rows));
   return s;
 }
 

@@ -27,7 +27,7 @@ constexpr int kTwoRowsUpTo = 2;
 
 // YB output rows (y .. y+YB-1) per warp: each input row loaded feeds every one of them that it
 // reaches, so a plane costs K+YB-1 row loads for YB output rows instead of K for one.
-template <class T, int R, int YB, bool PF>
+template <class T, int R, int YB, Feed F>
 __global__ void __launch_bounds__(kThreads)
     stream3d(const T* __restrict__ in, T* __restrict__ out, Geometry g,
              Taps<T, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps, std::int64_t ygroups) {
@@ -68,19 +68,48 @@ __global__ void __launch_bounds__(kThreads)
     else
       zero_row(v, NV);
   };
+  // With the ring, the warp's rows (plane s, row t) in march order n = (s - z0 + R) * NR + t go
+  // through slot n % kRingSlots; the slots start RA columns left of the strip.
+  constexpr bool PF = F == Feed::kPrefetch, RING = F == Feed::kRing;
+  constexpr int W = 32 * kTx + 2 * RA;
+  __shared__ __align__(16) T ring_mem[kWarpsPerBlock][RING ? kRingSlots : 1][RING ? W : 4];
+  const RowRing<T, RING ? W : 4, RING ? kRingSlots : 1> ring{ring_mem[threadIdx.x >> 5]};
+  const std::int64_t xs = x0 - lane * kTx - RA;
+  auto fill = [&](int k, std::int64_t s, int t) {  // row t of plane s into slot k
+    if (s < z1 + R && s >= 0 && s < g.nz) {
+      const std::int64_t iy = y - R + t;
+      const bool live = iy >= 0 && iy < g.ny;
+      ring.fill(k, live ? src + s * plane + iy * g.nx : src, xs, g.nx, g.vec, live, lane);
+    }
+    ring.commit();
+  };
+  unsigned n = 0;  // rows consumed so far (the ring's cursor)
+  if constexpr (RING) {
+#pragma unroll
+    for (int k = 0; k + 1 < kRingSlots; ++k) fill(k, z0 - R + k / NR, k % NR);
+  }
   T v[NV];
   if (PF) fetch(v, z0 - R, 0);
   for (std::int64_t s = z0 - R; s < z1 + R; ++s) {
     const bool live = s >= 0 && s < g.nz;  // a ghost plane adds nothing
 #pragma unroll
     for (int t = 0; t < NR; ++t) {  // input row y - R + t
-      T next[NV];
-      if (!PF)
+      T next[PF ? NV : 1];
+      if constexpr (RING) {
+        ring.template wait<kRingSlots - 2>();
+        __syncwarp();  // every lane's copies of this row landed; all done with the last slot
+        constexpr int ahead = kRingSlots - 1;  // fill row n + ahead: plane s + (t+ahead)/NR
+        fill(int((n + ahead) % kRingSlots), s + (t + ahead) / NR, (t + ahead) % NR);
+        if (live) ring.read(int(n % kRingSlots), lane * kTx, v);
+        ++n;
+      } else if constexpr (PF) {
+        if (t + 1 < NR)
+          fetch(next, s, t + 1);
+        else
+          fetch(next, s + 1, 0);
+      } else {
         fetch(v, s, t);
-      else if (t + 1 < NR)
-        fetch(next, s, t + 1);
-      else
-        fetch(next, s + 1, 0);
+      }
       if (live) {
 #pragma unroll
         for (int yy = 0; yy < YB; ++yy) {
@@ -99,7 +128,7 @@ __global__ void __launch_bounds__(kThreads)
           }
         }
       }
-      if (PF) {
+      if constexpr (PF) {
 #pragma unroll
         for (int i = 0; i < NV; ++i) v[i] = next[i];
       }
@@ -119,8 +148,10 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Measured on an H100, 640^3 float32: fetching one row ahead pays at r = 1, 2, 4 (r = 4:
-// 13.4 -> 11.5 ms) and is even at r = 3. HALO_FAST_PREFETCH=0/1 overrides this, for tuning.
+// How rows reach the FFMAs, measured on an H100, 640^3 float32 (docs/BENCHMARKS.md, ms for
+// HALO_FAST_FEED = 0 direct / 1 register prefetch / 2 shared-memory ring):
+//   r = 1: 1.230 / 1.003 / 1.035    r = 2: 2.652 / 2.209 / 1.933    r = 3: 5.294 / 6.197 / 4.880
+// HALO_FAST_FEED=0|1|2 (or the older HALO_FAST_PREFETCH=0|1) overrides this, for tuning.
 bool prefetch_rows(int R) {
   const int forced = prefetch_override();
   if (forced >= 0) return forced == 1;
@@ -136,18 +167,37 @@ int rows_per_warp(DType t, int R) {
   return R <= kTwoRowsUpTo ? 2 : 1;
 }
 
+// Where the rows come through the shared-memory ring: wherever FFMAs dominate (r >= 2).
+bool ring_rows(int R) { return R >= 2; }
+
+Feed feed(int R) {
+  const int forced = feed_override();
+  if (forced >= 0) return Feed(forced);
+  if (prefetch_override() < 0 && ring_rows(R)) return Feed::kRing;
+  return prefetch_rows(R) ? Feed::kPrefetch : Feed::kDirect;
+}
+
 template <class T, int R, int YB>
 void launch(const T* in, T* out, Geometry g, Taps<T, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps,
             cudaStream_t stream) {
   const std::int64_t ygroups = (g.ny + YB - 1) / YB;
-  g.items = g.items / g.ny * ygroups;  // items were counted per y-row
-  const std::int64_t blocks = (g.items + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  if (prefetch_rows(R))
-    stream3d<T, R, YB, true><<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, g, taps,
-                                                                            ygroups);
-  else
-    stream3d<T, R, YB, false><<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, g, taps,
-                                                                             ygroups);
+  auto go = [&](auto kernel) {
+    fit_chunks(g, g.nz, ygroups * g.strips * g.batch, R, resident_warps(kernel));
+    g.items = ygroups * g.strips * g.chunks * g.batch;
+    const std::int64_t blocks = (g.items + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    kernel<<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, g, taps, ygroups);
+  };
+  switch (feed(R)) {
+    case Feed::kRing:
+      go(stream3d<T, R, YB, Feed::kRing>);
+      break;
+    case Feed::kPrefetch:
+      go(stream3d<T, R, YB, Feed::kPrefetch>);
+      break;
+    case Feed::kDirect:
+      go(stream3d<T, R, YB, Feed::kDirect>);
+      break;
+  }
 }
 
 template <class T, int R>
@@ -195,7 +245,7 @@ std::string plan_3d(DType t, int R) {
   const int rows = rows_per_warp(t, R);
   return "a warp marches along z over a 128-column strip of " + std::to_string(rows) +
          " y-row(s), " + std::to_string(2 * R + 1) + " output planes of 4 columns per lane in "
-         "registers; next-row prefetch " + (prefetch_rows(R) ? "on" : "off");
+         "registers; " + feed_name(feed(R));
 }
 
 int compiled_radius_3d(DType t, int r) {
