@@ -119,32 +119,42 @@ template <class T, int W, int S>
 struct RowRing {
   static_assert(W * sizeof(T) % 16 == 0, "a slot is a whole number of 16-byte chunks");
   static constexpr int kChunk = 16 / int(sizeof(T));  // elements per 16-byte copy
-  T (*slot)[W];  // this warp's S slots
+  static constexpr int kChunks = W / kChunk;          // 16-byte copies per slot
+  static constexpr int kPerLane = (kChunks + 31) / 32;
+
+  // The warp's slots (S of them) hold row[x .. x+W) of the rows it is given; the columns are the
+  // same for every row, so each lane works out its copies' offsets and edges once, here.
+  __device__ __forceinline__ RowRing(T (*slots)[W], std::int64_t x, std::int64_t nx, bool vec,
+                                     int lane)
+      : slot(slots), x_(x), nx_(nx), vec_(vec), lane_(lane) {
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) {
+      const int c = lane + 32 * i;
+      const std::int64_t cx = x + std::int64_t(c) * kChunk;
+      inside_[i] = (kChunks % 32 == 0 || c < kChunks) && cx >= 0 && cx + kChunk <= nx;
+      offset_[i] = inside_[i] ? cx : 0;
+    }
+  }
 
   // Slot `k` = row[x .. x+W), zero outside [0, nx) or when !live (`row` is then any valid
   // address). With `vec` (x % 4 == 0, nx % 4 == 0, the row 16-byte aligned), 16-byte copies,
   // else one element per copy.
-  __device__ __forceinline__ void fill(int k, const T* row, std::int64_t x, std::int64_t nx,
-                                       bool vec, bool live, int lane) const {
+  __device__ __forceinline__ void fill(int k, const T* row, bool live) const {
     T* dst = slot[k];
-    if (vec) {
-      constexpr int C = W / kChunk;
+    if (vec_) {
 #pragma unroll
-      for (int i = 0; i < (C + 31) / 32; ++i) {
-        const int c = lane + 32 * i;
-        if (C % 32 == 0 || c < C) {
-          const std::int64_t cx = x + std::int64_t(c) * kChunk;
-          const bool in = live && cx >= 0 && cx + kChunk <= nx;
-          copy<16>(dst + c * kChunk, in ? row + cx : row, in);
-        }
+      for (int i = 0; i < kPerLane; ++i) {
+        const int c = lane_ + 32 * i;
+        if (kChunks % 32 == 0 || c < kChunks)
+          copy<16>(dst + c * kChunk, row + offset_[i], live && inside_[i]);
       }
     } else {
 #pragma unroll
       for (int i = 0; i < (W + 31) / 32; ++i) {
-        const int c = lane + 32 * i;
+        const int c = lane_ + 32 * i;
         if (W % 32 == 0 || c < W) {
-          const std::int64_t cx = x + c;
-          const bool in = live && cx >= 0 && cx < nx;
+          const std::int64_t cx = x_ + c;
+          const bool in = live && cx >= 0 && cx < nx_;
           copy<int(sizeof(T))>(dst + c, in ? row + cx : row, in);
         }
       }
@@ -179,6 +189,13 @@ struct RowRing {
   }
 
  private:
+  T (*slot)[W];
+  std::int64_t x_, nx_;
+  bool vec_;
+  int lane_;
+  std::int64_t offset_[kPerLane];  // row offset of the lane's i-th 16-byte copy (0 if outside)
+  bool inside_[kPerLane];          // whether that copy lies inside [0, nx)
+
   // dst[0 .. B/sizeof(T)) = src's (or zeros unless `in`): cp.async from sm_80, with a source size
   // of 0 for the zeros; before sm_80, a plain load and store.
   template <int B>

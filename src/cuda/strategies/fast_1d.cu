@@ -20,13 +20,12 @@ namespace {
 constexpr int kStripMaxR = 8;  // above: the 8-outputs-per-lane layout
 constexpr int kTxWide = 8;     // outputs per lane in that layout (16 measured slower: registers)
 
-template <class T, int R, bool RING>
+template <class T, int R>
 __global__ void __launch_bounds__(kThreads)
     strip1d(const T* __restrict__ in, T* __restrict__ out, Geometry g, Taps<T, 2 * R + 1> taps) {
   constexpr int K = 2 * R + 1;
   constexpr int RA = round_up4(R);
   constexpr int NV = kTx + 2 * RA;
-  constexpr int W = 32 * kTx + 2 * RA;
   const int lane = threadIdx.x & 31;
   const std::int64_t warps = std::int64_t(gridDim.x) * kWarpsPerBlock;
   std::int64_t item = std::int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
@@ -38,35 +37,11 @@ __global__ void __launch_bounds__(kThreads)
       load_row(v, in + b * g.nx, x0 - RA, g.nx, g.vec);
     }
   };
-  // With the ring, the warp's i-th segment goes through slot i % kRingSlots (its W inputs).
-  __shared__ __align__(16) T ring_mem[kWarpsPerBlock][RING ? kRingSlots : 1][RING ? W : 4];
-  const RowRing<T, RING ? W : 4, RING ? kRingSlots : 1> ring{ring_mem[threadIdx.x >> 5]};
-  auto fill = [&](int k, std::int64_t it) {
-    if (it < g.items) {
-      const std::int64_t b = it / g.strips;
-      ring.fill(k, in + b * g.nx, (it % g.strips) * (32 * kTx) - RA, g.nx, g.vec, true, lane);
-    }
-    ring.commit();
-  };
   T v[NV];
-  unsigned n = 0;
-  if constexpr (RING) {
-#pragma unroll
-    for (int k = 0; k + 1 < kRingSlots; ++k) fill(k, item + k * warps);
-  } else {
-    fetch(v, item);
-  }
+  fetch(v, item);
   for (; item < g.items; item += warps) {
-    T next[RING ? 1 : NV];
-    if constexpr (RING) {
-      ring.template wait<kRingSlots - 2>();
-      __syncwarp();
-      fill(int((n + kRingSlots - 1) % kRingSlots), item + (kRingSlots - 1) * warps);
-      ring.read(int(n % kRingSlots), lane * kTx, v);
-      ++n;
-    } else {
-      fetch(next, item + warps);
-    }
+    T next[NV];
+    fetch(next, item + warps);
     T acc[kTx];
 #pragma unroll
     for (int j = 0; j < kTx; ++j) acc[j] = T(0);
@@ -79,10 +54,8 @@ __global__ void __launch_bounds__(kThreads)
     const std::int64_t b = item / g.strips;
     const std::int64_t x0 = (item % g.strips) * (32 * kTx) + lane * kTx;
     if (x0 < g.nx) store4(out + b * g.nx, x0, g.nx, g.vec, acc);
-    if constexpr (!RING) {
 #pragma unroll
-      for (int i = 0; i < NV; ++i) v[i] = next[i];
-    }
+    for (int i = 0; i < NV; ++i) v[i] = next[i];
   }
 }
 
@@ -150,11 +123,6 @@ bool wide_prefetch(DType t, int R) {
   return forced >= 0 ? forced == 1 : R != 24;
 }
 
-// Whether the strip layout takes its segments through a shared-memory ring (cp.async) rather
-// than prefetching the next one into registers: measured on an H100, 2^28 float32, r = 4,
-// 0.767 ms (registers) against 1.110 ms (ring), so only when HALO_FAST_FEED=2 forces it.
-bool strip_ring() { return feed_override() == 2; }
-
 template <class T, int R>
 void run(const T* in, T* out, Geometry g, const double* window, cudaStream_t stream) {
   Taps<T, 2 * R + 1> taps;
@@ -170,12 +138,9 @@ void run(const T* in, T* out, Geometry g, const double* window, cudaStream_t str
     const std::int64_t blocks = need < fit ? need : fit;
     kernel<<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, g, taps);
   };
-  if constexpr (strip) {
-    if (strip_ring())
-      go(strip1d<T, R, true>);
-    else
-      go(strip1d<T, R, false>);
-  } else if (kWidePf<T, R> && wide_prefetch(DType::f32, R)) {
+  if constexpr (strip)
+    go(strip1d<T, R>);
+  else if (kWidePf<T, R> && wide_prefetch(DType::f32, R)) {
     go(wide1d<T, R, kWidePf<T, R>>);
   } else {
     go(wide1d<T, R, false>);
@@ -213,11 +178,8 @@ bool launch_1d<double>(const double* in, double* out, const Geometry& g, int r, 
 
 std::string plan_1d(DType t, int R) {
   if (R <= kStripMaxR)
-    return std::string("a warp computes 128 consecutive outputs (4 per lane), striding over the "
-                       "signal; ") +
-           (strip_ring() ? "segments through a shared-memory ring (cp.async, " +
-                               std::to_string(kRingSlots - 1) + " segments in flight per warp)"
-                         : std::string("the next segment's loads issued first"));
+    return "a warp computes 128 consecutive outputs (4 per lane, 16-byte loads), striding over "
+           "the signal with the next segment's loads issued first";
   return "a lane computes " + std::to_string(kTxWide) + " consecutive outputs from " +
          std::to_string(kTxWide + 2 * round_up4(R)) + " inputs held in registers; next-segment " +
          "prefetch " + (wide_prefetch(t, R) ? "on" : "off");

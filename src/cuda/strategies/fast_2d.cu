@@ -74,12 +74,12 @@ __global__ void __launch_bounds__(kThreads)
   constexpr bool PF = F == Feed::kPrefetch, RING = F == Feed::kRing;
   constexpr int W = 32 * kTx + 2 * RA;
   __shared__ __align__(16) T ring_mem[kWarpsPerBlock][RING ? kRingSlots : 1][RING ? W : 4];
-  const RowRing<T, RING ? W : 4, RING ? kRingSlots : 1> ring{ring_mem[threadIdx.x >> 5]};
+  const RowRing<T, RING ? W : 4, RING ? kRingSlots : 1> ring(
+      ring_mem[threadIdx.x >> 5], x0 - lane * kTx - RA, g.nx, g.vec, lane);
   auto fill = [&](std::int64_t s) {
     if (s < s1) {
       const bool live = s >= 0 && s < g.ny;
-      ring.fill(int((s - s0) % kRingSlots), live ? src + s * g.nx : src, x0 - lane * kTx - RA,
-                g.nx, g.vec, live, lane);
+      ring.fill(int((s - s0) % kRingSlots), live ? src + s * g.nx : src, live);
     }
     ring.commit();
   };

@@ -73,13 +73,13 @@ __global__ void __launch_bounds__(kThreads)
   constexpr bool PF = F == Feed::kPrefetch, RING = F == Feed::kRing;
   constexpr int W = 32 * kTx + 2 * RA;
   __shared__ __align__(16) T ring_mem[kWarpsPerBlock][RING ? kRingSlots : 1][RING ? W : 4];
-  const RowRing<T, RING ? W : 4, RING ? kRingSlots : 1> ring{ring_mem[threadIdx.x >> 5]};
-  const std::int64_t xs = x0 - lane * kTx - RA;
+  const RowRing<T, RING ? W : 4, RING ? kRingSlots : 1> ring(
+      ring_mem[threadIdx.x >> 5], x0 - lane * kTx - RA, g.nx, g.vec, lane);
   auto fill = [&](int k, std::int64_t s, int t) {  // row t of plane s into slot k
     if (s < z1 + R && s >= 0 && s < g.nz) {
       const std::int64_t iy = y - R + t;
       const bool live = iy >= 0 && iy < g.ny;
-      ring.fill(k, live ? src + s * plane + iy * g.nx : src, xs, g.nx, g.vec, live, lane);
+      ring.fill(k, live ? src + s * plane + iy * g.nx : src, live);
     }
     ring.commit();
   };
