@@ -277,10 +277,10 @@ TEST(CudaLaunch, ModelReproducesTheSeedNotesIntensities) {
 
 // `fast` says how it runs a problem (host-only: no GPU needed). Unless the tuning variables
 // override them: 2-D filters of r >= 12 in passes of 16 rows, smaller ones in one pass; 3-D f32
-// two y-rows per warp up to r = 2.
+// two y-rows per warp up to r = 2; f32 r = 1 prefetches 4 rows deep in 2-D and 3-D.
 bool tuning_overridden() {
   return std::getenv("HALO_FAST_PASS_ROWS") || std::getenv("HALO_FAST_PREFETCH") ||
-         std::getenv("HALO_FAST_FEED") ||
+         std::getenv("HALO_FAST_FEED") || std::getenv("HALO_FAST_DEPTH") ||
          std::getenv("HALO_FAST_3D_ROWS");
 }
 
@@ -297,6 +297,12 @@ TEST(CudaLaunch, FastExplainsItsPlan) {
   const std::string one = s->plan(problem(2, {300, 300, 1}, {9, 9}));
   EXPECT_EQ(one.find("passes"), std::string::npos) << one;
   EXPECT_NE(one.find("9 output rows"), std::string::npos) << one;
+  const std::string small = s->plan(problem(2, {300, 300, 1}, {3, 3}));
+  EXPECT_NE(small.find("4 rows in flight per warp"), std::string::npos) << small;
+  const std::string small64 = s->plan(problem(2, {300, 300, 1}, {3, 3}, DType::f64));
+  EXPECT_NE(small64.find("next-row prefetch"), std::string::npos) << small64;
+  const std::string vol3 = s->plan(problem(3, {30, 30, 30}, {3, 3, 3}));
+  EXPECT_NE(vol3.find("4 rows in flight per warp"), std::string::npos) << vol3;
   const std::string vol = s->plan(problem(3, {30, 30, 30}, {5, 5, 5}));
   EXPECT_NE(vol.find("2 y-row(s)"), std::string::npos) << vol;
   const std::string vol64 = s->plan(problem(3, {30, 30, 30}, {5, 5, 5}, DType::f64));

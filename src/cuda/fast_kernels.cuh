@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "halo/halo.hpp"
 
@@ -69,6 +70,12 @@ __device__ __forceinline__ void zero_row(T* v, int n) {
 #pragma unroll
   for (int i = 0; i < n; ++i) v[i] = T(0);
 }
+
+// N elements of a row, as a value (a fetched row that is assigned as a whole).
+template <class T, int N>
+struct RowOf {
+  T v[N];
+};
 
 // out[x .. x+3] = a[0..3], clipped to nx.
 template <class T>
@@ -220,15 +227,20 @@ struct RowRing {
 // Slots per warp ring: three rows in flight behind the one being read.
 constexpr int kRingSlots = 4;
 
-// How a kernel gets its rows: straight from global memory (kDirect), the next row's loads issued
-// before this row's FFMAs (kPrefetch), or through a RowRing (kRing).
+// How a kernel gets its rows: straight from global memory (kDirect), the loads of the next rows
+// issued before this row's FFMAs (kPrefetch), or through a RowRing (kRing).
 enum class Feed { kDirect, kPrefetch, kRing };
 
 // HALO_FAST_FEED=0|1|2 forces direct, prefetch or ring (every rank, where compiled); -1 unset.
 int feed_override();
 
-// The feed in words, for the plans.
-std::string feed_name(Feed f);
+// HALO_FAST_DEPTH=1..4 forces the register prefetch's rows in flight per warp (where compiled);
+// -1 unset.
+int depth_override();
+
+// The feed in words, for the plans (`depth`: rows in flight under the register prefetch).
+
+std::string feed_name(Feed f, int depth = 1);
 
 // Launch parameters shared by the three ranks.
 struct Geometry {

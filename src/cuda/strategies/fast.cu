@@ -183,13 +183,22 @@ int feed_override() {
   return v;
 }
 
-std::string feed_name(Feed f) {
+int depth_override() {
+  static const int v = [] {
+    const int k = tuning_knob("HALO_FAST_DEPTH");
+    return k >= 1 && k <= 4 ? k : -1;
+  }();
+  return v;
+}
+
+std::string feed_name(Feed f, int depth) {
   switch (f) {
     case Feed::kRing:
       return "rows through a shared-memory ring (cp.async, " + std::to_string(kRingSlots - 1) +
              " rows in flight per warp)";
     case Feed::kPrefetch:
-      return "next-row prefetch into registers";
+      return depth > 1 ? "register prefetch, " + std::to_string(depth) + " rows in flight per warp"
+                       : "next-row prefetch into registers";
     case Feed::kDirect:
       break;
   }

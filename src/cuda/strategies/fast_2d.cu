@@ -28,7 +28,7 @@ namespace {
 // Filter rows [fy0, fy0 + KY) of a (2R+1)-wide window; the caller passes fy0 through D = R - fy0
 // (input row s feeds output rows s + D - i, i < KY) and `taps` holds just those KY rows. With
 // `accumulate` the pass adds to what `out` holds (the passes after the first of a split filter).
-template <class T, int R, int KY, Feed F, bool SPLIT>
+template <class T, int R, int KY, Feed F, bool SPLIT, int DEPTH = 1>
 __global__ void __launch_bounds__(kThreads)
     stream2d(const T* __restrict__ in, T* __restrict__ out, Geometry g,
              Taps<T, KY*(2 * R + 1)> taps, int pass_d, bool pass_accumulate) {
@@ -62,11 +62,11 @@ __global__ void __launch_bounds__(kThreads)
   // At input row s, acc[q] belongs to output row s + D - (KY-1) + q, which takes row s through
   // filter row KY-1-q of the pass; acc[0] is complete after it. The next row's loads are issued
   // before this row's FFMAs (software pipelining), so their latency hides behind them.
-  auto fetch = [&](T(&v)[NV], std::int64_t s) {
+  auto fetch = [&](RowOf<T, NV>& w, std::int64_t s) {
     if (s >= 0 && s < g.ny)
-      load_row(v, src + s * g.nx, x0 - RA, g.nx, g.vec);
+      load_row(w.v, src + s * g.nx, x0 - RA, g.nx, g.vec);
     else
-      zero_row(v, NV);
+      zero_row(w.v, NV);
   };
   const std::int64_t s0 = y0 - D, s1 = y1 - D + KY - 1;
   // With the ring, row s sits in slot (s - s0) % kRingSlots; the warp's slots start RA columns
@@ -84,23 +84,9 @@ __global__ void __launch_bounds__(kThreads)
     ring.commit();
   };
   T v[NV];
-  if constexpr (RING) {
-#pragma unroll
-    for (int k = 0; k + 1 < kRingSlots; ++k) fill(s0 + k);
-  }
-  if (PF) fetch(v, s0);
-  for (std::int64_t s = s0; s < s1; ++s) {
-    T next[PF ? NV : 1];
-    if constexpr (RING) {
-      ring.template wait<kRingSlots - 2>();
-      __syncwarp();  // every lane's copies of row s landed; every lane done with slot s - 1
-      fill(s + kRingSlots - 1);
-      ring.read(int((s - s0) % kRingSlots), lane * kTx, v);
-    } else if constexpr (PF) {
-      fetch(next, s + 1);
-    } else {
-      fetch(v, s);
-    }
+  // Row s is in v: its FFMAs, then the output row it completes is stored and the accumulators
+  // shift.
+  auto step = [&](std::int64_t s) {
 #pragma unroll
     for (int q = 0; q < KY; ++q) {
       const int fy = KY - 1 - q;
@@ -122,9 +108,52 @@ __global__ void __launch_bounds__(kThreads)
       for (int j = 0; j < kTx; ++j) acc[q][j] = acc[q + 1][j];
 #pragma unroll
     for (int j = 0; j < kTx; ++j) acc[KY - 1][j] = T(0);
-    if constexpr (PF) {
+  };
+  if constexpr (PF) {
+    // DEPTH rows in flight: row s sits in pipe[(s - s0) % DEPTH], refilled with row s + DEPTH
+    // as soon as it is in v. The loop runs DEPTH rows per trip, so every index is a constant
+    // and no row is copied between registers.
+    RowOf<T, NV> pipe[DEPTH];
 #pragma unroll
-      for (int i = 0; i < NV; ++i) v[i] = next[i];
+    for (int k = 0; k < DEPTH; ++k)
+      if (s0 + k < s1) fetch(pipe[k], s0 + k);
+    for (std::int64_t s = s0; s < s1; s += DEPTH) {
+#pragma unroll
+      for (int k = 0; k < DEPTH; ++k) {
+        if (s + k >= s1) break;
+        const bool more = s + k + DEPTH < s1;
+        if constexpr (DEPTH == 1) {  // the next row's loads go out before this row is read
+          RowOf<T, NV> next;
+          if (more) fetch(next, s + 1);
+#pragma unroll
+          for (int i = 0; i < NV; ++i) v[i] = pipe[0].v[i];
+          pipe[0] = next;
+        } else {
+#pragma unroll
+          for (int i = 0; i < NV; ++i) v[i] = pipe[k].v[i];
+          if (more) fetch(pipe[k], s + k + DEPTH);
+        }
+        step(s + k);
+      }
+    }
+  } else {
+    if constexpr (RING) {
+#pragma unroll
+      for (int k = 0; k + 1 < kRingSlots; ++k) fill(s0 + k);
+    }
+    for (std::int64_t s = s0; s < s1; ++s) {
+      if constexpr (RING) {
+        ring.template wait<kRingSlots - 2>();
+        __syncwarp();  // every lane's copies of row s landed; every lane done with slot s - 1
+        fill(s + kRingSlots - 1);
+        ring.read(int((s - s0) % kRingSlots), lane * kTx, v);
+      } else {
+        RowOf<T, NV> row;
+        fetch(row, s);
+#pragma unroll
+        for (int i = 0; i < NV; ++i) v[i] = row.v[i];
+      }
+      step(s);
     }
   }
 }
@@ -134,16 +163,29 @@ __global__ void __launch_bounds__(kThreads)
 //   r = 1: 0.867 / 0.877 / 1.094     r = 2: 0.915 / 0.844 / 0.996    r = 3: 0.962 / 1.048 / 0.922
 //   r = 4: 1.336 / 1.097 / 1.048     r = 5: 1.774 / 1.478 / 1.462    r = 7: 2.726 / 2.899 / 2.468
 //   r = 15 (passes of 16 rows): 14.51 / 15.57 / 11.67
-// The ring wins wherever FFMAs dominate: no register copy of a prefetched row, fewer registers,
+// (r = 1 then runs its prefetch 4 rows deep: see depth()). The ring wins wherever FFMAs dominate: no register copy of a prefetched row, fewer registers,
 // three rows in flight. Where the kernel only streams (r <= 2) it loses to the register paths.
 // HALO_FAST_FEED=0|1|2 (or the older HALO_FAST_PREFETCH=0|1) overrides this, for tuning.
 bool prefetch_rows(int R, int KY) {
   const int forced = prefetch_override();
   if (forced >= 0) return forced == 1;
-  return KY < 2 * R + 1 || R == 2 || R >= 4;
+  return KY < 2 * R + 1 || R <= 2 || R >= 4;
 }
 
 bool ring_rows(int R) { return R >= 3; }
+
+// Rows in flight per warp under the register prefetch. Measured on an H100, 16384^2 float32
+// (ms for 1 / 2 / 3 / 4 rows): r = 1 0.879 / 0.844 / 0.798 / 0.772, r = 2 0.834 / 0.840 / 0.927 /
+// 0.892. Each deeper row costs ~20 registers, so fewer warps, yet more bytes in flight: r = 1 at
+// 4 rows (127 registers, 16 warps per SM) keeps 64 rows of 512 B in flight per SM, against 36 for
+// the 54-register direct kernel. Compiled for f32 and r <= 4; HALO_FAST_DEPTH=1..4 overrides,
+// for tuning.
+int depth(DType t, int R) {
+  const int forced = depth_override();
+  if (t != DType::f32 || R > kTx) return 1;
+  if (forced >= 1) return forced;
+  return R == 1 ? 4 : 1;
+}
 
 Feed feed(int R, int KY) {
   const int forced = feed_override();
@@ -199,6 +241,21 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
       go(stream2d<T, R, KY, Feed::kRing, kSplit>);
       break;
     case Feed::kPrefetch:
+      if constexpr (std::is_same<T, float>::value && R >= 1 && R <= kTx) {
+        const int d = depth(DType::f32, R);
+        if (d == 4) {
+          go(stream2d<T, R, KY, Feed::kPrefetch, kSplit, 4>);
+          break;
+        }
+        if (d == 3) {
+          go(stream2d<T, R, KY, Feed::kPrefetch, kSplit, 3>);
+          break;
+        }
+        if (d == 2) {
+          go(stream2d<T, R, KY, Feed::kPrefetch, kSplit, 2>);
+          break;
+        }
+      }
       go(stream2d<T, R, KY, Feed::kPrefetch, kSplit>);
       break;
     case Feed::kDirect:
@@ -268,7 +325,7 @@ std::string plan_2d(DType t, int R) {
   if (passes > 1)
     s += "; the filter in " + std::to_string(passes) + " passes of " + std::to_string(rows) +
          " rows, each after the first adding to the output";
-  s += std::string("; ") + feed_name(feed(R, rows));
+  s += std::string("; ") + feed_name(feed(R, rows), feed(R, rows) == Feed::kPrefetch ? depth(t, R) : 1);
   return s;
 }
 

@@ -27,7 +27,7 @@ constexpr int kTwoRowsUpTo = 2;
 
 // YB output rows (y .. y+YB-1) per warp: each input row loaded feeds every one of them that it
 // reaches, so a plane costs K+YB-1 row loads for YB output rows instead of K for one.
-template <class T, int R, int YB, Feed F>
+template <class T, int R, int YB, Feed F, int DEPTH = 1>
 __global__ void __launch_bounds__(kThreads)
     stream3d(const T* __restrict__ in, T* __restrict__ out, Geometry g,
              Taps<T, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps, std::int64_t ygroups) {
@@ -61,12 +61,12 @@ __global__ void __launch_bounds__(kThreads)
   // Rows are fetched one ahead (the next row of this plane, or the first of the next plane), so
   // each row's loads are in flight while the previous row's FFMAs run. Ghost rows and planes are
   // zero rows: they cost FFMAs only at the borders.
-  auto fetch = [&](T(&v)[NV], std::int64_t s, int t) {
+  auto fetch = [&](RowOf<T, NV>& w, std::int64_t s, int t) {
     const std::int64_t iy = y - R + t;
     if (s >= 0 && s < g.nz && iy >= 0 && iy < g.ny)
-      load_row(v, src + s * plane + iy * g.nx, x0 - RA, g.nx, g.vec);
+      load_row(w.v, src + s * plane + iy * g.nx, x0 - RA, g.nx, g.vec);
     else
-      zero_row(v, NV);
+      zero_row(w.v, NV);
   };
   // With the ring, the warp's rows (plane s, row t) in march order n = (s - z0 + R) * NR + t go
   // through slot n % kRingSlots; the slots start RA columns left of the strip.
@@ -89,12 +89,19 @@ __global__ void __launch_bounds__(kThreads)
     for (int k = 0; k + 1 < kRingSlots; ++k) fill(k, z0 - R + k / NR, k % NR);
   }
   T v[NV];
-  if (PF) fetch(v, z0 - R, 0);
+  // The register prefetch keeps DEPTH rows in flight: row n (march order) sits in
+  // pipe[n % DEPTH], refilled with row n + DEPTH as soon as it is in v. DEPTH divides NR, so
+  // n % DEPTH = t % DEPTH is a constant in the unrolled row loop.
+  static_assert(NR % DEPTH == 0, "the prefetch depth divides the rows per plane");
+  RowOf<T, NV> pipe[PF ? DEPTH : 1];
+  if constexpr (PF) {
+#pragma unroll
+    for (int k = 0; k < DEPTH; ++k) fetch(pipe[k], z0 - R + k / NR, k % NR);
+  }
   for (std::int64_t s = z0 - R; s < z1 + R; ++s) {
     const bool live = s >= 0 && s < g.nz;  // a ghost plane adds nothing
 #pragma unroll
     for (int t = 0; t < NR; ++t) {  // input row y - R + t
-      T next[PF ? NV : 1];
       if constexpr (RING) {
         ring.template wait<kRingSlots - 2>();
         __syncwarp();  // every lane's copies of this row landed; all done with the last slot
@@ -103,12 +110,24 @@ __global__ void __launch_bounds__(kThreads)
         if (live) ring.read(int(n % kRingSlots), lane * kTx, v);
         ++n;
       } else if constexpr (PF) {
-        if (t + 1 < NR)
-          fetch(next, s, t + 1);
-        else
-          fetch(next, s + 1, 0);
+        const int k = t % DEPTH, ahead = t + DEPTH;
+        const bool more = s + ahead / NR < z1 + R;
+        if constexpr (DEPTH == 1) {  // the next row's loads go out before this row is read
+          RowOf<T, NV> next;
+          if (more) fetch(next, s + ahead / NR, ahead % NR);
+#pragma unroll
+          for (int i = 0; i < NV; ++i) v[i] = pipe[0].v[i];
+          pipe[0] = next;
+        } else {
+#pragma unroll
+          for (int i = 0; i < NV; ++i) v[i] = pipe[k].v[i];
+          if (more) fetch(pipe[k], s + ahead / NR, ahead % NR);
+        }
       } else {
-        fetch(v, s, t);
+        RowOf<T, NV> row;
+        fetch(row, s, t);
+#pragma unroll
+        for (int i = 0; i < NV; ++i) v[i] = row.v[i];
       }
       if (live) {
 #pragma unroll
@@ -127,10 +146,6 @@ __global__ void __launch_bounds__(kThreads)
             }
           }
         }
-      }
-      if constexpr (PF) {
-#pragma unroll
-        for (int i = 0; i < NV; ++i) v[i] = next[i];
       }
     }
     const std::int64_t done = s - R;
@@ -177,6 +192,17 @@ Feed feed(int R) {
   return prefetch_rows(R) ? Feed::kPrefetch : Feed::kDirect;
 }
 
+// Rows in flight per warp under the register prefetch, where compiled (f32, r <= 2, a depth that
+// divides the K + YB - 1 rows per plane). Measured on an H100, 640^3 float32, r = 1, two rows per
+// warp (ms for 1 / 2 / 4 rows in flight): 1.16 / 1.00 / 0.94, at 114 / 127 / 128 registers (the
+// same 16 warps per SM). HALO_FAST_DEPTH=1..4 overrides, for tuning.
+int depth(int R, int YB) {
+  const int forced = depth_override();
+  const int nr = 2 * R + YB;
+  const int want = forced >= 1 ? forced : R == 1 ? 4 : 1;
+  return R >= 1 && R <= 2 && nr % want == 0 ? want : 1;
+}
+
 template <class T, int R, int YB>
 void launch(const T* in, T* out, Geometry g, Taps<T, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps,
             cudaStream_t stream) {
@@ -192,6 +218,28 @@ void launch(const T* in, T* out, Geometry g, Taps<T, (2 * R + 1) * (2 * R + 1) *
       go(stream3d<T, R, YB, Feed::kRing>);
       break;
     case Feed::kPrefetch:
+      if constexpr (std::is_same<T, float>::value && R >= 1 && R <= 2) {
+        constexpr int NR = 2 * R + YB;
+        const int d = depth(R, YB);
+        if constexpr (NR % 4 == 0) {
+          if (d == 4) {
+            go(stream3d<T, R, YB, Feed::kPrefetch, 4>);
+            break;
+          }
+        }
+        if constexpr (NR % 3 == 0) {
+          if (d == 3) {
+            go(stream3d<T, R, YB, Feed::kPrefetch, 3>);
+            break;
+          }
+        }
+        if constexpr (NR % 2 == 0) {
+          if (d == 2) {
+            go(stream3d<T, R, YB, Feed::kPrefetch, 2>);
+            break;
+          }
+        }
+      }
       go(stream3d<T, R, YB, Feed::kPrefetch>);
       break;
     case Feed::kDirect:
@@ -245,7 +293,7 @@ std::string plan_3d(DType t, int R) {
   const int rows = rows_per_warp(t, R);
   return "a warp marches along z over a 128-column strip of " + std::to_string(rows) +
          " y-row(s), " + std::to_string(2 * R + 1) + " output planes of 4 columns per lane in "
-         "registers; " + feed_name(feed(R));
+         "registers; " + feed_name(feed(R), feed(R) == Feed::kPrefetch && t == DType::f32 ? depth(R, rows_per_warp(t, R)) : 1);
 }
 
 int compiled_radius_3d(DType t, int r) {
