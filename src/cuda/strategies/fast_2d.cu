@@ -1,20 +1,22 @@
 /* strategy: fast, 2D — register-blocked row streaming.
  *
  * Who loads what: each warp owns a strip of 128 columns (4 per lane) and a chunk of rows, and
- * streams down the rows. For every input row it loads, per lane, the 4 + 2*RA elements its four
- * outputs need (RA = R rounded up to 4), as 16-byte loads straight from global memory: the halo
- * columns are the neighbouring lanes' centres, so they hit in L1, and DRAM sees each row about once.
- * Which threads compute: every lane, all the time; no shared memory, no barriers.
+ * streams down the rows. For every input row it needs, per lane, the 4 + 2*RA elements its four
+ * outputs need (RA = R rounded up to 4): as 16-byte loads straight from global memory (the halo
+ * columns are the neighbouring lanes' centres, so they hit in L1, and DRAM sees each row about
+ * once), issued up to 4 rows ahead into registers (kPrefetch), or copied by cp.async into a
+ * warp-private ring of row slots in shared memory (kRing) that the lanes read back. feed() says
+ * which, per radius, from measurements.
+ * Which threads compute: every lane, all the time; no block-wide barriers (the ring needs only
+ * __syncwarp).
  * The accumulators of the 2R+1 output rows the current input row contributes to live in registers
  * (acc[q][j], q = 0 the oldest): the row adds (2R+1)^2 * 4 FFMAs, whose weights are kernel
  * parameters (constant bank operands, no loads), then the oldest row is complete: it is stored and
- * the accumulators shift by one. Where it pays (prefetch_rows), the next row's loads are issued
- * before this row's FFMAs.
+ * the accumulators shift by one.
  * Arithmetic intensity: each input element comes from DRAM about once (plus 2R rows per chunk)
  * and feeds (2R+1)^2 taps, so the DRAM intensity is the problem's own, (2R+1)^2 * 2 OP over 8 B
- * (read + write): the notes' tiled bound with the output write counted. Per row and lane, 1 + RA/2
- * 16-byte loads (L1 hits but one) feed (2R+1)^2 * 4 FFMAs: on an H100 the kernel is memory-bound
- * up to r ~ 4 and FFMA-bound above.
+ * (read + write): the notes' tiled bound with the output write counted. On an H100 the kernel is
+ * memory-bound up to r ~ 4 and FFMA-bound above.
  */
 #include "cuda/check.cuh"
 #include "cuda/fast_kernels.cuh"

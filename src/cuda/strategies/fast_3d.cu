@@ -3,9 +3,10 @@
  * Who loads what: each warp owns a strip of 128 x-columns (4 per lane) of one y-row and a chunk of
  * z-planes, and marches along z. For every input plane it loads, row by row, the 2R+1 rows
  * y-R .. y+R that its outputs need (4 + 2*RA elements per lane and row, 16-byte loads from global
- * memory). The four warps of a block take four neighbouring y-rows, so most of those rows hit in
- * L1 or L2 and DRAM sees each element about once.
- * Which threads compute: all; no shared memory, no barriers. The accumulators of the 2R+1 output
+ * memory, prefetched up to 4 rows ahead at r = 1, through a warp-private cp.async ring of row slots
+ * in shared memory from r = 2). The four warps of a block take neighbouring y-rows, so most of
+ * those rows hit in L1 or L2 and DRAM sees each element about once.
+ * Which threads compute: all; no block-wide barriers. The accumulators of the 2R+1 output
  * planes that the current input plane feeds stay in registers; each loaded row adds
  * (2R+1)^2 * 4 FFMAs (weights are kernel-parameter operands); after the plane the oldest output
  * plane is complete, stored, and the accumulators shift.
