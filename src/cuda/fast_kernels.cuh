@@ -77,6 +77,26 @@ struct RowOf {
   T v[N];
 };
 
+// One step of the register prefetch, whose D rows in flight sit in pipe: v = the row in pipe[k]
+// (k a constant once the caller's row loop is unrolled), and `fetch(row)` loads the row D ahead
+// into its place when `more`. With D = 1 the next row's loads go out before pipe[0] is read, so
+// two rows overlap for a moment instead of none.
+template <class T, int NV, int D, class Fetch>
+__device__ __forceinline__ void take_row(RowOf<T, NV> (&pipe)[D], int k, bool more, T (&v)[NV],
+                                         Fetch fetch) {
+  if constexpr (D == 1) {
+    RowOf<T, NV> next;
+    if (more) fetch(next);
+#pragma unroll
+    for (int i = 0; i < NV; ++i) v[i] = pipe[0].v[i];
+    pipe[0] = next;
+  } else {
+#pragma unroll
+    for (int i = 0; i < NV; ++i) v[i] = pipe[k].v[i];
+    if (more) fetch(pipe[k]);
+  }
+}
+
 // out[x .. x+3] = a[0..3], clipped to nx.
 template <class T>
 __device__ __forceinline__ void store4(T* __restrict__ row, std::int64_t x, std::int64_t nx,

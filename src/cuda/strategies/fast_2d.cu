@@ -123,18 +123,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int k = 0; k < DEPTH; ++k) {
         if (s + k >= s1) break;
-        const bool more = s + k + DEPTH < s1;
-        if constexpr (DEPTH == 1) {  // the next row's loads go out before this row is read
-          RowOf<T, NV> next;
-          if (more) fetch(next, s + 1);
-#pragma unroll
-          for (int i = 0; i < NV; ++i) v[i] = pipe[0].v[i];
-          pipe[0] = next;
-        } else {
-#pragma unroll
-          for (int i = 0; i < NV; ++i) v[i] = pipe[k].v[i];
-          if (more) fetch(pipe[k], s + k + DEPTH);
-        }
+        const std::int64_t ahead = s + k + DEPTH;
+        take_row(pipe, k, ahead < s1, v, [&](RowOf<T, NV>& w) { fetch(w, ahead); });
         step(s + k);
       }
     }

@@ -111,19 +111,9 @@ __global__ void __launch_bounds__(kThreads)
         if (live) ring.read(int(n % kRingSlots), lane * kTx, v);
         ++n;
       } else if constexpr (PF) {
-        const int k = t % DEPTH, ahead = t + DEPTH;
-        const bool more = s + ahead / NR < z1 + R;
-        if constexpr (DEPTH == 1) {  // the next row's loads go out before this row is read
-          RowOf<T, NV> next;
-          if (more) fetch(next, s + ahead / NR, ahead % NR);
-#pragma unroll
-          for (int i = 0; i < NV; ++i) v[i] = pipe[0].v[i];
-          pipe[0] = next;
-        } else {
-#pragma unroll
-          for (int i = 0; i < NV; ++i) v[i] = pipe[k].v[i];
-          if (more) fetch(pipe[k], s + ahead / NR, ahead % NR);
-        }
+        const int ahead = t + DEPTH;  // row ahead % NR of plane s + ahead / NR
+        take_row(pipe, t % DEPTH, s + ahead / NR < z1 + R, v,
+                 [&](RowOf<T, NV>& w) { fetch(w, s + ahead / NR, ahead % NR); });
       } else {
         RowOf<T, NV> row;
         fetch(row, s, t);
