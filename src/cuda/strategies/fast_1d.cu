@@ -59,7 +59,10 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <class T, int R, bool PF>
+// DEPTH items in flight per warp: 0 (loaded as needed) or 1. Deeper measured slower (H100, 2^28
+// float32, ms for 1 / 2 / 3: r = 12 0.836 / 0.952 / 1.030, r = 16 0.872 / 0.908 / 1.087): each
+// item in flight costs 8 + 2*RA registers, and the warps lost cost more than the depth gains.
+template <class T, int R, int DEPTH>
 __global__ void __launch_bounds__(kThreads)
     wide1d(const T* __restrict__ in, T* __restrict__ out, Geometry g, Taps<T, 2 * R + 1> taps) {
   constexpr int K = 2 * R + 1;
@@ -67,26 +70,18 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int NV = kTxWide + 2 * RA;
   const int lane = threadIdx.x & 31;
   const std::int64_t warps = std::int64_t(gridDim.x) * kWarpsPerBlock;
-  // item = b * strips + strip; lane's outputs x0 .. x0+7 of item b. With PF, the next item's
-  // inputs are loaded before this item's FFMAs, so their latency hides behind them.
-  auto fetch = [&](T(&v)[NV], std::int64_t it) {
+  // item = b * strips + strip; lane's outputs x0 .. x0+7 of item b. With DEPTH = 1, the inputs
+  // of the warp's next item are in flight while this item's FFMAs run.
+  auto fetch = [&](RowOf<T, NV>& w, std::int64_t it) {
     if (it < g.items) {
       const std::int64_t b = it / g.strips;
       const std::int64_t x0 = (it % g.strips) * (32 * kTxWide) + lane * kTxWide;
-      load_row(v, in + b * g.nx, x0 - RA, g.nx, g.vec);
+      load_row(w.v, in + b * g.nx, x0 - RA, g.nx, g.vec);
     }
   };
-  std::int64_t item = std::int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-  T v[NV];
-  if (PF) fetch(v, item);
-  for (; item < g.items; item += warps) {
-    T next[PF ? NV : 1];
-    if constexpr (PF)
-      fetch(next, item + warps);
-    else
-      fetch(v, item);
-    const std::int64_t b = item / g.strips;
-    const std::int64_t x0 = (item % g.strips) * (32 * kTxWide) + lane * kTxWide;
+  auto compute = [&](const T(&v)[NV], std::int64_t it) {
+    const std::int64_t b = it / g.strips;
+    const std::int64_t x0 = (it % g.strips) * (32 * kTxWide) + lane * kTxWide;
     T acc[kTxWide];
 #pragma unroll
     for (int j = 0; j < kTxWide; ++j) acc[j] = T(0);
@@ -102,9 +97,30 @@ __global__ void __launch_bounds__(kThreads)
       const T part[kTx] = {acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2], acc[q * kTx + 3]};
       if (x < g.nx) store4(out + b * g.nx, x, g.nx, g.vec, part);
     }
-    if constexpr (PF) {
+  };
+  const std::int64_t first = std::int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  T v[NV];
+  if constexpr (DEPTH == 0) {
+    for (std::int64_t item = first; item < g.items; item += warps) {
+      RowOf<T, NV> row;
+      fetch(row, item);
 #pragma unroll
-      for (int i = 0; i < NV; ++i) v[i] = next[i];
+      for (int i = 0; i < NV; ++i) v[i] = row.v[i];
+      compute(v, item);
+    }
+  } else {
+    RowOf<T, NV> pipe[DEPTH];  // pipe[k]: item first + (n * DEPTH + k) * warps, n the trip
+#pragma unroll
+    for (int k = 0; k < DEPTH; ++k) fetch(pipe[k], first + k * warps);
+    for (std::int64_t item = first; item < g.items; item += DEPTH * warps) {
+#pragma unroll
+      for (int k = 0; k < DEPTH; ++k) {
+        const std::int64_t it = item + k * warps;
+        if (it >= g.items) break;
+        const std::int64_t ahead = it + DEPTH * warps;
+        take_row(pipe, k, ahead < g.items, v, [&](RowOf<T, NV>& w) { fetch(w, ahead); });
+        compute(v, it);
+      }
     }
   }
 }
@@ -138,12 +154,12 @@ void run(const T* in, T* out, Geometry g, const double* window, cudaStream_t str
     const std::int64_t blocks = need < fit ? need : fit;
     kernel<<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, g, taps);
   };
-  if constexpr (strip)
+  if constexpr (strip) {
     go(strip1d<T, R>);
-  else if (kWidePf<T, R> && wide_prefetch(DType::f32, R)) {
-    go(wide1d<T, R, kWidePf<T, R>>);
+  } else if (kWidePf<T, R> && wide_prefetch(DType::f32, R)) {
+    go(wide1d<T, R, kWidePf<T, R> ? 1 : 0>);
   } else {
-    go(wide1d<T, R, false>);
+    go(wide1d<T, R, 0>);
   }
   HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 1D (r=" + std::to_string(R) + ", n " +
                                           std::to_string(g.nx) + ", batch " +
