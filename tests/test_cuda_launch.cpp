@@ -281,6 +281,7 @@ TEST(CudaLaunch, ModelReproducesTheSeedNotesIntensities) {
 bool tuning_overridden() {
   return std::getenv("HALO_FAST_PASS_ROWS") || std::getenv("HALO_FAST_PREFETCH") ||
          std::getenv("HALO_FAST_FEED") || std::getenv("HALO_FAST_DEPTH") ||
+         std::getenv("HALO_FAST_TX") ||
          std::getenv("HALO_FAST_3D_ROWS");
 }
 
@@ -297,6 +298,8 @@ TEST(CudaLaunch, FastExplainsItsPlan) {
   const std::string one = s->plan(problem(2, {300, 300, 1}, {9, 9}));
   EXPECT_EQ(one.find("passes"), std::string::npos) << one;
   EXPECT_NE(one.find("9 output rows"), std::string::npos) << one;
+  const std::string mid = s->plan(problem(2, {300, 300, 1}, {11, 11}));  // r = 5
+  EXPECT_NE(mid.find("256-column strip, 11 output rows of 8 columns"), std::string::npos) << mid;
   const std::string small = s->plan(problem(2, {300, 300, 1}, {3, 3}));
   EXPECT_NE(small.find("4 rows in flight per warp"), std::string::npos) << small;
   const std::string small64 = s->plan(problem(2, {300, 300, 1}, {3, 3}, DType::f64));

@@ -30,13 +30,14 @@ namespace {
 // Filter rows [fy0, fy0 + KY) of a (2R+1)-wide window; the caller passes fy0 through D = R - fy0
 // (input row s feeds output rows s + D - i, i < KY) and `taps` holds just those KY rows. With
 // `accumulate` the pass adds to what `out` holds (the passes after the first of a split filter).
-template <class T, int R, int KY, Feed F, bool SPLIT, int DEPTH = 1>
+template <class T, int R, int KY, Feed F, bool SPLIT, int DEPTH = 1, int TX = kTx>
 __global__ void __launch_bounds__(kThreads)
     stream2d(const T* __restrict__ in, T* __restrict__ out, Geometry g,
              Taps<T, KY*(2 * R + 1)> taps, int pass_d, bool pass_accumulate) {
   constexpr int K = 2 * R + 1;
   constexpr int RA = round_up4(R);
-  constexpr int NV = kTx + 2 * RA;
+  constexpr int NV = TX + 2 * RA;
+  static_assert(TX % kTx == 0, "columns per lane come in 16-byte groups");
   // One pass (SPLIT false): D = R at compile time and nothing to add to (the kernel as it was
   // before passes existed: r = 7 measured 2.8 ms so, 3.3 ms with run-time D and the add path).
   const int D = SPLIT ? pass_d : R;
@@ -49,17 +50,17 @@ __global__ void __launch_bounds__(kThreads)
   const std::int64_t strip = item % g.strips;
   const std::int64_t chunk = (item / g.strips) % g.chunks;
   const std::int64_t b = item / (g.strips * g.chunks);
-  const std::int64_t x0 = strip * (32 * kTx) + lane * kTx;
+  const std::int64_t x0 = strip * (32 * TX) + lane * TX;
   const std::int64_t y0 = chunk * g.chunk;
   const std::int64_t y1 = y0 + g.chunk < g.ny ? y0 + g.chunk : g.ny;
   const T* src = in + b * g.ny * g.nx;
   T* dst = out + b * g.ny * g.nx;
 
-  T acc[KY][kTx];
+  T acc[KY][TX];
 #pragma unroll
   for (int q = 0; q < KY; ++q)
 #pragma unroll
-    for (int j = 0; j < kTx; ++j) acc[q][j] = T(0);
+    for (int j = 0; j < TX; ++j) acc[q][j] = T(0);
 
   // At input row s, acc[q] belongs to output row s + D - (KY-1) + q, which takes row s through
   // filter row KY-1-q of the pass; acc[0] is complete after it. The next row's loads are issued
@@ -72,12 +73,12 @@ __global__ void __launch_bounds__(kThreads)
   };
   const std::int64_t s0 = y0 - D, s1 = y1 - D + KY - 1;
   // With the ring, row s sits in slot (s - s0) % kRingSlots; the warp's slots start RA columns
-  // left of its strip, so the lane's inputs start at lane * kTx.
+  // left of its strip, so the lane's inputs start at lane * TX.
   constexpr bool PF = F == Feed::kPrefetch, RING = F == Feed::kRing;
-  constexpr int W = 32 * kTx + 2 * RA;
+  constexpr int W = 32 * TX + 2 * RA;
   __shared__ __align__(16) T ring_mem[kWarpsPerBlock][RING ? kRingSlots : 1][RING ? W : 4];
   const RowRing<T, RING ? W : 4, RING ? kRingSlots : 1> ring(
-      ring_mem[threadIdx.x >> 5], x0 - lane * kTx - RA, g.nx, g.vec, lane);
+      ring_mem[threadIdx.x >> 5], x0 - lane * TX - RA, g.nx, g.vec, lane);
   auto fill = [&](std::int64_t s) {
     if (s < s1) {
       const bool live = s >= 0 && s < g.ny;
@@ -96,20 +97,26 @@ __global__ void __launch_bounds__(kThreads)
       for (int fx = 0; fx < K; ++fx) {
         const T w = taps.w[fy * K + fx];
 #pragma unroll
-        for (int j = 0; j < kTx; ++j) acc[q][j] = fma(w, v[j + fx + RA - R], acc[q][j]);
+        for (int j = 0; j < TX; ++j) acc[q][j] = fma(w, v[j + fx + RA - R], acc[q][j]);
       }
     }
     const std::int64_t done = s + D - (KY - 1);
-    if (done >= y0 && x0 < g.nx) {
-      if (accumulate) add4<T>(dst + done * g.nx, x0, g.nx, g.vec, acc[0]);
-      store4(dst + done * g.nx, x0, g.nx, g.vec, acc[0]);
+    if (done >= y0) {
+#pragma unroll
+      for (int c = 0; c < TX; c += kTx) {
+        T(&part)[kTx] = *reinterpret_cast<T(*)[kTx]>(&acc[0][c]);
+        if (x0 + c < g.nx) {
+          if (accumulate) add4<T>(dst + done * g.nx, x0 + c, g.nx, g.vec, part);
+          store4(dst + done * g.nx, x0 + c, g.nx, g.vec, part);
+        }
+      }
     }
 #pragma unroll
     for (int q = 0; q + 1 < KY; ++q)
 #pragma unroll
-      for (int j = 0; j < kTx; ++j) acc[q][j] = acc[q + 1][j];
+      for (int j = 0; j < TX; ++j) acc[q][j] = acc[q + 1][j];
 #pragma unroll
-    for (int j = 0; j < kTx; ++j) acc[KY - 1][j] = T(0);
+    for (int j = 0; j < TX; ++j) acc[KY - 1][j] = T(0);
   };
   if constexpr (PF) {
     // DEPTH rows in flight: row s sits in pipe[(s - s0) % DEPTH], refilled with row s + DEPTH
@@ -138,7 +145,7 @@ __global__ void __launch_bounds__(kThreads)
         ring.template wait<kRingSlots - 2>();
         __syncwarp();  // every lane's copies of row s landed; every lane done with slot s - 1
         fill(s + kRingSlots - 1);
-        ring.read(int((s - s0) % kRingSlots), lane * kTx, v);
+        ring.read(int((s - s0) % kRingSlots), lane * TX, v);
       } else {
         RowOf<T, NV> row;
         fetch(row, s);
@@ -165,6 +172,21 @@ bool prefetch_rows(int R, int KY) {
 }
 
 bool ring_rows(int R) { return R >= 3; }
+
+// Columns per lane under the ring (f32): 4, or 8, which doubles the FFMAs that each row's fixed
+// cost (ring fill, waits, bounds, the store) is spread over, at twice the accumulator registers.
+// Measured on an H100, 16384^2 float32 (ms, 4 -> 8 columns; registers): r = 3 0.916 -> 1.335
+// (79 -> 96), r = 4 1.007 -> 1.165 (96 -> 128), r = 5 1.483 -> 1.372 (96 -> 168), r = 6
+// 1.874 -> 1.831, r = 7 2.406 -> 2.457, r = 8 3.067 -> 3.732, r = 10 4.785 -> 5.481, r = 15
+// 11.79 -> 12.29. Compiled where it wins (kWideRing); HALO_FAST_TX=4|8 overrides there, for
+// tuning.
+template <int R>
+constexpr bool kWideRing = R == 5 || R == 6;
+int ring_columns(int R) {
+  static const int forced = tuning_knob("HALO_FAST_TX");
+  if (R != 5 && R != 6) return kTx;  // as kWideRing
+  return forced == 4 || forced == 8 ? forced : 8;
+}
 
 // Rows in flight per warp under the register prefetch. Measured on an H100, 16384^2 float32
 // (ms for 1 / 2 / 3 / 4 rows): r = 1 0.879 / 0.844 / 0.798 / 0.772, r = 2 0.834 / 0.840 / 0.927 /
@@ -222,14 +244,21 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
   const int D = R - fy0;
   constexpr bool kSplit = KY < 2 * R + 1;
   Geometry h = g;
-  auto go = [&](auto kernel) {
-    fit_chunks(h, g.ny, g.strips * g.batch, R, resident_warps(kernel));
+  auto go = [&](auto kernel, int tx = kTx) {  // tx: the kernel's columns per lane
+    h.strips = (g.nx + 32 * tx - 1) / (32 * tx);
+    fit_chunks(h, g.ny, h.strips * g.batch, R, resident_warps(kernel));
     h.items = h.strips * h.chunks * h.batch;
     const std::int64_t blocks = (h.items + kWarpsPerBlock - 1) / kWarpsPerBlock;
     kernel<<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, h, taps, D, accumulate);
   };
   switch (feed(R, KY)) {
     case Feed::kRing:
+      if constexpr (std::is_same<T, float>::value && kWideRing<R>) {
+        if (ring_columns(R) == 8) {
+          go(stream2d<T, R, KY, Feed::kRing, kSplit, 1, 8>, 8);
+          break;
+        }
+      }
       go(stream2d<T, R, KY, Feed::kRing, kSplit>);
       break;
     case Feed::kPrefetch:
@@ -312,8 +341,10 @@ std::string plan_2d(DType t, int R) {
   const int K = 2 * R + 1;
   const int rows = pass_rows(t, R);
   const int passes = (K + rows - 1) / rows;
-  std::string s = "a warp streams down a 128-column strip, " + std::to_string(rows) +
-                  " output rows of 4 columns per lane in registers";
+  const int tx = t == DType::f32 && feed(R, rows) == Feed::kRing ? ring_columns(R) : kTx;
+  std::string s = "a warp streams down a " + std::to_string(32 * tx) + "-column strip, " +
+                  std::to_string(rows) + " output rows of " + std::to_string(tx) +
+                  " columns per lane in registers";
   if (passes > 1)
     s += "; the filter in " + std::to_string(passes) + " passes of " + std::to_string(rows) +
          " rows, each after the first adding to the output";
