@@ -276,13 +276,17 @@ TEST(CudaLaunch, ModelReproducesTheSeedNotesIntensities) {
 }
 
 // `fast` says how it runs a problem (host-only: no GPU needed). Unless the tuning variables
-// override them: 2-D filters of r >= 12 in passes of 16 rows, smaller ones in one pass; 3-D f32
-// two y-rows per warp up to r = 2; f32 r = 1 prefetches 4 rows deep in 2-D and 3-D.
+// override them: 2-D filters of r >= 12 in passes of 16 rows, smaller ones in one pass; f32 rows
+// through the TMA ring in 2-D (3 slots of 12 rows up to r = 3, 2 of 8 above, 2 of 16 with
+// passes) and in 3-D from r = 2 (2 slots of one plane's rows); 3-D f32 two y-rows per warp up to
+// r = 2, r = 1 prefetching 4 rows deep; f64 keeps the register feeds and the cp.async ring; 1-D
+// f32 streams 16 outputs per lane from r = 24.
 bool tuning_overridden() {
   return std::getenv("HALO_FAST_PASS_ROWS") || std::getenv("HALO_FAST_PREFETCH") ||
          std::getenv("HALO_FAST_FEED") || std::getenv("HALO_FAST_DEPTH") ||
-         std::getenv("HALO_FAST_TX") ||
-         std::getenv("HALO_FAST_3D_ROWS");
+         std::getenv("HALO_FAST_TX") || std::getenv("HALO_FAST_3D_ROWS") ||
+         std::getenv("HALO_FAST_SLOTS") || std::getenv("HALO_FAST_BOX_ROWS") ||
+         std::getenv("HALO_FAST_1D_TX");
 }
 
 TEST(CudaLaunch, FastExplainsItsPlan) {
@@ -298,20 +302,38 @@ TEST(CudaLaunch, FastExplainsItsPlan) {
   const std::string one = s->plan(problem(2, {300, 300, 1}, {9, 9}));
   EXPECT_EQ(one.find("passes"), std::string::npos) << one;
   EXPECT_NE(one.find("9 output rows"), std::string::npos) << one;
+  EXPECT_NE(big.find("2 slots of 16 rows per warp"), std::string::npos) << big;
   const std::string mid = s->plan(problem(2, {300, 300, 1}, {11, 11}));  // r = 5
-  EXPECT_NE(mid.find("256-column strip, 11 output rows of 8 columns"), std::string::npos) << mid;
+  EXPECT_NE(mid.find("128-column strip, 11 output rows of 4 columns"), std::string::npos) << mid;
+  EXPECT_NE(mid.find("tensor memory accelerator (2 slots of 8 rows"), std::string::npos) << mid;
+  EXPECT_NE(mid.find("not a multiple of 16 bytes: rows through a shared-memory ring (cp.async"),
+            std::string::npos)
+      << mid;
+  EXPECT_NE(mid.find(", 8 columns per lane)"), std::string::npos) << mid;
   const std::string small = s->plan(problem(2, {300, 300, 1}, {3, 3}));
-  EXPECT_NE(small.find("4 rows in flight per warp"), std::string::npos) << small;
+  EXPECT_NE(small.find("tensor memory accelerator (3 slots of 12 rows"), std::string::npos)
+      << small;
+  EXPECT_NE(small.find("not a multiple of 16 bytes: register prefetch, 4 rows in flight"),
+            std::string::npos)
+      << small;
   const std::string small64 = s->plan(problem(2, {300, 300, 1}, {3, 3}, DType::f64));
   EXPECT_NE(small64.find("next-row prefetch"), std::string::npos) << small64;
+  EXPECT_EQ(small64.find("tensor memory"), std::string::npos) << small64;
   const std::string vol3 = s->plan(problem(3, {30, 30, 30}, {3, 3, 3}));
   EXPECT_NE(vol3.find("4 rows in flight per warp"), std::string::npos) << vol3;
   const std::string vol = s->plan(problem(3, {30, 30, 30}, {5, 5, 5}));
   EXPECT_NE(vol.find("2 y-row(s)"), std::string::npos) << vol;
+  EXPECT_NE(vol.find("tensor memory accelerator (2 slots of 6 rows"), std::string::npos) << vol;
   const std::string vol64 = s->plan(problem(3, {30, 30, 30}, {5, 5, 5}, DType::f64));
   EXPECT_NE(vol64.find("1 y-row(s)"), std::string::npos) << vol64;
+  EXPECT_NE(vol64.find("(cp.async"), std::string::npos) << vol64;
   const std::string sig = s->plan(problem(1, {5000, 1, 1}, {129}));
-  EXPECT_NE(sig.find("8 consecutive outputs from 136 inputs"), std::string::npos) << sig;
+  EXPECT_NE(sig.find("16 consecutive outputs, streaming its 144 inputs"), std::string::npos)
+      << sig;
+  const std::string sig16 = s->plan(problem(1, {5000, 1, 1}, {33}));
+  EXPECT_NE(sig16.find("8 consecutive outputs from 40 inputs"), std::string::npos) << sig16;
+  const std::string sig64 = s->plan(problem(1, {5000, 1, 1}, {65}, DType::f64));
+  EXPECT_NE(sig64.find("8 consecutive outputs from 72 inputs"), std::string::npos) << sig64;
   // A halo beyond every compiled radius: the plan is the refusal's reason.
   const std::string huge = s->plan(problem(2, {300, 300, 1}, {41, 41}));
   EXPECT_NE(huge.find("compiled for halos up to 15"), std::string::npos) << huge;

@@ -22,6 +22,11 @@ std::vector<Case> sweep_cases() {
   c.push_back({1, {1, 1, 1}, {8}});
   c.push_back({1, {40000, 1, 1}, {129}});
   c.push_back({1, {1000, 1, 1}, {7}, 3});
+  // Wide 1-D filters (r >= 24: `fast` streams 16 outputs per lane), at the edges of its 512-output
+  // items, unaligned lengths, tiny signals and a batch.
+  for (auto n : {1, 2, 31, 509, 512, 513, 1021, 4099})
+    for (auto k : {49, 65, 97, 129}) c.push_back({1, {n, 1, 1}, {k}});
+  c.push_back({1, {2052, 1, 1}, {129}, 3});
   // 2D.
   const std::pair<std::int64_t, std::int64_t> n2[] = {
       {1, 1},   {1, 17},  {17, 1},  {2, 3},   {15, 16},  {16, 16}, {17, 17},
@@ -51,6 +56,12 @@ std::vector<Case> sweep_cases() {
   c.push_back({3, {11, 13, 130}, {9, 9, 9}});
   c.push_back({3, {6, 7, 9}, {9, 8, 7}});
   c.push_back({3, {9, 10, 11}, {3, 3, 3}, 2});
+  // Rows of a multiple of 4 elements (16-byte pitch: `fast` reads them through the TMA ring), with
+  // r = 2..4, an even filter, a batch, and more planes than one chunk.
+  c.push_back({3, {12, 20, 36}, {5, 5, 5}, 2});
+  c.push_back({3, {9, 11, 132}, {7, 7, 7}});
+  c.push_back({3, {40, 5, 8}, {9, 9, 9}});
+  c.push_back({3, {70, 9, 12}, {6, 5, 4}});
   return c;
 }
 

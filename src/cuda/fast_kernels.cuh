@@ -3,6 +3,7 @@
 // loads with zero ghost cells, and the launch functions each rank's file instantiates.
 #pragma once
 
+#include <cuda.h>  // CUtensorMap, a type only: the encoder is reached through the runtime
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -247,20 +248,124 @@ struct RowRing {
 // Slots per warp ring: three rows in flight behind the one being read.
 constexpr int kRingSlots = 4;
 
-// How a kernel gets its rows: straight from global memory (kDirect), the loads of the next rows
-// issued before this row's FFMAs (kPrefetch), or through a RowRing (kRing).
-enum class Feed { kDirect, kPrefetch, kRing };
+// A warp-private ring of `slots` slots in shared memory, each a box of `rows` rows of W elements
+// (row i of the box at i * W), filled by the tensor memory accelerator (TMA): one lane issues one
+// cp.async.bulk.tensor per slot, and the copy's completion is counted on the slot's mbarrier.
+// Against RowRing: no per-lane copies, offsets or edge tests (the tensor map's bounds give the
+// zero ghost cells, also for negative coordinates), and several rows per copy, so a row costs a
+// few instructions instead of a few dozen, and many rows can be in flight. The coordinates are
+// those of a 4-D tensor map (x, y, z, batch) made by make_row_map(). Use: init(), then issue()
+// slots in order; before reading slot k for the n-th time, wait(k, n & 1) then __syncwarp()
+// (which also lets the slot read before be refilled).
+template <class T, int W>
+struct TmaRing {
+  static_assert(W * sizeof(T) % 16 == 0, "a box row is a whole number of 16-byte chunks");
+  // Bytes per slot for boxes of `rows` rows: copies land on 128-byte boundaries.
+  __host__ __device__ static constexpr int slot_bytes(int rows) {
+    return (rows * W * int(sizeof(T)) + 127) / 128 * 128;
+  }
 
-// HALO_FAST_FEED=0|1|2 forces direct, prefetch or ring (every rank, where compiled); -1 unset.
+  T* base;             // slot k row i at base + k * stride + i * W
+  std::uint64_t* bar;  // one mbarrier per slot
+  const CUtensorMap* map;
+  int stride, rows;
+
+  __device__ __forceinline__ void init(int slots, int lane) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (lane == 0) {
+      for (int k = 0; k < slots; ++k)
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem(bar + k)) : "memory");
+      // The barriers are initialised by ordinary stores; the copy engine updates them next.
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    }
+    __syncwarp();
+#endif
+  }
+  // Slot k = the box whose first element is (x, y, z, b); lane 0 issues, the others do nothing.
+  __device__ __forceinline__ void issue(int lane, int k, int x, int y, int z, int b) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (lane == 0) {
+      const std::uint32_t b_addr = smem(bar + k);
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b_addr),
+                   "r"(std::uint32_t(rows * W * int(sizeof(T))))
+                   : "memory");
+      asm volatile(
+          "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+          " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(smem(base + k * stride)),
+          "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(b), "r"(b_addr)
+          : "memory");
+    }
+#endif
+  }
+  // Waits until the copy into slot k of the given phase parity has landed.
+  __device__ __forceinline__ void wait(int k, std::uint32_t parity) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    std::uint32_t done = 0;
+    do {
+      asm volatile(
+          "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+          " selp.u32 %0, 1, 0, p;\n}\n"
+          : "=r"(done)
+          : "r"(smem(bar + k)), "r"(parity)
+          : "memory");
+    } while (!done);
+#endif
+  }
+  // v[i] = row `i_row` of slot k [at + i] (16-byte shared loads; `at` a multiple of 4).
+  template <int NV>
+  __device__ __forceinline__ void read(int k, int i_row, int at, T (&v)[NV]) const {
+    static_assert(NV % 4 == 0, "rows are read in groups of four");
+    const T* p = base + k * stride + i_row * W + at;
+#pragma unroll
+    for (int c = 0; c < NV / 4; ++c) {
+      if constexpr (sizeof(T) == 4) {
+        const float4 f = reinterpret_cast<const float4*>(p)[c];
+        v[4 * c + 0] = f.x, v[4 * c + 1] = f.y, v[4 * c + 2] = f.z, v[4 * c + 3] = f.w;
+      } else {
+        const double2 a = reinterpret_cast<const double2*>(p)[2 * c];
+        const double2 b = reinterpret_cast<const double2*>(p)[2 * c + 1];
+        v[4 * c + 0] = a.x, v[4 * c + 1] = a.y, v[4 * c + 2] = b.x, v[4 * c + 3] = b.y;
+      }
+    }
+  }
+
+ private:
+  template <class P>
+  __device__ __forceinline__ static std::uint32_t smem(P* p) {
+    return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+  }
+};
+
+// The tensor map of a batch of 3-D arrays (2-D arrays: nz = 1) for TmaRing: dims (nx, ny, nz,
+// batch), boxes of box_w x box_rows x 1 x 1 elements, zeros outside. False (and the map unset)
+// where the tensor memory accelerator cannot serve the array: a GPU before sm_90, a row pitch that
+// is not a multiple of 16 bytes, a base not 16-byte aligned, an extent past 2^31 elements, or the
+// driver's encoder missing.
+bool make_row_map(CUtensorMap* map, const void* base, int elem_bytes, std::int64_t nx,
+                  std::int64_t ny, std::int64_t nz, std::int64_t batch, int box_w, int box_rows);
+
+// Slots per warp of the TMA ring and rows per slot in 2-D (HALO_FAST_SLOTS, HALO_FAST_BOX_ROWS
+// override, for tuning): each rank's launcher has its defaults.
+int slots_override();
+int box_rows_override();
+
+// How a kernel gets its rows: straight from global memory (kDirect), the loads of the next rows
+// issued before this row's FFMAs (kPrefetch), through a RowRing (kRing), or through a TmaRing
+// (kTma; where the tensor map can be made, else kRing).
+enum class Feed { kDirect, kPrefetch, kRing, kTma };
+
+// HALO_FAST_FEED=0|1|2|3 forces direct, prefetch, ring or TMA ring (every rank, where compiled);
+// -1 unset.
 int feed_override();
 
 // HALO_FAST_DEPTH=1..4 forces the register prefetch's rows in flight per warp (where compiled);
 // -1 unset.
 int depth_override();
 
-// The feed in words, for the plans (`depth`: rows in flight under the register prefetch).
-
-std::string feed_name(Feed f, int depth = 1);
+// The feed in words, for the plans (`depth`: rows in flight under the register prefetch; for
+// kTma, `depth` slots of `box_rows` rows).
+std::string feed_name(Feed f, int depth = 1, int box_rows = 1);
 
 // Launch parameters shared by the three ranks.
 struct Geometry {
@@ -275,12 +380,13 @@ struct Geometry {
 // The GPU's multiprocessor count (current device).
 int multiprocessors();
 
-// Warps of `kernel` (launched with kThreads threads, no dynamic shared memory) resident on the
-// whole GPU at once.
+// Warps of `kernel` (launched with kThreads threads and `dynamic_smem` bytes of dynamic shared
+// memory) resident on the whole GPU at once.
 template <class Kernel>
-std::int64_t resident_warps(Kernel kernel) {
+std::int64_t resident_warps(Kernel kernel, std::size_t dynamic_smem = 0) {
   int blocks = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads, 0) != cudaSuccess)
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads, dynamic_smem) !=
+      cudaSuccess)
     blocks = 1;
   return std::int64_t(blocks > 0 ? blocks : 1) * kWarpsPerBlock * multiprocessors();
 }

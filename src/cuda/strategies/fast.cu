@@ -21,6 +21,8 @@
 #include "cuda/check.cuh"
 #include "cuda/fast_kernels.cuh"
 
+#include <cudaTypedefs.h>
+
 namespace halo::cuda::fast {
 namespace {
 
@@ -182,9 +184,78 @@ int prefetch_override() {
 int feed_override() {
   static const int v = [] {
     const int k = tuning_knob("HALO_FAST_FEED");
-    return k >= 0 && k <= 2 ? k : -1;
+    return k >= 0 && k <= 3 ? k : -1;
   }();
   return v;
+}
+
+int slots_override() {
+  static const int v = [] {
+    const int k = tuning_knob("HALO_FAST_SLOTS");
+    return k >= 2 && k <= 16 ? k : -1;
+  }();
+  return v;
+}
+
+int box_rows_override() {
+  static const int v = [] {
+    const int k = tuning_knob("HALO_FAST_BOX_ROWS");
+    return k >= 1 && k <= 16 ? k : -1;
+  }();
+  return v;
+}
+
+namespace {
+
+// cuTensorMapEncodeTiled, through the runtime (no link against the driver library), or null.
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();  // a missing entry point is not an error of the next launch
+      return PFN_cuTensorMapEncodeTiled_v12000(nullptr);
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+bool tma_capable() {
+  static const bool v = [] {
+    int dev = 0, major = 0;
+    return cudaGetDevice(&dev) == cudaSuccess &&
+           cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==
+               cudaSuccess &&
+           major >= 9;
+  }();
+  return v;
+}
+
+}  // namespace
+
+bool make_row_map(CUtensorMap* map, const void* base, int elem_bytes, std::int64_t nx,
+                  std::int64_t ny, std::int64_t nz, std::int64_t batch, int box_w, int box_rows) {
+  const std::int64_t limit = std::int64_t(1) << 31;  // coordinates are 32-bit signed
+  if (!tma_capable() || (nx * elem_bytes) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(base) % 16 != 0 || nx >= limit || ny >= limit ||
+      nz >= limit || batch >= limit || box_w > 256 || box_rows > 256 ||
+      (box_w * elem_bytes) % 16 != 0)
+    return false;
+  const auto encode = tensor_map_encoder();
+  if (!encode) return false;
+  const cuuint64_t dims[4] = {cuuint64_t(nx), cuuint64_t(ny), cuuint64_t(nz), cuuint64_t(batch)};
+  const cuuint64_t row = cuuint64_t(nx) * elem_bytes;
+  const cuuint64_t strides[3] = {row, row * cuuint64_t(ny), row * cuuint64_t(ny) * cuuint64_t(nz)};
+  const cuuint32_t box[4] = {cuuint32_t(box_w), cuuint32_t(box_rows), 1, 1};
+  const cuuint32_t unit[4] = {1, 1, 1, 1};
+  return encode(map, elem_bytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+                4, const_cast<void*>(base), dims, strides, box, unit,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) ==
+         CUDA_SUCCESS;
 }
 
 int depth_override() {
@@ -195,8 +266,12 @@ int depth_override() {
   return v;
 }
 
-std::string feed_name(Feed f, int depth) {
+std::string feed_name(Feed f, int depth, int box_rows) {
   switch (f) {
+    case Feed::kTma:
+      return "rows through a shared-memory ring filled by the tensor memory accelerator (" +
+             std::to_string(depth) + " slots of " + std::to_string(box_rows) + " row" +
+             (box_rows > 1 ? "s" : "") + " per warp, one copy per slot)";
     case Feed::kRing:
       return "rows through a shared-memory ring (cp.async, " + std::to_string(kRingSlots - 1) +
              " rows in flight per warp)";

@@ -1,16 +1,26 @@
-/* strategy: fast, 1D — register-blocked segments, two layouts.
+/* strategy: fast, 1D — register-blocked segments, three layouts.
  *
  * Small halos (r <= 8, memory-bound on an H100): a warp owns 128 consecutive outputs, 4 per lane,
  * like one row of the 2D kernel: each lane loads the 4 + 2*RA inputs its outputs need
  * (RA = r rounded up to 4) as 16-byte loads that are contiguous across the warp (the halo is the
  * neighbours' centre, an L1 hit), and stores one 16-byte group. Warps stride over the segments and
  * issue the next segment's loads before this one's FFMAs, so loads stay in flight.
- * Larger halos (r > 8): a lane owns 8 consecutive outputs, so each input it loads feeds up to 8
- * FFMAs from registers (8 * (2r+1) FFMAs per 8 + 2*RA loaded values); the lanes' loads overlap
- * and are served by L1. (The strip layout measured slower there, and 16 outputs per lane too.)
- * Which threads compute: all; no shared memory, no barriers; the weights are kernel parameters
- * (constant-bank operands of FFMA). DRAM intensity: (2r+1) * 2 OP over 8 B.
+ * Larger halos (r > 8), inputs held: a lane owns 8 consecutive outputs, so each input it loads
+ * feeds up to 8 FFMAs from registers (8 * (2r+1) FFMAs per 8 + 2*RA loaded values); the lanes'
+ * loads overlap and are served by L1. (The strip layout measured slower there, and 16 outputs per
+ * lane too, all 16 + 2*RA inputs held.) Every load is issued before the first FFMA, and at r = 64
+ * the 136 inputs take 158 registers.
+ * Larger halos, inputs streamed (f32, r >= 24, where it measured faster): a lane owns 16 (or, for
+ * tuning, 32) consecutive outputs and walks over its 16 + 2*RA inputs one 16-byte group at a
+ * time, each group's FFMAs right after its load, so registers hold the accumulators and the
+ * groups in flight (56 registers at r = 64) and each input feeds up to 16 FFMAs.
+ * Which threads compute: all; no shared memory, no barriers; the weights are kernel parameters,
+ * each tap one FFMA with its weight at a fixed constant-bank offset (nvcc 13 stages them through
+ * uniform registers, ULDC.64). DRAM intensity: (2r+1) * 2 OP over 8 B.
  */
+#include <type_traits>
+#include <utility>
+
 #include "cuda/check.cuh"
 #include "cuda/fast_kernels.cuh"
 
@@ -125,6 +135,162 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The streaming wide layout (f32): a lane owns TXS consecutive outputs and walks over its
+// TXS + 2*RA inputs one 16-byte group at a time, each group's FFMAs right after its load, so only
+// the TXS accumulators and the groups in flight live in registers (the held layout above keeps
+// all 8 + 2*RA inputs, 158 registers at r = 64, and issues every load before the first FFMA).
+// Input i of the lane's window (x0 - RA + i) meets output j (x0 + j) at tap i - j + R - RA. The
+// groups are unrolled by a template (for_each_index), the four inputs and the outputs of a group
+// by #pragma unroll, so every tap outside [0, 2R] is dropped at compile time and every tap is one
+// FFMA with its weight at a fixed offset of the kernel parameters. (#pragma unroll on the groups
+// too gave up at 32 outputs and r >= 48, leaving runtime tap tests and weights loaded by index;
+// unrolling the inputs and outputs by templates as well tripled the compile time.) The sums run
+// in the same order as wide1d's (taps ascending), so the two layouts give the same bits.
+
+// f(std::integral_constant<int, I>{}) for I = 0 .. N-1, in order.
+template <class F, int... I>
+__device__ __forceinline__ void for_each_index(F&& f, std::integer_sequence<int, I...>) {
+  (f(std::integral_constant<int, I>{}), ...);
+}
+template <int N, class F>
+__device__ __forceinline__ void for_each_index(F&& f) {
+  for_each_index(f, std::make_integer_sequence<int, N>{});
+}
+
+// acc[j] += w[i + R - RA - j] * v[i - I] for the inputs i = I .. I+N-1 of the lane's window and
+// every output j whose tap lies in [0, 2R]. I is a template argument, so once the loops are
+// unrolled every tap index is a constant and the taps outside the window are dropped.
+template <int R, int I, int N, int TXS>
+__device__ __forceinline__ void feed(float (&acc)[TXS], const Taps<float, 2 * R + 1>& taps,
+                                     const float (&v)[N]) {
+#pragma unroll
+  for (int e = 0; e < N; ++e)
+#pragma unroll
+    for (int j = 0; j < TXS; ++j) {
+      const int f = I + e + R - round_up4(R) - j;
+      if (f >= 0 && f <= 2 * R) acc[j] = fma(taps.w[f], v[e], acc[j]);
+    }
+}
+
+// p[0 .. 3] = a, b, c, d as one 16-byte store (p 16-byte aligned, in global memory). Written in
+// PTX because the compiler split the first of a lane's float4 stores into four 4-byte ones, in
+// store4's path as in a plain float4 store (so does one of wide1d's two groups: four STG.E).
+__device__ __forceinline__ void store16(float* p, float a, float b, float c, float d) {
+  asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b), "f"(c), "f"(d));
+}
+
+// One branch per item, as in load_row: a window inside the row of an aligned row (`vec`) streams
+// 16-byte loads; a window that crosses the row's edges, or any window of an unaligned row, streams
+// four predicated scalar loads per group with zeros outside [0, nx). (A choice per group let the
+// compiler if-convert both paths, so every group paid the scalar path's compares and loads.)
+// Lanes whose outputs all lie past the row's end skip the item. With PF > 0, the first PF groups
+// of the warp's next item are loaded before this item's FFMAs (where that window takes the
+// 16-byte path), so an item does not start on a full memory latency; they cost 4 * PF registers.
+template <int R, int TXS, int PF>
+__global__ void __launch_bounds__(kThreads)
+    stream1d(const float* __restrict__ in, float* __restrict__ out, Geometry g,
+             Taps<float, 2 * R + 1> taps) {
+  static_assert(TXS % kTx == 0, "a lane stores whole 16-byte groups");
+  constexpr int RA = round_up4(R);
+  constexpr int NV = TXS + 2 * RA;  // the lane's window
+  constexpr int NG = NV / kTx;      // its 16-byte groups
+  static_assert(PF >= 0 && PF <= NG, "prefetch at most the whole window");
+  const int lane = threadIdx.x & 31;
+  const std::int64_t warps = std::int64_t(gridDim.x) * kWarpsPerBlock;
+  // item = b * strips + strip; lane's outputs x0 .. x0+TXS-1 of item b, its window x .. x+NV-1.
+  struct Window {
+    std::int64_t b, x0, x;
+    bool fast;  // inside the row, and the row aligned: 16-byte loads
+  };
+  auto window = [&](std::int64_t it) {
+    Window w;
+    w.b = it / g.strips;
+    w.x0 = (it % g.strips) * (32 * TXS) + lane * TXS;
+    w.x = w.x0 - RA;
+    w.fast = g.vec && w.x >= 0 && w.x + NV <= g.nx;
+    return w;
+  };
+  float4 ahead[PF > 0 ? PF : 1] = {};  // the next item's first groups (if its window is fast)
+  auto prefetch = [&](const Window& w) {
+    if constexpr (PF > 0) {
+      if (w.fast) {
+        const float4* src = reinterpret_cast<const float4*>(in + w.b * g.nx + w.x);
+#pragma unroll
+        for (int c = 0; c < PF; ++c) ahead[c] = __ldg(src + c);
+      }
+    }
+  };
+  std::int64_t item = std::int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  if (item >= g.items) return;
+  Window w = window(item);
+  prefetch(w);
+  for (;;) {
+    float4 head[PF > 0 ? PF : 1];
+#pragma unroll
+    for (int c = 0; c < PF; ++c) head[c] = ahead[c];
+    const std::int64_t next = item + warps;
+    Window nw{};
+    if constexpr (PF > 0) {
+      if (next < g.items) {
+        nw = window(next);
+        prefetch(nw);
+      }
+    }
+    if (w.x0 < g.nx) {
+      const float* row = in + w.b * g.nx;
+      float acc[TXS];
+#pragma unroll
+      for (int j = 0; j < TXS; ++j) acc[j] = 0.f;
+      if (w.fast) {
+        const float4* src = reinterpret_cast<const float4*>(row + w.x);
+        for_each_index<NG>([&](auto c) {
+          constexpr int k = decltype(c)::value;
+          float4 q;
+          if constexpr (k < PF)
+            q = head[k];
+          else
+            q = __ldg(src + k);
+          const float v[kTx] = {q.x, q.y, q.z, q.w};
+          feed<R, kTx * k>(acc, taps, v);
+        });
+      } else {
+        // Input i is inside the row iff lo <= i < hi (32-bit compares against constants).
+        const std::int64_t x = w.x;
+        const int lo = x < 0 ? int(-x < NV ? -x : NV) : 0;
+        const int hi = g.nx - x < NV ? int(g.nx - x) : NV;
+        for_each_index<NG>([&](auto c) {
+          constexpr int k = decltype(c)::value;
+          float v[kTx];
+#pragma unroll
+          for (int e = 0; e < kTx; ++e) {
+            const int i = kTx * k + e;
+            v[e] = i >= lo && i < hi ? __ldg(row + (x + i)) : 0.f;
+          }
+          feed<R, kTx * k>(acc, taps, v);
+        });
+      }
+      float* dst = out + w.b * g.nx;
+      if (g.vec && w.x0 + TXS <= g.nx) {  // all inside: 16-byte stores
+#pragma unroll
+        for (int q = 0; q < TXS / kTx; ++q)
+          store16(dst + w.x0 + q * kTx, acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
+                  acc[q * kTx + 3]);
+      } else {
+#pragma unroll
+        for (int q = 0; q < TXS / kTx; ++q) {
+          const std::int64_t xq = w.x0 + q * kTx;
+          const float part[kTx] = {acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
+                                   acc[q * kTx + 3]};
+          if (xq < g.nx) store4(dst, xq, g.nx, g.vec, part);
+        }
+      }
+    }
+    if (next >= g.items) break;
+    item = next;
+    w = PF > 0 ? nw : window(item);
+  }
+}
+
 // The next item's loads issued first (wide layout). ncu at r = 16 without it: 8.9 of 16.7 cycles
 // per issued instruction waiting on the loads. Measured on an H100, 2^28 float32, ms off -> on:
 // r = 12 1.266 -> 0.857, 16 1.120 -> 0.893, 24 0.963 -> 1.006, 32 1.148 -> 1.094. It costs NV
@@ -139,12 +305,41 @@ bool wide_prefetch(DType t, int R) {
   return forced >= 0 ? forced == 1 : R != 24;
 }
 
+// Outputs per lane of the wide layout: kTxWide (inputs held, wide1d) or 16 / 32 (inputs
+// streamed, stream1d, compiled for f32). Measured on an H100, 2^28 float32 (ms, held 8 ->
+// streamed 16): r = 12 0.847 -> 0.971, 16 0.883 -> 0.941, 24 0.934 -> 0.910, 32 1.083 -> 0.935,
+// 48 1.433 -> 1.277, 64 1.911 -> 1.506; streamed 32 lost everywhere (r = 16 1.551, 64 2.274:
+// its 157 KB of code at r = 64). Below r = 24 the held layout's one-item-ahead prefetch wins; the
+// streamed one's (HALO_FAST_PREFETCH=1, 4 groups) measured within 3% of none. Streamed from
+// r = 24. HALO_FAST_1D_TX=8|16|32 picks one, for tuning. Read at every launch, so a test can
+// switch it with setenv.
+constexpr int kStreamFromR = 24;
+int wide_tx(DType t, int R) {
+  const int forced = tuning_knob("HALO_FAST_1D_TX");
+  if (t != DType::f32 || R <= kStripMaxR) return kTxWide;
+  if (forced == 8 || forced == 16 || forced == 32) return forced;
+  return R >= kStreamFromR ? 16 : kTxWide;
+}
+
+// Groups of the next item that the streaming layout loads before this item's FFMAs. The first
+// four groups are the inputs of 136 of an item's 16 * (2r+1) FFMAs (the first groups feed few
+// outputs), meant to cover a memory latency across the warps of a scheduler; they cost 16
+// registers (48 -> 72 at r = 12 .. 24, 56 -> 72 at r = 32). Compiled for 16 outputs per lane up
+// to kWidePfLimit; off unless HALO_FAST_PREFETCH=1, for tuning.
+constexpr int kStreamPf = 4;
+template <int R>
+constexpr bool kStreamPfCompiled = R <= kWidePfLimit;
+bool stream_prefetch(int tx, int R) {
+  return tx == 16 && R <= kWidePfLimit && prefetch_override() == 1;
+}
+
 template <class T, int R>
 void run(const T* in, T* out, Geometry g, const double* window, cudaStream_t stream) {
   Taps<T, 2 * R + 1> taps;
   for (int i = 0; i < 2 * R + 1; ++i) taps.w[i] = T(window[i]);
   constexpr bool strip = R <= kStripMaxR;
-  const std::int64_t width = strip ? 32 * kTx : 32 * kTxWide;  // outputs per warp item
+  const int tx = strip ? kTx : wide_tx(sizeof(T) == 4 ? DType::f32 : DType::f64, R);
+  const std::int64_t width = 32 * tx;  // outputs per warp item
   g.strips = (g.nx + width - 1) / width;
   g.items = g.strips * g.batch;
   // One wave of resident warps (or fewer, for a short signal); the warps stride over the rest.
@@ -156,8 +351,18 @@ void run(const T* in, T* out, Geometry g, const double* window, cudaStream_t str
   };
   if constexpr (strip) {
     go(strip1d<T, R>);
-  } else if (kWidePf<T, R> && wide_prefetch(DType::f32, R)) {
-    go(wide1d<T, R, kWidePf<T, R> ? 1 : 0>);
+  } else if constexpr (std::is_same_v<T, float>) {
+    if (tx == 16 && kStreamPfCompiled<R> && stream_prefetch(tx, R)) {
+      go(stream1d<R, 16, kStreamPfCompiled<R> ? kStreamPf : 0>);
+    } else if (tx == 16) {
+      go(stream1d<R, 16, 0>);
+    } else if (tx == 32) {
+      go(stream1d<R, 32, 0>);
+    } else if (kWidePf<T, R> && wide_prefetch(DType::f32, R)) {
+      go(wide1d<T, R, kWidePf<T, R> ? 1 : 0>);
+    } else {
+      go(wide1d<T, R, 0>);
+    }
   } else {
     go(wide1d<T, R, 0>);
   }
@@ -196,6 +401,12 @@ std::string plan_1d(DType t, int R) {
   if (R <= kStripMaxR)
     return "a warp computes 128 consecutive outputs (4 per lane, 16-byte loads), striding over "
            "the signal with the next segment's loads issued first";
+  const int tx = wide_tx(t, R);
+  if (tx != kTxWide)
+    return "a lane computes " + std::to_string(tx) + " consecutive outputs, streaming its " +
+           std::to_string(tx + 2 * round_up4(R)) + " inputs through registers in 16-byte " +
+           "groups; next-segment prefetch " +
+           (stream_prefetch(tx, R) ? "of " + std::to_string(kStreamPf) + " groups on" : "off");
   return "a lane computes " + std::to_string(kTxWide) + " consecutive outputs from " +
          std::to_string(kTxWide + 2 * round_up4(R)) + " inputs held in registers; next-segment " +
          "prefetch " + (wide_prefetch(t, R) ? "on" : "off");

@@ -33,7 +33,8 @@ namespace {
 template <class T, int R, int KY, Feed F, bool SPLIT, int DEPTH = 1, int TX = kTx>
 __global__ void __launch_bounds__(kThreads)
     stream2d(const T* __restrict__ in, T* __restrict__ out, Geometry g,
-             Taps<T, KY*(2 * R + 1)> taps, int pass_d, bool pass_accumulate) {
+             Taps<T, KY*(2 * R + 1)> taps, int pass_d, bool pass_accumulate,
+             const __grid_constant__ CUtensorMap map, int slots, int box_rows) {
   constexpr int K = 2 * R + 1;
   constexpr int RA = round_up4(R);
   constexpr int NV = TX + 2 * RA;
@@ -74,7 +75,7 @@ __global__ void __launch_bounds__(kThreads)
   const std::int64_t s0 = y0 - D, s1 = y1 - D + KY - 1;
   // With the ring, row s sits in slot (s - s0) % kRingSlots; the warp's slots start RA columns
   // left of its strip, so the lane's inputs start at lane * TX.
-  constexpr bool PF = F == Feed::kPrefetch, RING = F == Feed::kRing;
+  constexpr bool PF = F == Feed::kPrefetch, RING = F == Feed::kRing, TMA = F == Feed::kTma;
   constexpr int W = 32 * TX + 2 * RA;
   __shared__ __align__(16) T ring_mem[kWarpsPerBlock][RING ? kRingSlots : 1][RING ? W : 4];
   const RowRing<T, RING ? W : 4, RING ? kRingSlots : 1> ring(
@@ -135,6 +136,35 @@ __global__ void __launch_bounds__(kThreads)
         step(s + k);
       }
     }
+  } else if constexpr (TMA) {
+    // Groups of box_rows rows, one copy each, through `slots` slots: group n (rows s0 + n *
+    // box_rows ..) in slot n % slots, so slots - 1 copies are in flight while a group is read.
+    // Rows past the chunk's last (s1) in the last group are copied and not read.
+    extern __shared__ __align__(128) unsigned char tma_mem[];
+    __shared__ std::uint64_t tma_bar[kWarpsPerBlock][16];
+    const int warp = threadIdx.x >> 5;
+    const int stride = TmaRing<T, W>::slot_bytes(box_rows) / int(sizeof(T));
+    const TmaRing<T, W> tr{reinterpret_cast<T*>(tma_mem) + warp * slots * stride, tma_bar[warp],
+                           &map, stride, box_rows};
+    tr.init(slots, lane);
+    const int xs = int(strip * (32 * TX)) - RA, bz = int(b), ys = int(s0);
+    const int n_rows = int(s1 - s0), groups = (n_rows + box_rows - 1) / box_rows;
+    for (int k = 0; k + 1 < slots && k < groups; ++k) tr.issue(lane, k, xs, ys + k * box_rows, 0, bz);
+    int slot = 0, refill = slots - 1;
+    std::uint32_t phase = 0;
+    for (int n = 0; n < groups; ++n) {
+      tr.wait(slot, phase);
+      __syncwarp();  // every lane is done with the slot read last, which is refilled now
+      if (n + slots - 1 < groups)
+        tr.issue(lane, refill, xs, ys + (n + slots - 1) * box_rows, 0, bz);
+      const int here = n_rows - n * box_rows < box_rows ? n_rows - n * box_rows : box_rows;
+      for (int i = 0; i < here; ++i) {
+        tr.read(slot, i, lane * TX, v);
+        step(s0 + n * box_rows + i);
+      }
+      if (++slot == slots) slot = 0, phase ^= 1u;
+      if (++refill == slots) refill = 0;
+    }
   } else {
     if constexpr (RING) {
 #pragma unroll
@@ -173,6 +203,15 @@ bool prefetch_rows(int R, int KY) {
 
 bool ring_rows(int R) { return R >= 3; }
 
+// The TMA ring (f32), measured on an H100, 16384^2 float32 (ms; default feed -> TMA ring with its
+// default slots and rows): r = 1 0.793 -> 0.788, r = 2 0.862 -> 0.788, r = 3 0.915 -> 0.802,
+// r = 4 1.007 -> 0.905, r = 5 1.373 -> 1.240, r = 7 2.403 -> 2.183, r = 15 11.79 -> 11.33
+// (docs/BENCHMARKS.md has the slots x rows table). It wins at every radius measured: one copy
+// per 8 to 16 rows instead of a cp.async per lane and row, no bounds tests per row, and 52 to 80
+// registers instead of 64 to 128. f64 keeps the other feeds (not measured under the TMA ring;
+// its rows are twice the shared memory).
+bool tma_rows(DType t) { return t == DType::f32; }
+
 // Columns per lane under the ring (f32): 4, or 8, which doubles the FFMAs that each row's fixed
 // cost (ring fill, waits, bounds, the store) is spread over, at twice the accumulator registers.
 // Measured on an H100, 16384^2 float32 (ms, 4 -> 8 columns; registers): r = 3 0.916 -> 1.335
@@ -201,11 +240,20 @@ int depth(DType t, int R) {
   return R == 1 ? 4 : 1;
 }
 
-Feed feed(int R, int KY) {
+// The feed without the TMA ring: also what runs where no tensor map can be made for the array
+// (a row pitch that is not a multiple of 16 bytes, an unaligned base).
+Feed classic_feed(int R, int KY) {
   const int forced = feed_override();
-  if (forced >= 0) return Feed(forced);
+  if (forced >= 0 && forced != int(Feed::kTma)) return Feed(forced);
   if (prefetch_override() < 0 && ring_rows(R)) return Feed::kRing;
   return prefetch_rows(R, KY) ? Feed::kPrefetch : Feed::kDirect;
+}
+
+Feed feed(DType t, int R, int KY) {
+  const int forced = feed_override();
+  if (forced >= 0) return Feed(forced);
+  if (prefetch_override() < 0 && tma_rows(t)) return Feed::kTma;
+  return classic_feed(R, KY);
 }
 
 
@@ -232,6 +280,31 @@ int pass_rows(DType t, int R) {
   return passes_compiled(t, R, want) ? want : K;
 }
 
+// Slots per warp and rows per slot of the TMA ring, measured on an H100, 16384^2 float32 (ms for
+// slots x rows 3x12 / 2x8 / 2x16; more in docs/BENCHMARKS.md): r = 1 0.788 / 0.804 / 0.803,
+// r = 2 0.788 / 0.827 / 0.805, r = 3 0.802 / 0.817 / 0.825, r = 4 1.005 / 0.905 / 0.925,
+// r = 5 1.288 / 1.240 / 1.245, r = 7 2.230 / 2.183 / 2.196, r = 15 11.41 / 11.46 / 11.33.
+// Memory-bound radii want many rows in flight (24 per warp); FFMA-bound ones fewer slots, so
+// more warps fit beside the shared memory. HALO_FAST_SLOTS / HALO_FAST_BOX_ROWS override, for
+// tuning.
+int tma_slots(int R) {
+  const int forced = slots_override();
+  return forced >= 2 ? forced : R <= 3 ? 3 : 2;
+}
+int tma_box_rows(int R) {
+  const int forced = box_rows_override();
+  return forced >= 1 ? forced : R <= 3 ? 12 : R >= kSplitFromR ? 16 : 8;
+}
+
+template <int R, int KY>
+void check_launch(const Geometry& g, int fy0) {
+  HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 2D (r=" + std::to_string(R) + ", rows " +
+                                          std::to_string(fy0) + ".." +
+                                          std::to_string(fy0 + KY - 1) + ", " +
+                                          std::to_string(g.ny) + "x" + std::to_string(g.nx) +
+                                          ", batch " + std::to_string(g.batch) + ")");
+}
+
 template <class T, int R, int KY>
 void launch_pass(const T* in, T* out, const Geometry& g, const double* window, int fy0,
                  bool accumulate, cudaStream_t stream) {
@@ -244,14 +317,34 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
   const int D = R - fy0;
   constexpr bool kSplit = KY < 2 * R + 1;
   Geometry h = g;
-  auto go = [&](auto kernel, int tx = kTx) {  // tx: the kernel's columns per lane
+  CUtensorMap map{};
+  int slots = 1, box_rows = 1;
+  // tx: the kernel's columns per lane; smem: its dynamic shared memory (the TMA ring).
+  auto go = [&](auto kernel, int tx = kTx, std::size_t smem = 0) {
+    if (smem > 48 * 1024)
+      HALO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           int(smem)),
+                      "raising the shared-memory limit of fast 2D");
     h.strips = (g.nx + 32 * tx - 1) / (32 * tx);
-    fit_chunks(h, g.ny, h.strips * g.batch, R, resident_warps(kernel));
+    fit_chunks(h, g.ny, h.strips * g.batch, R, resident_warps(kernel, smem));
     h.items = h.strips * h.chunks * h.batch;
     const std::int64_t blocks = (h.items + kWarpsPerBlock - 1) / kWarpsPerBlock;
-    kernel<<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, h, taps, D, accumulate);
+    kernel<<<dim3(unsigned(blocks)), kThreads, smem, stream>>>(in, out, h, taps, D, accumulate,
+                                                                map, slots, box_rows);
   };
-  switch (feed(R, KY)) {
+  Feed how = feed(std::is_same<T, float>::value ? DType::f32 : DType::f64, R, KY);
+  if (how == Feed::kTma) {
+    constexpr int W = 32 * kTx + 2 * round_up4(R);
+    slots = tma_slots(R);
+    box_rows = tma_box_rows(R);
+    if (make_row_map(&map, in, int(sizeof(T)), g.nx, g.ny, 1, g.batch, W, box_rows)) {
+      go(stream2d<T, R, KY, Feed::kTma, kSplit>, kTx,
+         std::size_t(kWarpsPerBlock) * slots * TmaRing<T, W>::slot_bytes(box_rows));
+      return check_launch<R, KY>(g, fy0);
+    }
+    how = classic_feed(R, KY);  // no tensor map for this array (alignment, or no TMA)
+  }
+  switch (how) {
     case Feed::kRing:
       if constexpr (std::is_same<T, float>::value && kWideRing<R>) {
         if (ring_columns(R) == 8) {
@@ -280,14 +373,11 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
       go(stream2d<T, R, KY, Feed::kPrefetch, kSplit>);
       break;
     case Feed::kDirect:
+    case Feed::kTma:  // handled above
       go(stream2d<T, R, KY, Feed::kDirect, kSplit>);
       break;
   }
-  HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 2D (r=" + std::to_string(R) + ", rows " +
-                                          std::to_string(fy0) + ".." +
-                                          std::to_string(fy0 + KY - 1) + ", " +
-                                          std::to_string(g.ny) + "x" + std::to_string(g.nx) +
-                                          ", batch " + std::to_string(g.batch) + ")");
+  check_launch<R, KY>(g, fy0);
 }
 
 template <class T, int R, int KY>
@@ -341,14 +431,26 @@ std::string plan_2d(DType t, int R) {
   const int K = 2 * R + 1;
   const int rows = pass_rows(t, R);
   const int passes = (K + rows - 1) / rows;
-  const int tx = t == DType::f32 && feed(R, rows) == Feed::kRing ? ring_columns(R) : kTx;
+  const Feed f = feed(t, R, rows);
+  const int tx = t == DType::f32 && f == Feed::kRing ? ring_columns(R) : kTx;
   std::string s = "a warp streams down a " + std::to_string(32 * tx) + "-column strip, " +
                   std::to_string(rows) + " output rows of " + std::to_string(tx) +
                   " columns per lane in registers";
   if (passes > 1)
     s += "; the filter in " + std::to_string(passes) + " passes of " + std::to_string(rows) +
          " rows, each after the first adding to the output";
-  s += std::string("; ") + feed_name(feed(R, rows), feed(R, rows) == Feed::kPrefetch ? depth(t, R) : 1);
+  auto named = [&](Feed how) {
+    return how == Feed::kTma        ? feed_name(how, tma_slots(R), tma_box_rows(R))
+           : how == Feed::kPrefetch ? feed_name(how, depth(t, R))
+                                    : feed_name(how);
+  };
+  s += "; " + named(f);
+  if (f == Feed::kTma) {
+    const Feed c = classic_feed(R, rows);
+    const int ctx = t == DType::f32 && c == Feed::kRing ? ring_columns(R) : kTx;
+    s += " (where the row pitch is not a multiple of 16 bytes: " + named(c) +
+         (ctx != kTx ? ", " + std::to_string(ctx) + " columns per lane" : "") + ")";
+  }
   return s;
 }
 
