@@ -4,8 +4,10 @@
  * owns a 128-column strip and streams down a chunk of rows, keeping the 2R+1 output rows in
  * flight in registers (fast_2d.cu). 3D: the same along z, a warp per (y-row(s), 128-column strip)
  * (fast_3d.cu). How the rows reach the FFMAs is chosen per rank and radius from measurements
- * (fast_kernels.cuh, Feed): loaded as needed, prefetched into registers up to 4 rows ahead, or
- * copied by cp.async into a warp-private shared-memory ring where FFMAs dominate. No block-wide
+ * (fast_kernels.cuh, Feed): loaded as needed, prefetched into registers up to 4 rows ahead,
+ * copied by cp.async into a warp-private shared-memory ring, or (f32, rows of a 16-byte pitch, on
+ * sm_90) copied into such a ring by the tensor memory accelerator, many rows per copy, the zero
+ * ghost cells given by the tensor map's bounds. No block-wide
  * barriers; the weights are kernel parameters, so every tap is one FFMA with a constant-bank
  * operand. A filter is zero-padded into the (2R+1)^d window of the smallest compiled radius R
  * that covers its halo on every axis (even and off-centre filters included); radii beyond the

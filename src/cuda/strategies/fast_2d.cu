@@ -4,9 +4,11 @@
  * streams down the rows. For every input row it needs, per lane, the 4 + 2*RA elements its four
  * outputs need (RA = R rounded up to 4): as 16-byte loads straight from global memory (the halo
  * columns are the neighbouring lanes' centres, so they hit in L1, and DRAM sees each row about
- * once), issued up to 4 rows ahead into registers (kPrefetch), or copied by cp.async into a
- * warp-private ring of row slots in shared memory (kRing) that the lanes read back. feed() says
- * which, per radius, from measurements.
+ * once), issued up to 4 rows ahead into registers (kPrefetch), copied by cp.async into a
+ * warp-private ring of row slots in shared memory (kRing) that the lanes read back, or copied
+ * into such a ring by the tensor memory accelerator, 8 to 16 rows per copy (kTma: f32 wherever
+ * the rows' pitch allows a tensor map). feed() says which, per dtype and radius, from
+ * measurements.
  * Which threads compute: every lane, all the time; no block-wide barriers (the ring needs only
  * __syncwarp).
  * The accumulators of the 2R+1 output rows the current input row contributes to live in registers

@@ -3,8 +3,9 @@
  * Who loads what: each warp owns a strip of 128 x-columns (4 per lane) of one y-row and a chunk of
  * z-planes, and marches along z. For every input plane it loads, row by row, the 2R+1 rows
  * y-R .. y+R that its outputs need (4 + 2*RA elements per lane and row, 16-byte loads from global
- * memory, prefetched up to 4 rows ahead at r = 1, through a warp-private cp.async ring of row slots
- * in shared memory from r = 2). The four warps of a block take neighbouring y-rows, so most of
+ * memory, prefetched up to 4 rows ahead at r = 1; from r = 2 through a warp-private ring in shared
+ * memory, filled for f32 by the tensor memory accelerator with one copy per plane of all 2R+YB
+ * rows, else by cp.async row by row). The four warps of a block take neighbouring y-rows, so most of
  * those rows hit in L1 or L2 and DRAM sees each element about once.
  * Which threads compute: all; no block-wide barriers. The accumulators of the 2R+1 output
  * planes that the current input plane feeds stay in registers; each loaded row adds
