@@ -175,35 +175,31 @@ int tuning_knob(const char* name) {
   return *end || v < 0 || v > 1000 ? -1 : static_cast<int>(v);
 }
 
+namespace {
+// A tuning knob's value when it lies in [lo, hi]; -1 otherwise (unset, not a number, out of range).
+int knob_in(const char* name, int lo, int hi) {
+  const int k = tuning_knob(name);
+  return k >= lo && k <= hi ? k : -1;
+}
+}  // namespace
+
 int prefetch_override() {
-  static const int v = [] {
-    const int k = tuning_knob("HALO_FAST_PREFETCH");
-    return k == 0 || k == 1 ? k : -1;
-  }();
+  static const int v = knob_in("HALO_FAST_PREFETCH", 0, 1);
   return v;
 }
 
 int feed_override() {
-  static const int v = [] {
-    const int k = tuning_knob("HALO_FAST_FEED");
-    return k >= 0 && k <= 3 ? k : -1;
-  }();
+  static const int v = knob_in("HALO_FAST_FEED", 0, 3);
   return v;
 }
 
 int slots_override() {
-  static const int v = [] {
-    const int k = tuning_knob("HALO_FAST_SLOTS");
-    return k >= 2 && k <= 16 ? k : -1;
-  }();
+  static const int v = knob_in("HALO_FAST_SLOTS", 2, 16);  // the kernels hold 16 mbarriers
   return v;
 }
 
 int box_rows_override() {
-  static const int v = [] {
-    const int k = tuning_knob("HALO_FAST_BOX_ROWS");
-    return k >= 1 && k <= 16 ? k : -1;
-  }();
+  static const int v = knob_in("HALO_FAST_BOX_ROWS", 1, 16);
   return v;
 }
 
@@ -261,10 +257,7 @@ bool make_row_map(CUtensorMap* map, const void* base, int elem_bytes, std::int64
 }
 
 int depth_override() {
-  static const int v = [] {
-    const int k = tuning_knob("HALO_FAST_DEPTH");
-    return k >= 1 && k <= 4 ? k : -1;
-  }();
+  static const int v = knob_in("HALO_FAST_DEPTH", 1, 4);
   return v;
 }
 
