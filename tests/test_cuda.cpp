@@ -285,6 +285,28 @@ TEST(CudaSanitizer, EveryStrategyLoopingOverTilesInATinyGrid) {
   }
 }
 
+// `fast` streams long arrays through rings of shared-memory slots that a block refills as it goes
+// (each slot's barriers flip phase on every pass): long enough signals and volumes that every
+// block wraps around its ring several times, against the reference.
+TEST(CudaFast, RingsWrapAroundOnLongStreams) {
+  SKIP_WITHOUT_GPU();
+  const struct {
+    int rank;
+    Extents ext;
+    std::vector<std::int64_t> k;
+  } cases[] = {
+      {1, {(std::int64_t(1) << 24) + 4, 1, 1}, {33}},  // 8192+ tiles of 2048
+      {1, {(std::int64_t(1) << 23) + 8, 1, 1}, {9}},
+      {3, {300, 36, 136}, {3, 3, 3}},
+      {3, {160, 20, 132}, {5, 5, 5}},
+  };
+  for (const auto& c : cases) {
+    const Filter f = random_filter(c.k);
+    EXPECT_EQ(check_strategy<float>("fast", c.rank, c.ext, 1, f, Op::correlate), "")
+        << c.rank << "D " << c.ext[0] << "x" << c.ext[1] << "x" << c.ext[2];
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // More than 2^31 elements: 2D 50000 x 50000 float32 (10 GB in, 10 GB out on the device).
 // ---------------------------------------------------------------------------------------------

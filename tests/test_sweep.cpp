@@ -27,6 +27,13 @@ std::vector<Case> sweep_cases() {
   for (auto n : {1, 2, 31, 509, 512, 513, 1021, 4099})
     for (auto k : {49, 65, 97, 129}) c.push_back({1, {n, 1, 1}, {k}});
   c.push_back({1, {2052, 1, 1}, {129}, 3});
+  // Signals of a multiple of 4 elements (16-byte pitch: `fast` can stream them through a
+  // block-wide ring of 2048- or 4096-output tiles): several tiles, a partial last one, a batch.
+  c.push_back({1, {8196, 1, 1}, {33}});
+  c.push_back({1, {6000, 1, 1}, {25}, 3});
+  c.push_back({1, {4100, 1, 1}, {9}});
+  c.push_back({1, {16388, 1, 1}, {65}});
+  c.push_back({1, {2044, 1, 1}, {48}, 2});
   // 2D.
   const std::pair<std::int64_t, std::int64_t> n2[] = {
       {1, 1},   {1, 17},  {17, 1},  {2, 3},   {15, 16},  {16, 16}, {17, 17},
@@ -62,6 +69,11 @@ std::vector<Case> sweep_cases() {
   c.push_back({3, {9, 11, 132}, {7, 7, 7}});
   c.push_back({3, {40, 5, 8}, {9, 9, 9}});
   c.push_back({3, {70, 9, 12}, {6, 5, 4}});
+  // Several block tiles of `fast`'s plane ring (128 columns x 8-16 rows), partial ones at the
+  // far edges.
+  c.push_back({3, {18, 35, 132}, {3, 3, 3}});
+  c.push_back({3, {25, 17, 260}, {5, 5, 5}});
+  c.push_back({3, {10, 33, 136}, {7, 7, 7}, 2});
   return c;
 }
 

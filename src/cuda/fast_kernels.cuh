@@ -337,6 +337,123 @@ struct TmaRing {
   }
 };
 
+// A block-wide ring of `slots` slots in dynamic shared memory, each filled by the tensor memory
+// accelerator with one copy (a tensor box, or a contiguous byte range), and read by every warp of
+// the block. Thread 0 is the producer; each warp is a consumer. Two mbarriers per slot: `full`
+// (one arrival, the producer's, plus the copy's bytes) and `empty` (one arrival per consumer
+// warp), so a slot is refilled only once every warp has released it, and no block-wide barrier
+// is needed after the start. Against TmaRing (one ring per warp): a row of the block's tile is
+// copied once for the block, not once per warp that reads it.
+// The steps of the march go through the slots in turn; a Cursor follows them (slot k, and the
+// parity of the slot's use: its use count & 1). Use: init() by thread 0, __syncthreads(); the
+// producer, for each step in order, acquire() then issue_*(), advancing its own cursor; each warp,
+// for each step, wait(), reads, release(), advancing its cursor.
+struct BlockRing {
+  unsigned char* base;   // slot k at base + k * stride bytes
+  std::uint64_t* full;   // one mbarrier per slot: the copy landed
+  std::uint64_t* empty;  // one mbarrier per slot: every warp is done with it
+  int stride, slots;
+
+  struct Cursor {
+    int k = 0;               // the slot of the current step
+    std::uint32_t use = 0;   // how many times the ring wrapped before it
+    __device__ __forceinline__ void next(int slots) {
+      if (++k == slots) k = 0, ++use;
+    }
+  };
+
+  __device__ __forceinline__ void init(int consumers) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    for (int k = 0; k < slots; ++k) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem(full + k)) : "memory");
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem(empty + k)),
+                   "r"(consumers)
+                   : "memory");
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+  }
+  template <class T>
+  __device__ __forceinline__ const T* at(const Cursor& c) const {
+    return reinterpret_cast<const T*>(base + c.k * stride);
+  }
+  // Producer: waits until every warp has released the slot's previous step, if any.
+  __device__ __forceinline__ void acquire(const Cursor& c) const {
+    if (c.use > 0) wait_on(empty + c.k, (c.use - 1) & 1u);
+  }
+  // Producer: the slot = the box of the 4-D tensor map whose first element is (x, y, z, b),
+  // `bytes` the box's size.
+  __device__ __forceinline__ void issue_box(const Cursor& c, const CUtensorMap* map, int x, int y,
+                                            int z, int b, int bytes) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const std::uint32_t bar = expect(c, bytes);
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(smem(base + c.k * stride)),
+        "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(b), "r"(bar)
+        : "memory");
+#endif
+  }
+  // Producer: `bytes` bytes (a multiple of 16, both ends 16-byte aligned) from src to the slot
+  // at byte offset `to`.
+  __device__ __forceinline__ void issue_bytes(const Cursor& c, int to, const void* src,
+                                              int bytes) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const std::uint32_t bar = expect(c, bytes);
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+        ::"r"(smem(base + c.k * stride + to)), "l"(src), "r"(bytes), "r"(bar)
+        : "memory");
+#endif
+  }
+  // Consumer: waits until the step's copy has landed.
+  __device__ __forceinline__ void wait(const Cursor& c) const { wait_on(full + c.k, c.use & 1u); }
+  // Consumer: the warp is done with the step (every lane's reads of it issued before this call).
+  __device__ __forceinline__ void release(const Cursor& c, int lane) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __syncwarp();
+    if (lane == 0)
+      asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem(empty + c.k))
+                   : "memory");
+#endif
+  }
+
+ private:
+  template <class P>
+  __device__ __forceinline__ static std::uint32_t smem(P* p) {
+    return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+  }
+  __device__ __forceinline__ std::uint32_t expect(const Cursor& c, int bytes) const {
+    const std::uint32_t bar = smem(full + c.k);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
+                 "r"(bytes)
+                 : "memory");
+#endif
+    return bar;
+  }
+  __device__ __forceinline__ static void wait_on(std::uint64_t* b, std::uint32_t parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    std::uint32_t done = 0;
+    do {
+      asm volatile(
+          "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+          " selp.u32 %0, 1, 0, p;\n}\n"
+          : "=r"(done)
+          : "r"(smem(b)), "r"(parity)
+          : "memory");
+    } while (!done);
+#endif
+  }
+};
+
+// Most slots of a BlockRing (its mbarriers are static shared memory).
+constexpr int kBlockRingSlots = 8;
+
+// Whether the current GPU has the tensor memory accelerator (sm_90 and later).
+bool tma_capable();
+
 // The tensor map of a batch of 3-D arrays (2-D arrays: nz = 1) for TmaRing: dims (nx, ny, nz,
 // batch), boxes of box_w x box_rows x 1 x 1 elements, zeros outside. False (and the map unset)
 // where the tensor memory accelerator cannot serve the array: a GPU before sm_90, a row pitch that
@@ -351,12 +468,13 @@ int slots_override();
 int box_rows_override();
 
 // How a kernel gets its rows: straight from global memory (kDirect), the loads of the next rows
-// issued before this row's FFMAs (kPrefetch), through a RowRing (kRing), or through a TmaRing
-// (kTma; where the tensor map can be made, else kRing).
-enum class Feed { kDirect, kPrefetch, kRing, kTma };
+// issued before this row's FFMAs (kPrefetch), through a RowRing (kRing), through a TmaRing
+// (kTma; where the tensor map can be made, else kRing), or through a BlockRing (kBlock: 1D and
+// 3D f32, where the TMA can serve the array).
+enum class Feed { kDirect, kPrefetch, kRing, kTma, kBlock };
 
-// HALO_FAST_FEED=0|1|2|3 forces direct, prefetch, ring or TMA ring (every rank, where compiled);
-// -1 unset.
+// HALO_FAST_FEED=0|1|2|3|4 forces direct, prefetch, ring, TMA ring or block ring (every rank,
+// where compiled); -1 unset.
 int feed_override();
 
 // HALO_FAST_DEPTH=1..4 forces the register prefetch's rows in flight per warp (where compiled);
@@ -380,15 +498,27 @@ struct Geometry {
 // The GPU's multiprocessor count (current device).
 int multiprocessors();
 
+// Blocks of `kernel` (launched with `threads` threads and `dynamic_smem` bytes of dynamic shared
+// memory) resident on the whole GPU at once; raises the kernel's dynamic shared-memory limit
+// first where it needs more than the default 48 KB.
+template <class Kernel>
+std::int64_t resident_blocks(Kernel kernel, int threads, std::size_t dynamic_smem) {
+  if (dynamic_smem > 48 * 1024 &&
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           int(dynamic_smem)) != cudaSuccess)
+    cudaGetLastError();  // the launch reports it
+  int blocks = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_smem) !=
+      cudaSuccess)
+    blocks = 1;
+  return std::int64_t(blocks > 0 ? blocks : 1) * multiprocessors();
+}
+
 // Warps of `kernel` (launched with kThreads threads and `dynamic_smem` bytes of dynamic shared
 // memory) resident on the whole GPU at once.
 template <class Kernel>
 std::int64_t resident_warps(Kernel kernel, std::size_t dynamic_smem = 0) {
-  int blocks = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads, dynamic_smem) !=
-      cudaSuccess)
-    blocks = 1;
-  return std::int64_t(blocks > 0 ? blocks : 1) * kWarpsPerBlock * multiprocessors();
+  return resident_blocks(kernel, kThreads, dynamic_smem) * kWarpsPerBlock;
 }
 
 // Splits the streamed axis (rows in 2D, planes in 3D; stream_len of them) into g.chunks chunks of

@@ -189,7 +189,7 @@ int prefetch_override() {
 }
 
 int feed_override() {
-  static const int v = knob_in("HALO_FAST_FEED", 0, 3);
+  static const int v = knob_in("HALO_FAST_FEED", 0, 4);
   return v;
 }
 
@@ -221,6 +221,8 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
+}  // namespace
+
 bool tma_capable() {
   static const bool v = [] {
     int dev = 0, major = 0;
@@ -231,8 +233,6 @@ bool tma_capable() {
   }();
   return v;
 }
-
-}  // namespace
 
 bool make_row_map(CUtensorMap* map, const void* base, int elem_bytes, std::int64_t nx,
                   std::int64_t ny, std::int64_t nz, std::int64_t batch, int box_w, int box_rows) {
@@ -263,6 +263,11 @@ int depth_override() {
 
 std::string feed_name(Feed f, int depth, int box_rows) {
   switch (f) {
+    case Feed::kBlock:
+      return "a block-wide shared-memory ring filled by the tensor memory accelerator (" +
+             std::to_string(depth) + " slots, one copy of " +
+             (box_rows > 1 ? std::to_string(box_rows) + " rows" : std::string("a segment")) +
+             " per slot, read by every warp of the block)";
     case Feed::kTma:
       return "rows through a shared-memory ring filled by the tensor memory accelerator (" +
              std::to_string(depth) + " slots of " + std::to_string(box_rows) + " row" +

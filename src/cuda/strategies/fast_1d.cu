@@ -291,6 +291,101 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The block ring layout (f32, rows of a 16-byte pitch on sm_90): a block of kTileWarps1 warps
+// strides over tiles of 256 * TXS outputs; each tile's inputs (the tile and its 2*RA halo) come
+// into a BlockRing slot in one bulk copy, so the slots - 1 tiles in flight cost no registers and
+// the DRAM stream does not wait on the warps' register budget. A lane owns TXS consecutive
+// outputs and streams its TXS + 2*RA inputs from the slot in 16-byte groups through feed(), as
+// stream1d does from global memory (the same sums in the same order). The copy is clipped to the
+// row; in a tile at either end of a row the inputs outside it are replaced by zeros as they are
+// read (the slot's bytes there are stale).
+constexpr int kTileWarps1 = 8;
+
+template <int R, int TXS>
+__global__ void __launch_bounds__(32 * kTileWarps1)
+    tile1d(const float* __restrict__ in, float* __restrict__ out, Geometry g,
+           Taps<float, 2 * R + 1> taps, int slots) {
+  constexpr int RA = round_up4(R);
+  constexpr int NV = TXS + 2 * RA;  // the lane's window
+  constexpr int NG = NV / kTx;      // its 16-byte groups
+  constexpr int TILE = 32 * kTileWarps1 * TXS;
+  constexpr int W = TILE + 2 * RA;  // a slot: the tile's inputs
+  const int lane = threadIdx.x & 31;
+  const int at = (threadIdx.x >> 5) * 32 * TXS + lane * TXS;  // the lane's first output in a tile
+
+  extern __shared__ __align__(128) unsigned char ring_mem[];
+  __shared__ std::uint64_t ring_bar[2][kBlockRingSlots];
+  const BlockRing ring{ring_mem, ring_bar[0], ring_bar[1],
+                       (W * int(sizeof(float)) + 127) / 128 * 128, slots};
+  if (threadIdx.x == 0) ring.init(kTileWarps1);
+  __syncthreads();
+
+  // item = b * strips + strip: tile `strip` of row b, inputs x - RA .. x + TILE + RA - 1.
+  BlockRing::Cursor put, get;
+  std::int64_t next = blockIdx.x;  // the producer's next item
+  auto produce = [&] {             // thread 0: that item's inputs into the next slot
+    ring.acquire(put);
+    const std::int64_t b = next / g.strips, x = (next % g.strips) * TILE - RA;
+    const std::int64_t lo = x > 0 ? x : 0, hi = x + W < g.nx ? x + W : g.nx;
+    ring.issue_bytes(put, int(lo - x) * int(sizeof(float)), in + b * g.nx + lo,
+                     int(hi - lo) * int(sizeof(float)));
+    put.next(slots);
+    next += gridDim.x;
+  };
+  if (threadIdx.x == 0)
+    for (int k = 0; k + 1 < slots && next < g.items; ++k) produce();
+
+  for (std::int64_t item = blockIdx.x; item < g.items; item += gridDim.x) {
+    if (threadIdx.x == 0 && next < g.items) produce();  // slots - 1 tiles ahead
+    const std::int64_t b = item / g.strips, x = (item % g.strips) * TILE;
+    const std::int64_t x0 = x + at;
+    float acc[TXS];
+#pragma unroll
+    for (int j = 0; j < TXS; ++j) acc[j] = 0.f;
+    ring.wait(get);
+    const float4* win = reinterpret_cast<const float4*>(ring.at<float>(get) + at);
+    if (x >= RA && x + TILE + RA <= g.nx) {  // the whole tile's window inside the row
+      for_each_index<NG>([&](auto c) {
+        constexpr int k = decltype(c)::value;
+        const float4 q = win[k];
+        const float v[kTx] = {q.x, q.y, q.z, q.w};
+        feed<R, kTx * k>(acc, taps, v);
+      });
+    } else {
+      // Input i of the lane's window (x0 - RA + i) is inside the row iff lo <= i < hi.
+      const std::int64_t wx = x0 - RA;
+      const int lo = wx < 0 ? int(-wx < NV ? -wx : NV) : 0;
+      const int hi = g.nx - wx < NV ? int(g.nx - wx > 0 ? g.nx - wx : 0) : NV;
+      for_each_index<NG>([&](auto c) {
+        constexpr int k = decltype(c)::value;
+        const float4 q = win[k];
+        const float e[kTx] = {q.x, q.y, q.z, q.w};
+        float v[kTx];
+#pragma unroll
+        for (int j = 0; j < kTx; ++j) v[j] = kTx * k + j >= lo && kTx * k + j < hi ? e[j] : 0.f;
+        feed<R, kTx * k>(acc, taps, v);
+      });
+    }
+    ring.release(get, lane);
+    get.next(slots);
+    float* dst = out + b * g.nx;
+    if (x0 + TXS <= g.nx) {  // all inside (the rows are aligned: g.vec)
+#pragma unroll
+      for (int q = 0; q < TXS / kTx; ++q)
+        store16(dst + x0 + q * kTx, acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
+                acc[q * kTx + 3]);
+    } else {
+#pragma unroll
+      for (int q = 0; q < TXS / kTx; ++q) {
+        const std::int64_t xq = x0 + q * kTx;
+        const float part[kTx] = {acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
+                                 acc[q * kTx + 3]};
+        if (xq < g.nx) store4(dst, xq, g.nx, g.vec, part);
+      }
+    }
+  }
+}
+
 // The next item's loads issued first (wide layout). ncu at r = 16 without it: 8.9 of 16.7 cycles
 // per issued instruction waiting on the loads. Measured on an H100, 2^28 float32, ms off -> on:
 // r = 12 1.266 -> 0.857, 16 1.120 -> 0.893, 24 0.963 -> 1.006, 32 1.148 -> 1.094. It costs NV
@@ -333,10 +428,63 @@ bool stream_prefetch(int tx, int R) {
   return tx == 16 && R <= kWidePfLimit && prefetch_override() == 1;
 }
 
+// The block ring layout (tile1d): compiled for f32 at these radii, 8 outputs per lane, and 16
+// from r = 12. Where it runs: HALO_FAST_FEED=4 forces it, any other feed keeps the layouts
+// above; HALO_FAST_1D_TX=16 picks 16 outputs per lane, HALO_FAST_SLOTS the slots, for tuning.
+constexpr bool tile_compiled(int R) {
+  return R == 4 || R == 8 || R == 12 || R == 16 || R == 24 || R == 32;
+}
+template <int R>
+constexpr bool kTileCompiled = tile_compiled(R);
+template <int R>
+constexpr bool kTile16Compiled = kTileCompiled<R> && R >= 12;
+bool block_feed(DType t, int R) {
+  const int forced = feed_override();
+  if (t != DType::f32) return false;
+  return forced == int(Feed::kBlock);
+}
+int tile_tx(int R) { return R >= 12 && tuning_knob("HALO_FAST_1D_TX") == 16 ? 16 : kTxWide; }
+int block_slots() {
+  const int forced = slots_override();
+  return forced >= 2 && forced <= kBlockRingSlots ? forced : 4;
+}
+
+// Runs tile1d where the rows suit the bulk copies (16-byte pitch and alignment, sm_90); false
+// otherwise.
+template <int R>
+bool launch_tile(const float* in, float* out, Geometry g, const Taps<float, 2 * R + 1>& taps,
+                 cudaStream_t stream) {
+  if (!g.vec || !tma_capable()) return false;
+  const int slots = block_slots();
+  auto go = [&](auto kernel, int txs) {
+    const std::int64_t tile = 32 * kTileWarps1 * txs;
+    g.strips = (g.nx + tile - 1) / tile;
+    g.items = g.strips * g.batch;
+    const std::size_t smem =
+        std::size_t(slots) * ((std::size_t(tile + 2 * round_up4(R)) * sizeof(float) + 127) / 128 * 128);
+    const std::int64_t fit = resident_blocks(kernel, 32 * kTileWarps1, smem);
+    const std::int64_t blocks = g.items < fit ? g.items : fit;
+    kernel<<<dim3(unsigned(blocks)), 32 * kTileWarps1, smem, stream>>>(in, out, g, taps, slots);
+  };
+  if constexpr (kTile16Compiled<R>) {
+    if (tile_tx(R) == 16) return go(tile1d<R, 16>, 16), true;
+  }
+  go(tile1d<R, kTxWide>, kTxWide);
+  return true;
+}
+
 template <class T, int R>
 void run(const T* in, T* out, Geometry g, const double* window, cudaStream_t stream) {
   Taps<T, 2 * R + 1> taps;
   for (int i = 0; i < 2 * R + 1; ++i) taps.w[i] = T(window[i]);
+  if constexpr (std::is_same_v<T, float> && kTileCompiled<R>) {
+    if (block_feed(DType::f32, R) && launch_tile<R>(in, out, g, taps, stream)) {
+      HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 1D (block ring, r=" +
+                                              std::to_string(R) + ", n " + std::to_string(g.nx) +
+                                              ", batch " + std::to_string(g.batch) + ")");
+      return;
+    }
+  }
   constexpr bool strip = R <= kStripMaxR;
   const int tx = strip ? kTx : wide_tx(sizeof(T) == 4 ? DType::f32 : DType::f64, R);
   const std::int64_t width = 32 * tx;  // outputs per warp item
@@ -397,7 +545,9 @@ bool launch_1d<double>(const double* in, double* out, const Geometry& g, int r, 
   return false;
 }
 
-std::string plan_1d(DType t, int R) {
+namespace {
+// The plan of the layouts that take their inputs through registers.
+std::string plan_1d_registers(DType t, int R) {
   if (R <= kStripMaxR)
     return "a warp computes 128 consecutive outputs (4 per lane, 16-byte loads), striding over "
            "the signal with the next segment's loads issued first";
@@ -410,6 +560,20 @@ std::string plan_1d(DType t, int R) {
   return "a lane computes " + std::to_string(kTxWide) + " consecutive outputs from " +
          std::to_string(kTxWide + 2 * round_up4(R)) + " inputs held in registers; next-segment " +
          "prefetch " + (wide_prefetch(t, R) ? "on" : "off");
+}
+}  // namespace
+
+std::string plan_1d(DType t, int R) {
+  if (block_feed(t, R) && tile_compiled(R)) {
+    const int tx = tile_tx(R);
+    return "a block of " + std::to_string(kTileWarps1) + " warps strides over tiles of " +
+           std::to_string(32 * kTileWarps1 * tx) + " outputs, a lane computing " +
+           std::to_string(tx) + " consecutive ones from its " + std::to_string(tx + 2 * round_up4(R)) +
+           " inputs read from the slot in 16-byte groups; tiles through " +
+           feed_name(Feed::kBlock, block_slots()) +
+           " (rows not 16-byte aligned: " + plan_1d_registers(t, R) + ")";
+  }
+  return plan_1d_registers(t, R);
 }
 
 int compiled_radius_1d(DType t, int r) {

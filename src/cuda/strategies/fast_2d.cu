@@ -246,14 +246,15 @@ int depth(DType t, int R) {
 // (a row pitch that is not a multiple of 16 bytes, an unaligned base).
 Feed classic_feed(int R, int KY) {
   const int forced = feed_override();
-  if (forced >= 0 && forced != int(Feed::kTma)) return Feed(forced);
+  if (forced >= 0 && forced < int(Feed::kTma)) return Feed(forced);
   if (prefetch_override() < 0 && ring_rows(R)) return Feed::kRing;
   return prefetch_rows(R, KY) ? Feed::kPrefetch : Feed::kDirect;
 }
 
+// (2D has no block ring: HALO_FAST_FEED=4 runs the TMA ring, its nearest.)
 Feed feed(DType t, int R, int KY) {
   const int forced = feed_override();
-  if (forced >= 0) return Feed(forced);
+  if (forced >= 0) return forced >= int(Feed::kTma) ? Feed::kTma : Feed(forced);
   if (prefetch_override() < 0 && tma_rows(t)) return Feed::kTma;
   return classic_feed(R, KY);
 }
@@ -376,6 +377,7 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
       break;
     case Feed::kDirect:
     case Feed::kTma:  // handled above
+    case Feed::kBlock:
       go(stream2d<T, R, KY, Feed::kDirect, kSplit>);
       break;
   }

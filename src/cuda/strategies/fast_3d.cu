@@ -183,6 +183,144 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The block-wide plane ring (f32): a block of kTileWarps warps owns a tile of 128 columns x
+// kTileWarps*YB rows and marches along z; each input plane's box (the tile and its halo,
+// W x (kTileWarps*YB + 2R) elements) comes into a BlockRing slot in one TMA copy, zeros outside
+// the array, and every warp reads its 2R+YB rows from it. Against the per-warp TMA ring, an input
+// row of the tile is copied once for the block instead of once per warp that needs it
+// ((2R+YB)/YB times), and the slots-1 planes in flight cost no registers.
+constexpr int kTileWarps = 8;
+
+template <int R, int YB>
+__global__ void __launch_bounds__(32 * kTileWarps)
+    tile3d(float* __restrict__ out, Geometry g,
+           Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps, std::int64_t ytiles,
+           const __grid_constant__ CUtensorMap map, int slots) {
+  constexpr int K = 2 * R + 1;
+  constexpr int RA = round_up4(R);
+  constexpr int NV = kTx + 2 * RA;
+  constexpr int NR = K + YB - 1;  // input rows per warp and plane
+  constexpr int W = 32 * kTx + 2 * RA, TY = kTileWarps * YB, H = TY + 2 * R;
+  constexpr int kBoxBytes = W * H * int(sizeof(float));
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  // blockIdx.x = ((b * chunks + chunk) * strips + strip) * ytiles + yt: neighbouring tiles of
+  // one plane run side by side and share their halo rows in L2.
+  const std::int64_t item = blockIdx.x;
+  const std::int64_t yt = item % ytiles;
+  const std::int64_t strip = (item / ytiles) % g.strips;
+  const std::int64_t chunk = (item / (ytiles * g.strips)) % g.chunks;
+  const std::int64_t b = item / (ytiles * g.strips * g.chunks);
+  const std::int64_t y = yt * TY + warp * YB;
+  const std::int64_t x0 = strip * (32 * kTx) + lane * kTx;
+  const std::int64_t z0 = chunk * g.chunk;
+  const std::int64_t z1 = z0 + g.chunk < g.nz ? z0 + g.chunk : g.nz;
+  const std::int64_t plane = g.ny * g.nx;
+  float* dst = out + b * g.nz * plane;
+
+  extern __shared__ __align__(128) unsigned char ring_mem[];
+  __shared__ std::uint64_t ring_bar[2][kBlockRingSlots];
+  const BlockRing ring{ring_mem, ring_bar[0], ring_bar[1], (kBoxBytes + 127) / 128 * 128, slots};
+  if (threadIdx.x == 0) ring.init(kTileWarps);
+  __syncthreads();
+
+  // Step m of the march is plane z0 - R + m (ghost planes come as zeros and add nothing).
+  const int planes = int(z1 - z0) + 2 * R;
+  const int xs = int(strip * (32 * kTx)) - RA, ys = int(yt * TY) - R, zs = int(z0) - R;
+  BlockRing::Cursor put, get;
+  int issued = 0;
+  auto produce = [&] {  // thread 0: the next plane's box into the next slot
+    ring.acquire(put);
+    ring.issue_box(put, &map, xs, ys, zs + issued, int(b), kBoxBytes);
+    put.next(slots);
+    ++issued;
+  };
+  if (threadIdx.x == 0)
+    while (issued + 1 < slots && issued < planes) produce();
+
+  float acc[YB][K][kTx];
+#pragma unroll
+  for (int yy = 0; yy < YB; ++yy)
+#pragma unroll
+    for (int q = 0; q < K; ++q)
+#pragma unroll
+      for (int j = 0; j < kTx; ++j) acc[yy][q][j] = 0.f;
+
+  for (int m = 0; m < planes; ++m) {
+    if (threadIdx.x == 0 && issued < planes) produce();  // slots - 1 planes ahead
+    const std::int64_t s = z0 - R + m;
+    ring.wait(get);
+    if (s >= 0 && s < g.nz) {
+      const float* rows = ring.at<float>(get) + warp * YB * W + lane * kTx;
+#pragma unroll
+      for (int t = 0; t < NR; ++t) {  // input row y - R + t
+        float v[NV];
+#pragma unroll
+        for (int c = 0; c < NV / 4; ++c) {
+          const float4 f = reinterpret_cast<const float4*>(rows + t * W)[c];
+          v[4 * c + 0] = f.x, v[4 * c + 1] = f.y, v[4 * c + 2] = f.z, v[4 * c + 3] = f.w;
+        }
+#pragma unroll
+        for (int yy = 0; yy < YB; ++yy) {
+          const int fy = t - yy;  // output row y + yy takes this row through filter row fy
+          if (fy < 0 || fy >= K) continue;
+#pragma unroll
+          for (int q = 0; q < K; ++q) {
+            const int fz = 2 * R - q;
+#pragma unroll
+            for (int fx = 0; fx < K; ++fx) {
+              const float w = taps.w[(fz * K + fy) * K + fx];
+#pragma unroll
+              for (int j = 0; j < kTx; ++j)
+                acc[yy][q][j] = fmaf(w, v[j + fx + RA - R], acc[yy][q][j]);
+            }
+          }
+        }
+      }
+    }
+    ring.release(get, lane);
+    get.next(slots);
+    const std::int64_t done = s - R;
+#pragma unroll
+    for (int yy = 0; yy < YB; ++yy) {
+      if (done >= z0 && x0 < g.nx && y + yy < g.ny)
+        store4(dst + done * plane + (y + yy) * g.nx, x0, g.nx, g.vec, acc[yy][0]);
+#pragma unroll
+      for (int q = 0; q + 1 < K; ++q)
+#pragma unroll
+        for (int j = 0; j < kTx; ++j) acc[yy][q][j] = acc[yy][q + 1][j];
+#pragma unroll
+      for (int j = 0; j < kTx; ++j) acc[yy][K - 1][j] = 0.f;
+    }
+  }
+}
+
+// Slots of the block ring (planes: slots - 1 in flight while one is read); HALO_FAST_SLOTS
+// overrides, for tuning (up to kBlockRingSlots).
+int block_slots(int) {
+  const int forced = slots_override();
+  return forced >= 2 && forced <= kBlockRingSlots ? forced : 4;
+}
+
+// Runs tile3d where a tensor map can be made for the array; false otherwise.
+template <int R, int YB>
+bool launch_tile(const float* in, float* out, Geometry g,
+                 const Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps,
+                 cudaStream_t stream) {
+  constexpr int W = 32 * kTx + 2 * round_up4(R), TY = kTileWarps * YB, H = TY + 2 * R;
+  CUtensorMap map{};
+  if (!make_row_map(&map, in, int(sizeof(float)), g.nx, g.ny, g.nz, g.batch, W, H)) return false;
+  const int slots = block_slots(R);
+  const std::size_t smem = std::size_t(slots) * ((W * H * sizeof(float) + 127) / 128 * 128);
+  const auto kernel = tile3d<R, YB>;
+  const std::int64_t ytiles = (g.ny + TY - 1) / TY;
+  fit_chunks(g, g.nz, ytiles * g.strips * g.batch, R,
+             resident_blocks(kernel, 32 * kTileWarps, smem));
+  g.items = ytiles * g.strips * g.chunks * g.batch;
+  kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(out, g, taps, ytiles, map,
+                                                                      slots);
+  return true;
+}
+
 // How rows reach the FFMAs, measured on an H100, 640^3 float32 (docs/BENCHMARKS.md, ms for
 // HALO_FAST_FEED = 0 direct / 1 register prefetch / 2 shared-memory ring):
 //   r = 1: 1.230 / 1.003 / 1.035    r = 2: 2.652 / 2.209 / 1.933    r = 3: 5.294 / 6.197 / 4.880
@@ -215,7 +353,7 @@ bool tma_rows(DType t, int R) { return t == DType::f32 && R >= 2; }
 // The feed without the TMA ring: also what runs where no tensor map can be made for the array.
 Feed classic_feed(int R) {
   const int forced = feed_override();
-  if (forced >= 0 && forced != int(Feed::kTma)) return Feed(forced);
+  if (forced >= 0 && forced < int(Feed::kTma)) return Feed(forced);
   if (prefetch_override() < 0 && ring_rows(R)) return Feed::kRing;
   return prefetch_rows(R) ? Feed::kPrefetch : Feed::kDirect;
 }
@@ -262,6 +400,12 @@ void launch(const T* in, T* out, Geometry g, Taps<T, (2 * R + 1) * (2 * R + 1) *
                                                                 slots);
   };
   Feed how = feed(std::is_same<T, float>::value ? DType::f32 : DType::f64, R);
+  if (how == Feed::kBlock) {
+    if constexpr (std::is_same<T, float>::value && R >= 1) {
+      if (launch_tile<R, YB>(in, out, g, taps, stream)) return;
+    }
+    how = classic_feed(R);  // f64, r = 0, or no tensor map for this array
+  }
   if (how == Feed::kTma) {
     constexpr int W = 32 * kTx + 2 * round_up4(R), NR = 2 * R + YB;
     slots = tma_slots(R);
@@ -303,6 +447,7 @@ void launch(const T* in, T* out, Geometry g, Taps<T, (2 * R + 1) * (2 * R + 1) *
       break;
     case Feed::kDirect:
     case Feed::kTma:  // handled above
+    case Feed::kBlock:
       go(stream3d<T, R, YB, Feed::kDirect>);
       break;
   }
@@ -357,10 +502,20 @@ std::string plan_3d(DType t, int R) {
            : how == Feed::kPrefetch && t == DType::f32 ? feed_name(how, depth(R, rows))
                                                        : feed_name(how);
   };
+  if (f == Feed::kBlock && t == DType::f32 && R >= 1) {
+    const int ty = kTileWarps * rows;
+    return "a block of " + std::to_string(kTileWarps) + " warps marches along z over a " +
+           "128-column x " + std::to_string(ty) + "-row tile (" + std::to_string(rows) +
+           " y-row(s) per warp, " + std::to_string(2 * R + 1) +
+           " output planes of 4 columns per lane in registers); " +
+           feed_name(f, block_slots(R), ty + 2 * R) +
+           " (where the row pitch is not a multiple of 16 bytes: " + named(classic_feed(R)) + ")";
+  }
+  const Feed shown = f == Feed::kBlock ? classic_feed(R) : f;  // f64, r = 0: no block ring
   std::string s = "a warp marches along z over a 128-column strip of " + std::to_string(rows) +
                   " y-row(s), " + std::to_string(2 * R + 1) +
-                  " output planes of 4 columns per lane in registers; " + named(f);
-  if (f == Feed::kTma)
+                  " output planes of 4 columns per lane in registers; " + named(shown);
+  if (shown == Feed::kTma)
     s += " (where the row pitch is not a multiple of 16 bytes: " + named(classic_feed(R)) + ")";
   return s;
 }
