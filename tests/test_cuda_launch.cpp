@@ -278,9 +278,9 @@ TEST(CudaLaunch, ModelReproducesTheSeedNotesIntensities) {
 // `fast` says how it runs a problem (host-only: no GPU needed). Unless the tuning variables
 // override them: 2-D filters of r >= 12 in passes of 16 rows, smaller ones in one pass; f32 rows
 // through the TMA ring in 2-D (3 slots of 12 rows up to r = 3, 2 of 8 above, 2 of 16 with
-// passes) and in 3-D from r = 2 (2 slots of one plane's rows); 3-D f32 two y-rows per warp up to
-// r = 2, r = 1 prefetching 4 rows deep; f64 keeps the register feeds and the cp.async ring; 1-D
-// f32 streams 16 outputs per lane from r = 24.
+// passes); 3-D f32 planes through the block ring (6 slots of a 128-column tile's rows), two
+// y-rows per warp up to r = 2; f64 keeps the register feeds and the cp.async ring; 1-D f32
+// through the block ring from r = 12 to 32, and streams 16 outputs per lane above.
 bool tuning_overridden() {
   return std::getenv("HALO_FAST_PASS_ROWS") || std::getenv("HALO_FAST_PREFETCH") ||
          std::getenv("HALO_FAST_FEED") || std::getenv("HALO_FAST_DEPTH") ||
@@ -320,10 +320,21 @@ TEST(CudaLaunch, FastExplainsItsPlan) {
   EXPECT_NE(small64.find("next-row prefetch"), std::string::npos) << small64;
   EXPECT_EQ(small64.find("tensor memory"), std::string::npos) << small64;
   const std::string vol3 = s->plan(problem(3, {30, 30, 30}, {3, 3, 3}));
-  EXPECT_NE(vol3.find("4 rows in flight per warp"), std::string::npos) << vol3;
+  EXPECT_NE(vol3.find("a block of 8 warps marches along z over a 128-column x 16-row tile"),
+            std::string::npos)
+      << vol3;
+  EXPECT_NE(vol3.find("block-wide shared-memory ring filled by the tensor memory accelerator (6 "
+                      "slots, one copy of 18 rows per slot"),
+            std::string::npos)
+      << vol3;
+  EXPECT_NE(vol3.find("not a multiple of 16 bytes: register prefetch, 4 rows in flight"),
+            std::string::npos)
+      << vol3;
   const std::string vol = s->plan(problem(3, {30, 30, 30}, {5, 5, 5}));
-  EXPECT_NE(vol.find("2 y-row(s)"), std::string::npos) << vol;
-  EXPECT_NE(vol.find("tensor memory accelerator (2 slots of 6 rows"), std::string::npos) << vol;
+  EXPECT_NE(vol.find("2 y-row(s) per warp"), std::string::npos) << vol;
+  EXPECT_NE(vol.find("(6 slots, one copy of 20 rows per slot"), std::string::npos) << vol;
+  const std::string vol7 = s->plan(problem(3, {30, 30, 30}, {7, 7, 7}));
+  EXPECT_NE(vol7.find("128-column x 8-row tile (1 y-row(s) per warp"), std::string::npos) << vol7;
   const std::string vol64 = s->plan(problem(3, {30, 30, 30}, {5, 5, 5}, DType::f64));
   EXPECT_NE(vol64.find("1 y-row(s)"), std::string::npos) << vol64;
   EXPECT_NE(vol64.find("(cp.async"), std::string::npos) << vol64;
@@ -331,7 +342,16 @@ TEST(CudaLaunch, FastExplainsItsPlan) {
   EXPECT_NE(sig.find("16 consecutive outputs, streaming its 144 inputs"), std::string::npos)
       << sig;
   const std::string sig16 = s->plan(problem(1, {5000, 1, 1}, {33}));
-  EXPECT_NE(sig16.find("8 consecutive outputs from 40 inputs"), std::string::npos) << sig16;
+  EXPECT_NE(sig16.find("a block of 8 warps strides over tiles of 2048 outputs, a lane computing 8 "
+                       "consecutive ones from its 40 inputs"),
+            std::string::npos)
+      << sig16;
+  EXPECT_NE(sig16.find("(4 slots, one copy of a segment per slot"), std::string::npos) << sig16;
+  EXPECT_NE(sig16.find("not 16-byte aligned: a lane computes 8 consecutive outputs from 40 inputs"),
+            std::string::npos)
+      << sig16;
+  const std::string sig8 = s->plan(problem(1, {5000, 1, 1}, {17}));
+  EXPECT_NE(sig8.find("a warp computes 128 consecutive outputs"), std::string::npos) << sig8;
   const std::string sig64 = s->plan(problem(1, {5000, 1, 1}, {65}, DType::f64));
   EXPECT_NE(sig64.find("8 consecutive outputs from 72 inputs"), std::string::npos) << sig64;
   // A halo beyond every compiled radius: the plan is the refusal's reason.

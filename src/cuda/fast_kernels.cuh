@@ -459,8 +459,10 @@ bool tma_capable();
 // where the tensor memory accelerator cannot serve the array: a GPU before sm_90, a row pitch that
 // is not a multiple of 16 bytes, a base not 16-byte aligned, an extent past 2^31 elements, or the
 // driver's encoder missing.
+// l2_promotion: the bytes the L2 fetches per read (0 none, 64, 128, 256).
 bool make_row_map(CUtensorMap* map, const void* base, int elem_bytes, std::int64_t nx,
-                  std::int64_t ny, std::int64_t nz, std::int64_t batch, int box_w, int box_rows);
+                  std::int64_t ny, std::int64_t nz, std::int64_t batch, int box_w, int box_rows,
+                  int l2_promotion = 256);
 
 // Slots per warp of the TMA ring and rows per slot in 2-D (HALO_FAST_SLOTS, HALO_FAST_BOX_ROWS
 // override, for tuning): each rank's launcher has its defaults.

@@ -66,6 +66,12 @@ int multiprocessors() {
 
 void fit_chunks(Geometry& g, std::int64_t stream_len, std::int64_t per_chunk, int R,
                 std::int64_t resident) {
+  static const int forced = tuning_knob("HALO_FAST_CHUNK");  // rows or planes per chunk
+  if (forced >= 1) {
+    g.chunk = std::min<std::int64_t>(forced, std::max<std::int64_t>(stream_len, 1));
+    g.chunks = ceil_div(stream_len, g.chunk);
+    return;
+  }
   resident = std::max<std::int64_t>(resident, 1);
   const std::int64_t shortest =
       std::min<std::int64_t>(stream_len, std::max<std::int64_t>(16, 8 * R));
@@ -221,6 +227,22 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
+// The L2 promotion of a tensor map's reads: 0 (none), 64, 128 or 256 bytes (HALO_FAST_L2_PROMO
+// overrides the caller's choice, for tuning).
+CUtensorMapL2promotion promotion(int bytes) {
+  static const int forced = tuning_knob("HALO_FAST_L2_PROMO");
+  switch (forced >= 0 ? forced : bytes) {
+    case 0:
+      return CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    case 64:
+      return CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
+    case 128:
+      return CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+    default:
+      return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  }
+}
+
 }  // namespace
 
 bool tma_capable() {
@@ -235,7 +257,8 @@ bool tma_capable() {
 }
 
 bool make_row_map(CUtensorMap* map, const void* base, int elem_bytes, std::int64_t nx,
-                  std::int64_t ny, std::int64_t nz, std::int64_t batch, int box_w, int box_rows) {
+                  std::int64_t ny, std::int64_t nz, std::int64_t batch, int box_w, int box_rows,
+                  int l2_promotion) {
   const std::int64_t limit = std::int64_t(1) << 31;  // coordinates are 32-bit signed
   if (!tma_capable() || (nx * elem_bytes) % 16 != 0 ||
       reinterpret_cast<std::uintptr_t>(base) % 16 != 0 || nx >= limit || ny >= limit ||
@@ -251,9 +274,8 @@ bool make_row_map(CUtensorMap* map, const void* base, int elem_bytes, std::int64
   const cuuint32_t unit[4] = {1, 1, 1, 1};
   return encode(map, elem_bytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
                 4, const_cast<void*>(base), dims, strides, box, unit,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) ==
-         CUDA_SUCCESS;
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, promotion(l2_promotion),
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
 int depth_override() {

@@ -294,12 +294,16 @@ __global__ void __launch_bounds__(32 * kTileWarps)
   }
 }
 
-// Slots of the block ring (planes: slots - 1 in flight while one is read); HALO_FAST_SLOTS
-// overrides, for tuning (up to kBlockRingSlots).
+// Slots of the block ring (planes: slots - 1 in flight while one is read; measured: see feed());
+// HALO_FAST_SLOTS overrides, for tuning (up to kBlockRingSlots).
 int block_slots(int) {
   const int forced = slots_override();
-  return forced >= 2 && forced <= kBlockRingSlots ? forced : 4;
+  return forced >= 2 && forced <= kBlockRingSlots ? forced : 6;
 }
+
+// The L2 fetches 64 bytes per read of the block ring's boxes (not 256: a box row is 136 floats
+// starting 16 bytes before a 512-byte boundary; see feed()).
+constexpr int kTileL2Promotion = 64;
 
 // Runs tile3d where a tensor map can be made for the array; false otherwise.
 template <int R, int YB>
@@ -308,7 +312,9 @@ bool launch_tile(const float* in, float* out, Geometry g,
                  cudaStream_t stream) {
   constexpr int W = 32 * kTx + 2 * round_up4(R), TY = kTileWarps * YB, H = TY + 2 * R;
   CUtensorMap map{};
-  if (!make_row_map(&map, in, int(sizeof(float)), g.nx, g.ny, g.nz, g.batch, W, H)) return false;
+  if (!make_row_map(&map, in, int(sizeof(float)), g.nx, g.ny, g.nz, g.batch, W, H,
+                    kTileL2Promotion))
+    return false;
   const int slots = block_slots(R);
   const std::size_t smem = std::size_t(slots) * ((W * H * sizeof(float) + 127) / 128 * 128);
   const auto kernel = tile3d<R, YB>;
@@ -331,12 +337,16 @@ bool prefetch_rows(int R) {
   return R == 1 || R == 2 || R == 4;
 }
 
+Feed feed(DType t, int R);
+
 // Output rows per warp that run for this dtype and radius: 2 is compiled for f32 and r >= 1 only
-// (f64 needs twice the registers). HALO_FAST_3D_ROWS=1|2 overrides the choice, for tuning.
+// (f64 needs twice the registers), 4 for f32 r <= 2 under the block ring. HALO_FAST_3D_ROWS=1|2|4
+// overrides the choice, for tuning.
 int rows_per_warp(DType t, int R) {
   static const int forced = tuning_knob("HALO_FAST_3D_ROWS");
   if (t != DType::f32 || R < 1) return 1;
   if (forced == 1 || forced == 2) return forced;
+  if (forced == 4) return R <= 2 && feed(t, R) == Feed::kBlock ? 4 : 2;  // compiled: r <= 2
   return R <= kTwoRowsUpTo ? 2 : 1;
 }
 
@@ -358,9 +368,18 @@ Feed classic_feed(int R) {
   return prefetch_rows(R) ? Feed::kPrefetch : Feed::kDirect;
 }
 
+// The block ring (f32, r >= 1): measured on an H100, 640^3 float32 (ms, the default before ->
+// block ring with 6 slots and 64-byte L2 promotion): r = 1 0.951 (4-row register prefetch) ->
+// 0.891-0.893, r = 2 1.494 (per-warp TMA ring) -> 1.493, r = 3 3.950 (per-warp TMA ring) ->
+// 3.796. Also measured: 4 slots 0.909 / 1.496 / 3.800, 3 slots 0.982 / 1.511 / 3.813; one
+// y-row per warp 0.987 / 1.591 / 3.804, four 0.913 / 1.513 (r = 1, 2); 256-byte L2 promotion
+// 0.931 at r = 1 (ncu: DRAM read 1.50 GB against 1.28 GB with 64 bytes, for 1.05 GB of input).
+bool block_rows(DType t, int R) { return t == DType::f32 && R >= 1; }
+
 Feed feed(DType t, int R) {
   const int forced = feed_override();
   if (forced >= 0) return Feed(forced);
+  if (prefetch_override() < 0 && block_rows(t, R)) return Feed::kBlock;
   if (prefetch_override() < 0 && tma_rows(t, R)) return Feed::kTma;
   return classic_feed(R);
 }
@@ -459,9 +478,16 @@ void run(const T* in, T* out, const Geometry& g, const double* window, cudaStrea
   Taps<T, N> taps;
   for (int i = 0; i < N; ++i) taps.w[i] = T(window[i]);
   bool two = false;
+  if constexpr (std::is_same<T, float>::value && R >= 1 && R <= 2) {  // four rows: block ring
+    if (rows_per_warp(DType::f32, R) == 4 && feed(DType::f32, R) == Feed::kBlock &&
+        launch_tile<R, 4>(in, out, g, taps, stream))
+      two = true;
+  }
   if constexpr (std::is_same<T, float>::value && R >= 1) {  // as rows_per_warp() says
-    two = rows_per_warp(DType::f32, R) == 2;
-    if (two) launch<T, R, 2>(in, out, g, taps, stream);
+    if (!two && rows_per_warp(DType::f32, R) >= 2) {
+      two = true;
+      launch<T, R, 2>(in, out, g, taps, stream);
+    }
   }
   if (!two) launch<T, R, 1>(in, out, g, taps, stream);
   HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 3D (r=" + std::to_string(R) + ", " +
