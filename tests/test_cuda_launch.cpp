@@ -278,9 +278,10 @@ TEST(CudaLaunch, ModelReproducesTheSeedNotesIntensities) {
 // `fast` says how it runs a problem (host-only: no GPU needed). Unless the tuning variables
 // override them: 2-D filters of r >= 12 in passes of 16 rows, smaller ones in one pass; f32 rows
 // through the TMA ring in 2-D (3 slots of 12 rows up to r = 3, 2 of 8 above, 2 of 16 with
-// passes); 3-D f32 planes through the block ring (6 slots of a 128-column tile's rows), two
+// passes); 3-D f32 planes through the block ring up to r = 3 (6 slots of a tile's rows), two
 // y-rows per warp up to r = 2; f64 keeps the register feeds and the cp.async ring; 1-D f32
-// through the block ring from r = 12 to 32, and streams 16 outputs per lane above.
+// through the block ring from r = 8 to 32, and streams 16 outputs per lane above; 3-D r = 4 keeps
+// the per-warp TMA ring.
 bool tuning_overridden() {
   return std::getenv("HALO_FAST_PASS_ROWS") || std::getenv("HALO_FAST_PREFETCH") ||
          std::getenv("HALO_FAST_FEED") || std::getenv("HALO_FAST_DEPTH") ||
@@ -351,7 +352,12 @@ TEST(CudaLaunch, FastExplainsItsPlan) {
             std::string::npos)
       << sig16;
   const std::string sig8 = s->plan(problem(1, {5000, 1, 1}, {17}));
-  EXPECT_NE(sig8.find("a warp computes 128 consecutive outputs"), std::string::npos) << sig8;
+  EXPECT_NE(sig8.find("tiles of 2048 outputs"), std::string::npos) << sig8;
+  const std::string sig4 = s->plan(problem(1, {5000, 1, 1}, {9}));
+  EXPECT_NE(sig4.find("a warp computes 128 consecutive outputs"), std::string::npos) << sig4;
+  const std::string vol9 = s->plan(problem(3, {30, 30, 30}, {9, 9, 9}));
+  EXPECT_NE(vol9.find("a warp marches along z"), std::string::npos) << vol9;
+  EXPECT_NE(vol9.find("tensor memory accelerator (2 slots of 9 rows"), std::string::npos) << vol9;
   const std::string sig64 = s->plan(problem(1, {5000, 1, 1}, {65}, DType::f64));
   EXPECT_NE(sig64.find("8 consecutive outputs from 72 inputs"), std::string::npos) << sig64;
   // A halo beyond every compiled radius: the plan is the refusal's reason.

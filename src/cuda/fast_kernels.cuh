@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "cuda/check.cuh"
 #include "halo/halo.hpp"
 
 namespace halo::cuda::fast {
@@ -501,14 +502,16 @@ struct Geometry {
 int multiprocessors();
 
 // Blocks of `kernel` (launched with `threads` threads and `dynamic_smem` bytes of dynamic shared
-// memory) resident on the whole GPU at once; raises the kernel's dynamic shared-memory limit
-// first where it needs more than the default 48 KB.
+// memory) resident on the whole GPU at once. Sets the kernel's dynamic shared-memory limit to
+// dynamic_smem first, so the launch that follows may use it: the default limit is 48 KB for
+// static and dynamic together, so 48 KB of ring beside a few mbarriers already needs it.
 template <class Kernel>
 std::int64_t resident_blocks(Kernel kernel, int threads, std::size_t dynamic_smem) {
-  if (dynamic_smem > 48 * 1024 &&
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           int(dynamic_smem)) != cudaSuccess)
-    cudaGetLastError();  // the launch reports it
+  if (dynamic_smem > 0)
+    HALO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(dynamic_smem)),
+                    "setting the shared-memory limit of a fast kernel to " +
+                        std::to_string(dynamic_smem) + " bytes");
   int blocks = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_smem) !=
       cudaSuccess)

@@ -432,9 +432,10 @@ bool stream_prefetch(int tx, int R) {
 // from r = 12. Measured on an H100, 2^28 float32 (ms, the register layouts -> block ring with 4
 // slots): r = 4 0.794 -> 0.794, 16 0.877 -> 0.803, 24 0.919 -> 0.813, 32 0.951 -> 0.804; with 6
 // slots 0.789 / 0.809 / 0.811 / 0.813, with 16 outputs per lane 0.795 / 0.873 / 0.860 / 0.888
-// (4-way bank conflicts on the slot reads). ncu at r = 16: DRAM 2.69 TB/s, 1.0x the ideal
-// traffic, 40 registers, occupancy 75% (6 blocks by registers and by shared memory). It runs by
-// default from r = 12 up to 32 (the layouts above keep r <= 8 and r >= 48); HALO_FAST_FEED=4
+// (4-way bank conflicts on the slot reads); r = 8 0.828 -> 0.798, r = 12 0.846 -> 0.844. ncu at
+// r = 16: DRAM 2.69 TB/s, 1.0x the ideal traffic, 40 registers, occupancy 75% (6 blocks by
+// registers and by shared memory). It runs by default from r = 8 up to 32 (the layouts above keep
+// r <= 7 and r >= 48; at r = 4 the two measured the same); HALO_FAST_FEED=4
 // forces it at every compiled radius, any other feed keeps the layouts above;
 // HALO_FAST_1D_TX=16 picks 16 outputs per lane, HALO_FAST_SLOTS the slots, for tuning.
 constexpr bool tile_compiled(int R) {
@@ -448,7 +449,7 @@ bool block_feed(DType t, int R) {
   const int forced = feed_override();
   if (t != DType::f32 || !tile_compiled(R)) return false;
   if (forced >= 0) return forced == int(Feed::kBlock);
-  return R >= 12 && prefetch_override() < 0;
+  return R >= 8 && prefetch_override() < 0;
 }
 int tile_tx(int R) { return R >= 12 && tuning_knob("HALO_FAST_1D_TX") == 16 ? 16 : kTxWide; }
 int block_slots() {

@@ -324,11 +324,8 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
   int slots = 1, box_rows = 1;
   // tx: the kernel's columns per lane; smem: its dynamic shared memory (the TMA ring).
   auto go = [&](auto kernel, int tx = kTx, std::size_t smem = 0) {
-    if (smem > 48 * 1024)
-      HALO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           int(smem)),
-                      "raising the shared-memory limit of fast 2D");
     h.strips = (g.nx + 32 * tx - 1) / (32 * tx);
+    // (resident_warps also sets the kernel's shared-memory limit to smem)
     fit_chunks(h, g.ny, h.strips * g.batch, R, resident_warps(kernel, smem));
     h.items = h.strips * h.chunks * h.batch;
     const std::int64_t blocks = (h.items + kWarpsPerBlock - 1) / kWarpsPerBlock;

@@ -374,7 +374,8 @@ Feed classic_feed(int R) {
 // 3.796. Also measured: 4 slots 0.909 / 1.496 / 3.800, 3 slots 0.982 / 1.511 / 3.813; one
 // y-row per warp 0.987 / 1.591 / 3.804, four 0.913 / 1.513 (r = 1, 2); 256-byte L2 promotion
 // 0.931 at r = 1 (ncu: DRAM read 1.50 GB against 1.28 GB with 64 bytes, for 1.05 GB of input).
-bool block_rows(DType t, int R) { return t == DType::f32 && R >= 1; }
+// At r = 4 it lost: 11.06 ms against the per-warp TMA ring's 9.45.
+bool block_rows(DType t, int R) { return t == DType::f32 && R >= 1 && R <= 3; }
 
 Feed feed(DType t, int R) {
   const int forced = feed_override();
@@ -408,10 +409,7 @@ void launch(const T* in, T* out, Geometry g, Taps<T, (2 * R + 1) * (2 * R + 1) *
   CUtensorMap map{};
   int slots = 1;
   auto go = [&](auto kernel, std::size_t smem = 0) {  // smem: dynamic (the TMA ring)
-    if (smem > 48 * 1024)
-      HALO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           int(smem)),
-                      "raising the shared-memory limit of fast 3D");
+    // (resident_warps also sets the kernel's shared-memory limit to smem)
     fit_chunks(g, g.nz, ygroups * g.strips * g.batch, R, resident_warps(kernel, smem));
     g.items = ygroups * g.strips * g.chunks * g.batch;
     const std::int64_t blocks = (g.items + kWarpsPerBlock - 1) / kWarpsPerBlock;
