@@ -397,15 +397,25 @@ struct BlockRing {
 #endif
   }
   // Producer: `bytes` bytes (a multiple of 16, both ends 16-byte aligned) from src to the slot
-  // at byte offset `to`.
-  __device__ __forceinline__ void issue_bytes(const Cursor& c, int to, const void* src,
-                                              int bytes) const {
+  // at byte offset `to`; with evict_first, the L2 keeps the bytes read as first to evict.
+  __device__ __forceinline__ void issue_bytes(const Cursor& c, int to, const void* src, int bytes,
+                                              bool evict_first = false) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const std::uint32_t bar = expect(c, bytes);
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
-        ::"r"(smem(base + c.k * stride + to)), "l"(src), "r"(bytes), "r"(bar)
-        : "memory");
+    if (evict_first) {
+      std::uint64_t policy;
+      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+          " [%0], [%1], %2, [%3], %4;\n" ::"r"(smem(base + c.k * stride + to)),
+          "l"(src), "r"(bytes), "r"(bar), "l"(policy)
+          : "memory");
+    } else {
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+          ::"r"(smem(base + c.k * stride + to)), "l"(src), "r"(bytes), "r"(bar)
+          : "memory");
+    }
 #endif
   }
   // Consumer: waits until the step's copy has landed.
