@@ -1,15 +1,17 @@
 /* strategy: fast — halo's own kernels, beyond the seed notes: register blocking and streaming.
  *
- * 1D: a warp owns 128 consecutive outputs, or a lane 8 for large halos (fast_1d.cu). 2D: a warp
- * owns a 128-column strip and streams down a chunk of rows, keeping the 2R+1 output rows in
+ * 1D: a warp owns 128 consecutive outputs, or a lane 8 or 16 for large halos (fast_1d.cu). 2D: a
+ * warp owns a 128-column strip and streams down a chunk of rows, keeping the 2R+1 output rows in
  * flight in registers (fast_2d.cu). 3D: the same along z, a warp per (y-row(s), 128-column strip)
  * (fast_3d.cu). How the rows reach the FFMAs is chosen per rank and radius from measurements
  * (fast_kernels.cuh, Feed): loaded as needed, prefetched into registers up to 4 rows ahead,
  * copied by cp.async into a warp-private shared-memory ring, or (f32, rows of a 16-byte pitch, on
- * sm_90) copied into such a ring by the tensor memory accelerator, many rows per copy, the zero
- * ghost cells given by the tensor map's bounds. No block-wide
- * barriers; the weights are kernel parameters, so every tap is one FFMA with a constant-bank
- * operand. A filter is zero-padded into the (2R+1)^d window of the smallest compiled radius R
+ * sm_90) copied by the tensor memory accelerator, many rows per copy: into a warp-private ring
+ * (2D), or into a block-wide ring that the block's 8 warps read together (BlockRing: 1D segments
+ * of 2048 outputs, 3D planes of a 128 x 16 tile), the zero ghost cells given by the tensor map's
+ * bounds or by the reads at a row's ends. No block-wide barriers (the block ring's slots are
+ * handed over by mbarriers); the weights are kernel parameters, so every tap is one FFMA with a
+ * constant-bank operand. A filter is zero-padded into the (2R+1)^d window of the smallest compiled radius R
  * that covers its halo on every axis (even and off-centre filters included); radii beyond the
  * compiled ones are left to the tiled strategies (can_implement says so). The grid is sized from
  * the kernel's measured occupancy, the streamed axis split so that the last wave is full.
@@ -100,8 +102,9 @@ class FastStrategy final : public Strategy {
   std::string name() const override { return "fast"; }
   Backend backend() const override { return Backend::cuda; }
   std::string description() const override {
-    return "register-blocked streaming kernels (1D segments, 2D rows, 3D planes), rows "
-           "prefetched into registers or a per-warp shared-memory ring, weights as FFMA operands";
+    return "register-blocked streaming kernels (1D segments, 2D rows, 3D planes), inputs "
+           "prefetched into registers or copied into per-warp or block-wide shared-memory rings, "
+           "weights as FFMA operands";
   }
   Status can_implement(const Problem& p) const override {
     const int r = static_cast<int>(p.max_radius());

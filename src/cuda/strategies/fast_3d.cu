@@ -13,6 +13,9 @@
  * plane is complete, stored, and the accumulators shift.
  * DRAM intensity: (2R+1)^3 * 2 OP over 8 B: on an H100 memory-bound at r = 1, FFMA-bound from
  * r = 2.
+ * For f32 up to r = 3 (rows of a 16-byte pitch, sm_90) the default is tile3d instead: the same
+ * per-warp arithmetic, but the 8 warps of a block take neighbouring y-rows of one 128 x 16 tile
+ * and read them from a block-wide ring of planes (one TMA copy of the tile and its halo per plane).
  */
 #include "cuda/check.cuh"
 #include "cuda/fast_kernels.cuh"
@@ -531,7 +534,7 @@ std::string plan_3d(DType t, int R) {
     return "a block of " + std::to_string(kTileWarps) + " warps marches along z over a " +
            "128-column x " + std::to_string(ty) + "-row tile (" + std::to_string(rows) +
            " y-row(s) per warp, " + std::to_string(2 * R + 1) +
-           " output planes of 4 columns per lane in registers); " +
+           " output planes of 4 columns per lane in registers); planes through " +
            feed_name(f, block_slots(R), ty + 2 * R) +
            " (where the row pitch is not a multiple of 16 bytes: " + named(classic_feed(R)) + ")";
   }
