@@ -249,6 +249,22 @@ struct RowRing {
 // Slots per warp ring: three rows in flight behind the one being read.
 constexpr int kRingSlots = 4;
 
+// Spins until the phase of the mbarrier at shared address `bar` with the given parity has
+// completed (TmaRing, BlockRing).
+__device__ __forceinline__ void mbarrier_wait(std::uint32_t bar, std::uint32_t parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  std::uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+#endif
+}
+
 // A warp-private ring of `slots` slots in shared memory, each a box of `rows` rows of W elements
 // (row i of the box at i * W), filled by the tensor memory accelerator (TMA): one lane issues one
 // cp.async.bulk.tensor per slot, and the copy's completion is counted on the slot's mbarrier.
@@ -301,17 +317,7 @@ struct TmaRing {
   }
   // Waits until the copy into slot k of the given phase parity has landed.
   __device__ __forceinline__ void wait(int k, std::uint32_t parity) const {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    std::uint32_t done = 0;
-    do {
-      asm volatile(
-          "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-          " selp.u32 %0, 1, 0, p;\n}\n"
-          : "=r"(done)
-          : "r"(smem(bar + k)), "r"(parity)
-          : "memory");
-    } while (!done);
-#endif
+    mbarrier_wait(smem(bar + k), parity);
   }
   // v[i] = row `i_row` of slot k [at + i] (16-byte shared loads; `at` a multiple of 4).
   template <int NV>
@@ -445,17 +451,7 @@ struct BlockRing {
     return bar;
   }
   __device__ __forceinline__ static void wait_on(std::uint64_t* b, std::uint32_t parity) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    std::uint32_t done = 0;
-    do {
-      asm volatile(
-          "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-          " selp.u32 %0, 1, 0, p;\n}\n"
-          : "=r"(done)
-          : "r"(smem(b)), "r"(parity)
-          : "memory");
-    } while (!done);
-#endif
+    mbarrier_wait(smem(b), parity);
   }
 };
 

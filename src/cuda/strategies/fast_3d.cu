@@ -30,6 +30,58 @@ namespace {
 // two): r = 1 1.275 -> 1.196, r = 2 2.451 -> 2.403, r = 3 5.40 -> 7.33, r = 4 11.7 -> 14.2.
 constexpr int kTwoRowsUpTo = 2;
 
+// The accumulators of a warp marching along z: acc[yy][q][j] is output row y + yy, column
+// x0 + j of the q-th of the 2R+1 output planes that the current input plane feeds (q = 0 the
+// oldest).
+template <class T, int R, int YB>
+using Acc3 = T[YB][2 * R + 1][kTx];
+
+// Adds input row t of the current plane's 2R+YB rows (the lane's 4 + 2*RA values in v) through
+// every tap that reaches the warp's outputs (t is a constant once the caller's row loop is
+// unrolled, so the taps that miss are dropped at compile time).
+template <class T, int R, int YB>
+__device__ __forceinline__ void add_row(Acc3<T, R, YB>& acc, const T (&v)[kTx + 2 * round_up4(R)],
+                                        int t,
+                                        const Taps<T, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps) {
+  constexpr int K = 2 * R + 1;
+  constexpr int RA = round_up4(R);
+#pragma unroll
+  for (int yy = 0; yy < YB; ++yy) {
+    const int fy = t - yy;  // output row y + yy takes this row through filter row fy
+    if (fy < 0 || fy >= K) continue;
+#pragma unroll
+    for (int q = 0; q < K; ++q) {
+      const int fz = 2 * R - q;
+#pragma unroll
+      for (int fx = 0; fx < K; ++fx) {
+        const T w = taps.w[(fz * K + fy) * K + fx];
+#pragma unroll
+        for (int j = 0; j < kTx; ++j) acc[yy][q][j] = fma(w, v[j + fx + RA - R], acc[yy][q][j]);
+      }
+    }
+  }
+}
+
+// After an input plane: output plane `done` (acc[.][0]) is complete; stores it where it lies in
+// the warp's chunk and the array, and shifts the accumulators by one plane.
+template <class T, int R, int YB>
+__device__ __forceinline__ void finish_plane(Acc3<T, R, YB>& acc, T* dst, std::int64_t done,
+                                             std::int64_t z0, std::int64_t plane, std::int64_t x0,
+                                             std::int64_t y, const Geometry& g) {
+  constexpr int K = 2 * R + 1;
+#pragma unroll
+  for (int yy = 0; yy < YB; ++yy) {
+    if (done >= z0 && x0 < g.nx && y + yy < g.ny)
+      store4(dst + done * plane + (y + yy) * g.nx, x0, g.nx, g.vec, acc[yy][0]);
+#pragma unroll
+    for (int q = 0; q + 1 < K; ++q)
+#pragma unroll
+      for (int j = 0; j < kTx; ++j) acc[yy][q][j] = acc[yy][q + 1][j];
+#pragma unroll
+    for (int j = 0; j < kTx; ++j) acc[yy][K - 1][j] = T(0);
+  }
+}
+
 // YB output rows (y .. y+YB-1) per warp: each input row loaded feeds every one of them that it
 // reaches, so a plane costs K+YB-1 row loads for YB output rows instead of K for one.
 template <class T, int R, int YB, Feed F, int DEPTH = 1>
@@ -148,29 +200,14 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int i = 0; i < NV; ++i) v[i] = row.v[i];
       }
-      if (live) {
-#pragma unroll
-        for (int yy = 0; yy < YB; ++yy) {
-          const int fy = t - yy;  // output row y + yy takes this row through filter row fy
-          if (fy < 0 || fy >= K) continue;
-#pragma unroll
-          for (int q = 0; q < K; ++q) {
-            const int fz = 2 * R - q;
-#pragma unroll
-            for (int fx = 0; fx < K; ++fx) {
-              const T w = taps.w[(fz * K + fy) * K + fx];
-#pragma unroll
-              for (int j = 0; j < kTx; ++j)
-                acc[yy][q][j] = fma(w, v[j + fx + RA - R], acc[yy][q][j]);
-            }
-          }
-        }
-      }
+      if (live) add_row<T, R, YB>(acc, v, t, taps);
     }
     if constexpr (TMA) {
       if (++slot == slots) slot = 0, phase ^= 1u;
       if (++refill == slots) refill = 0;
     }
+    // finish_plane(), written out: called here, the helper changed this kernel's register
+    // allocation (r = 1 under the 4-row prefetch: 128 -> 146 registers, fewer warps).
     const std::int64_t done = s - R;
 #pragma unroll
     for (int yy = 0; yy < YB; ++yy) {
@@ -262,38 +299,12 @@ __global__ void __launch_bounds__(32 * kTileWarps)
           const float4 f = reinterpret_cast<const float4*>(rows + t * W)[c];
           v[4 * c + 0] = f.x, v[4 * c + 1] = f.y, v[4 * c + 2] = f.z, v[4 * c + 3] = f.w;
         }
-#pragma unroll
-        for (int yy = 0; yy < YB; ++yy) {
-          const int fy = t - yy;  // output row y + yy takes this row through filter row fy
-          if (fy < 0 || fy >= K) continue;
-#pragma unroll
-          for (int q = 0; q < K; ++q) {
-            const int fz = 2 * R - q;
-#pragma unroll
-            for (int fx = 0; fx < K; ++fx) {
-              const float w = taps.w[(fz * K + fy) * K + fx];
-#pragma unroll
-              for (int j = 0; j < kTx; ++j)
-                acc[yy][q][j] = fmaf(w, v[j + fx + RA - R], acc[yy][q][j]);
-            }
-          }
-        }
+        add_row<float, R, YB>(acc, v, t, taps);
       }
     }
     ring.release(get, lane);
     get.next(slots);
-    const std::int64_t done = s - R;
-#pragma unroll
-    for (int yy = 0; yy < YB; ++yy) {
-      if (done >= z0 && x0 < g.nx && y + yy < g.ny)
-        store4(dst + done * plane + (y + yy) * g.nx, x0, g.nx, g.vec, acc[yy][0]);
-#pragma unroll
-      for (int q = 0; q + 1 < K; ++q)
-#pragma unroll
-        for (int j = 0; j < kTx; ++j) acc[yy][q][j] = acc[yy][q + 1][j];
-#pragma unroll
-      for (int j = 0; j < kTx; ++j) acc[yy][K - 1][j] = 0.f;
-    }
+    finish_plane<float, R, YB>(acc, dst, s - R, z0, plane, x0, y, g);
   }
 }
 
