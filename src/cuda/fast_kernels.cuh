@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <string>
-#include <type_traits>
 
 #include "cuda/check.cuh"
 #include "halo/halo.hpp"
@@ -137,6 +136,23 @@ __device__ __forceinline__ void add4(const T* __restrict__ row, std::int64_t x, 
   }
 }
 
+// v[i] = p[i] for i < NV, as 16-byte loads (p 16-byte aligned; shared memory, for the rings).
+template <class T, int NV>
+__device__ __forceinline__ void read_groups(const T* p, T (&v)[NV]) {
+  static_assert(NV % 4 == 0, "rows are read in groups of four");
+#pragma unroll
+  for (int c = 0; c < NV / 4; ++c) {
+    if constexpr (sizeof(T) == 4) {
+      const float4 f = reinterpret_cast<const float4*>(p)[c];
+      v[4 * c + 0] = f.x, v[4 * c + 1] = f.y, v[4 * c + 2] = f.z, v[4 * c + 3] = f.w;
+    } else {
+      const double2 a = reinterpret_cast<const double2*>(p)[2 * c];
+      const double2 b = reinterpret_cast<const double2*>(p)[2 * c + 1];
+      v[4 * c + 0] = a.x, v[4 * c + 1] = a.y, v[4 * c + 2] = b.x, v[4 * c + 3] = b.y;
+    }
+  }
+}
+
 // A warp-private ring of S row slots in shared memory, W elements each, filled with cp.async:
 // the copies of the next S-1 rows are in flight while the warp computes on the current one, and
 // they cost no registers (a register prefetch holds one row, and its copy into place costs a MOV
@@ -192,18 +208,7 @@ struct RowRing {
   // v[i] = slot k [at + i]: 16-byte shared loads (`at` a multiple of 4).
   template <int NV>
   __device__ __forceinline__ void read(int k, int at, T (&v)[NV]) const {
-    static_assert(NV % 4 == 0, "rows are read in groups of four");
-#pragma unroll
-    for (int c = 0; c < NV / 4; ++c) {
-      if constexpr (sizeof(T) == 4) {
-        const float4 f = reinterpret_cast<const float4*>(&slot[k][at])[c];
-        v[4 * c + 0] = f.x, v[4 * c + 1] = f.y, v[4 * c + 2] = f.z, v[4 * c + 3] = f.w;
-      } else {
-        const double2 a = reinterpret_cast<const double2*>(&slot[k][at])[2 * c];
-        const double2 b = reinterpret_cast<const double2*>(&slot[k][at])[2 * c + 1];
-        v[4 * c + 0] = a.x, v[4 * c + 1] = a.y, v[4 * c + 2] = b.x, v[4 * c + 3] = b.y;
-      }
-    }
+    read_groups(&slot[k][at], v);
   }
   __device__ __forceinline__ static void commit() {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
@@ -249,8 +254,37 @@ struct RowRing {
 // Slots per warp ring: three rows in flight behind the one being read.
 constexpr int kRingSlots = 4;
 
-// Spins until the phase of the mbarrier at shared address `bar` with the given parity has
-// completed (TmaRing, BlockRing).
+// The pieces of the TMA rings (TmaRing, BlockRing), sm_90; elsewhere they do nothing.
+// A shared-memory address as the 32-bit operand of the PTX below.
+template <class P>
+__device__ __forceinline__ std::uint32_t shared_address(P* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+// Bytes per ring slot of `bytes` bytes of data: copies land on 128-byte boundaries.
+__host__ __device__ constexpr int slot_size(int bytes) { return (bytes + 127) / 128 * 128; }
+// An mbarrier that completes a phase after Count arrivals (and the bytes they expect).
+template <int Count>
+__device__ __forceinline__ void mbarrier_init(std::uint32_t bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "n"(Count) : "memory");
+#endif
+}
+// After the mbarrier_init()s of a thread: makes them visible to the copy engine.
+__device__ __forceinline__ void mbarrier_init_fence() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // The barriers are initialised by ordinary stores; the copy engine updates them next.
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+// One arrival on the mbarrier that also expects `bytes` more bytes of copies in this phase.
+__device__ __forceinline__ void mbarrier_expect_bytes(std::uint32_t bar, std::uint32_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+#endif
+}
+// Spins until the phase of the mbarrier with the given parity has completed.
 __device__ __forceinline__ void mbarrier_wait(std::uint32_t bar, std::uint32_t parity) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   std::uint32_t done = 0;
@@ -262,6 +296,18 @@ __device__ __forceinline__ void mbarrier_wait(std::uint32_t bar, std::uint32_t p
         : "r"(bar), "r"(parity)
         : "memory");
   } while (!done);
+#endif
+}
+// The box of a 4-D tensor map whose first element is (x, y, z, b) into shared memory at `dst`,
+// its bytes counted on the mbarrier `bar`.
+__device__ __forceinline__ void copy_box(void* dst, const CUtensorMap* map, int x, int y, int z,
+                                         int b, std::uint32_t bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(b), "r"(bar)
+      : "memory");
 #endif
 }
 
@@ -279,7 +325,7 @@ struct TmaRing {
   static_assert(W * sizeof(T) % 16 == 0, "a box row is a whole number of 16-byte chunks");
   // Bytes per slot for boxes of `rows` rows: copies land on 128-byte boundaries.
   __host__ __device__ static constexpr int slot_bytes(int rows) {
-    return (rows * W * int(sizeof(T)) + 127) / 128 * 128;
+    return slot_size(rows * W * int(sizeof(T)));
   }
 
   T* base;             // slot k row i at base + k * stride + i * W
@@ -290,11 +336,8 @@ struct TmaRing {
   __device__ __forceinline__ void init(int slots, int lane) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (lane == 0) {
-      for (int k = 0; k < slots; ++k)
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem(bar + k)) : "memory");
-      // The barriers are initialised by ordinary stores; the copy engine updates them next.
-      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+      for (int k = 0; k < slots; ++k) mbarrier_init<1>(shared_address(bar + k));
+      mbarrier_init_fence();
     }
     __syncwarp();
 #endif
@@ -303,13 +346,14 @@ struct TmaRing {
   __device__ __forceinline__ void issue(int lane, int k, int x, int y, int z, int b) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (lane == 0) {
-      const std::uint32_t b_addr = smem(bar + k);
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b_addr),
-                   "r"(std::uint32_t(rows * W * int(sizeof(T))))
-                   : "memory");
+      const std::uint32_t b_addr = shared_address(bar + k);
+      mbarrier_expect_bytes(b_addr, std::uint32_t(rows * W * int(sizeof(T))));
+      // The copy written out (not copy_box()): through the helper, nvcc scheduled the kernels
+      // that use this ring differently (the same instructions, in another order and registers),
+      // and the ones measured are these.
       asm volatile(
           "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-          " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(smem(base + k * stride)),
+          " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(shared_address(base + k * stride)),
           "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(b), "r"(b_addr)
           : "memory");
     }
@@ -317,30 +361,12 @@ struct TmaRing {
   }
   // Waits until the copy into slot k of the given phase parity has landed.
   __device__ __forceinline__ void wait(int k, std::uint32_t parity) const {
-    mbarrier_wait(smem(bar + k), parity);
+    mbarrier_wait(shared_address(bar + k), parity);
   }
   // v[i] = row `i_row` of slot k [at + i] (16-byte shared loads; `at` a multiple of 4).
   template <int NV>
   __device__ __forceinline__ void read(int k, int i_row, int at, T (&v)[NV]) const {
-    static_assert(NV % 4 == 0, "rows are read in groups of four");
-    const T* p = base + k * stride + i_row * W + at;
-#pragma unroll
-    for (int c = 0; c < NV / 4; ++c) {
-      if constexpr (sizeof(T) == 4) {
-        const float4 f = reinterpret_cast<const float4*>(p)[c];
-        v[4 * c + 0] = f.x, v[4 * c + 1] = f.y, v[4 * c + 2] = f.z, v[4 * c + 3] = f.w;
-      } else {
-        const double2 a = reinterpret_cast<const double2*>(p)[2 * c];
-        const double2 b = reinterpret_cast<const double2*>(p)[2 * c + 1];
-        v[4 * c + 0] = a.x, v[4 * c + 1] = a.y, v[4 * c + 2] = b.x, v[4 * c + 3] = b.y;
-      }
-    }
-  }
-
- private:
-  template <class P>
-  __device__ __forceinline__ static std::uint32_t smem(P* p) {
-    return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+    read_groups(base + k * stride + i_row * W + at, v);
   }
 };
 
@@ -352,7 +378,7 @@ struct TmaRing {
 // is needed after the start. Against TmaRing (one ring per warp): a row of the block's tile is
 // copied once for the block, not once per warp that reads it.
 // The steps of the march go through the slots in turn; a Cursor follows them (slot k, and the
-// parity of the slot's use: its use count & 1). Use: init() by thread 0, __syncthreads(); the
+// parity of the slot's use: its use count & 1). Use: init<warps>() by thread 0, __syncthreads(); the
 // producer, for each step in order, acquire() then issue_*(), advancing its own cursor; each warp,
 // for each step, wait(), reads, release(), advancing its cursor.
 struct BlockRing {
@@ -369,16 +395,14 @@ struct BlockRing {
     }
   };
 
-  __device__ __forceinline__ void init(int consumers) const {
+  template <int Consumers>
+  __device__ __forceinline__ void init() const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     for (int k = 0; k < slots; ++k) {
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem(full + k)) : "memory");
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem(empty + k)),
-                   "r"(consumers)
-                   : "memory");
+      mbarrier_init<1>(shared_address(full + k));
+      mbarrier_init<Consumers>(shared_address(empty + k));
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    mbarrier_init_fence();
 #endif
   }
   template <class T>
@@ -395,11 +419,7 @@ struct BlockRing {
                                             int z, int b, int bytes) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const std::uint32_t bar = expect(c, bytes);
-    asm volatile(
-        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-        " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(smem(base + c.k * stride)),
-        "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(b), "r"(bar)
-        : "memory");
+    copy_box(base + c.k * stride, map, x, y, z, b, bar);
 #endif
   }
   // Producer: `bytes` bytes (a multiple of 16, both ends 16-byte aligned) from src to the slot
@@ -413,13 +433,13 @@ struct BlockRing {
       asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
       asm volatile(
           "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
-          " [%0], [%1], %2, [%3], %4;\n" ::"r"(smem(base + c.k * stride + to)),
+          " [%0], [%1], %2, [%3], %4;\n" ::"r"(shared_address(base + c.k * stride + to)),
           "l"(src), "r"(bytes), "r"(bar), "l"(policy)
           : "memory");
     } else {
       asm volatile(
           "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
-          ::"r"(smem(base + c.k * stride + to)), "l"(src), "r"(bytes), "r"(bar)
+          ::"r"(shared_address(base + c.k * stride + to)), "l"(src), "r"(bytes), "r"(bar)
           : "memory");
     }
 #endif
@@ -431,37 +451,34 @@ struct BlockRing {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     __syncwarp();
     if (lane == 0)
-      asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem(empty + c.k))
+      asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(empty + c.k))
                    : "memory");
 #endif
   }
 
  private:
-  template <class P>
-  __device__ __forceinline__ static std::uint32_t smem(P* p) {
-    return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-  }
+  // One arrival on the slot's `full` barrier, expecting `bytes`; returns the barrier.
   __device__ __forceinline__ std::uint32_t expect(const Cursor& c, int bytes) const {
-    const std::uint32_t bar = smem(full + c.k);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
-                 "r"(bytes)
-                 : "memory");
-#endif
+    const std::uint32_t bar = shared_address(full + c.k);
+    mbarrier_expect_bytes(bar, std::uint32_t(bytes));
     return bar;
   }
   __device__ __forceinline__ static void wait_on(std::uint64_t* b, std::uint32_t parity) {
-    mbarrier_wait(smem(b), parity);
+    mbarrier_wait(shared_address(b), parity);
   }
 };
 
 // Most slots of a BlockRing (its mbarriers are static shared memory).
 constexpr int kBlockRingSlots = 8;
 
+// Slots of a rank's block ring: HALO_FAST_SLOTS where it lies in [2, kBlockRingSlots], else the
+// rank's measured default.
+int block_slots(int fallback);
+
 // Whether the current GPU has the tensor memory accelerator (sm_90 and later).
 bool tma_capable();
 
-// The tensor map of a batch of 3-D arrays (2-D arrays: nz = 1) for TmaRing: dims (nx, ny, nz,
+// The tensor map of a batch of 3-D arrays (2-D arrays: nz = 1) for TmaRing and BlockRing: dims (nx, ny, nz,
 // batch), boxes of box_w x box_rows x 1 x 1 elements, zeros outside. False (and the map unset)
 // where the tensor memory accelerator cannot serve the array: a GPU before sm_90, a row pitch that
 // is not a multiple of 16 bytes, a base not 16-byte aligned, an extent past 2^31 elements, or the

@@ -11,10 +11,11 @@
  * of 2048 outputs, 3D planes of a 128 x 16 tile), the zero ghost cells given by the tensor map's
  * bounds or by the reads at a row's ends. No block-wide barriers (the block ring's slots are
  * handed over by mbarriers); the weights are kernel parameters, so every tap is one FFMA with a
- * constant-bank operand. A filter is zero-padded into the (2R+1)^d window of the smallest compiled radius R
- * that covers its halo on every axis (even and off-centre filters included); radii beyond the
- * compiled ones are left to the tiled strategies (can_implement says so). The grid is sized from
- * the kernel's measured occupancy, the streamed axis split so that the last wave is full.
+ * constant-bank operand. A filter is zero-padded into the (2R+1)^d window of the smallest
+ * compiled radius R that covers its halo on every axis (even and off-centre filters included);
+ * radii beyond the compiled ones are left to the tiled strategies (can_implement says so). The
+ * grid is sized from the kernel's measured occupancy, the streamed axis split so that the last
+ * wave is full.
  */
 #include <algorithm>
 #include <cstdlib>
@@ -210,6 +211,11 @@ int slots_override() {
 int box_rows_override() {
   static const int v = knob_in("HALO_FAST_BOX_ROWS", 1, 16);
   return v;
+}
+
+int block_slots(int fallback) {
+  const int forced = slots_override();
+  return forced >= 2 && forced <= kBlockRingSlots ? forced : fallback;
 }
 
 namespace {

@@ -320,9 +320,9 @@ __global__ void __launch_bounds__(32 * kTileWarps1)
 
   extern __shared__ __align__(128) unsigned char ring_mem[];
   __shared__ std::uint64_t ring_bar[2][kBlockRingSlots];
-  const BlockRing ring{ring_mem, ring_bar[0], ring_bar[1],
-                       (W * int(sizeof(float)) + 127) / 128 * 128, slots};
-  if (threadIdx.x == 0) ring.init(kTileWarps1);
+  const BlockRing ring{ring_mem, ring_bar[0], ring_bar[1], slot_size(W * int(sizeof(float))),
+                       slots};
+  if (threadIdx.x == 0) ring.template init<kTileWarps1>();
   __syncthreads();
 
   // item = b * strips + strip: tile `strip` of row b, inputs x - RA .. x + TILE + RA - 1.
@@ -471,10 +471,7 @@ int cache_hints() {
   return forced >= 0 && forced <= 3 ? forced : 2;
 }
 int tile_tx(int R) { return R >= 12 && tuning_knob("HALO_FAST_1D_TX") == 16 ? 16 : kTxWide; }
-int block_slots() {
-  const int forced = slots_override();
-  return forced >= 2 && forced <= kBlockRingSlots ? forced : 4;
-}
+constexpr int kTileSlots = 4;  // slots of the block ring (measured: see above)
 
 // Runs tile1d where the rows suit the bulk copies (16-byte pitch and alignment, sm_90); false
 // otherwise.
@@ -482,13 +479,13 @@ template <int R>
 bool launch_tile(const float* in, float* out, Geometry g, const Taps<float, 2 * R + 1>& taps,
                  cudaStream_t stream) {
   if (!g.vec || !tma_capable()) return false;
-  const int slots = block_slots();
+  const int slots = block_slots(kTileSlots);
   auto go = [&](auto kernel, int txs) {
     const std::int64_t tile = 32 * kTileWarps1 * txs;
     g.strips = (g.nx + tile - 1) / tile;
     g.items = g.strips * g.batch;
     const std::size_t smem =
-        std::size_t(slots) * ((std::size_t(tile + 2 * round_up4(R)) * sizeof(float) + 127) / 128 * 128);
+        std::size_t(slots) * slot_size(int(tile + 2 * round_up4(R)) * int(sizeof(float)));
     const std::int64_t fit = resident_blocks(kernel, 32 * kTileWarps1, smem);
     const std::int64_t blocks = g.items < fit ? g.items : fit;
     kernel<<<dim3(unsigned(blocks)), 32 * kTileWarps1, smem, stream>>>(in, out, g, taps, slots,
@@ -592,13 +589,13 @@ std::string plan_1d_registers(DType t, int R) {
 }  // namespace
 
 std::string plan_1d(DType t, int R) {
-  if (block_feed(t, R) && tile_compiled(R)) {
+  if (block_feed(t, R)) {
     const int tx = tile_tx(R);
     return "a block of " + std::to_string(kTileWarps1) + " warps strides over tiles of " +
            std::to_string(32 * kTileWarps1 * tx) + " outputs, a lane computing " +
            std::to_string(tx) + " consecutive ones from its " + std::to_string(tx + 2 * round_up4(R)) +
            " inputs read from the slot in 16-byte groups; tiles through " +
-           feed_name(Feed::kBlock, block_slots()) +
+           feed_name(Feed::kBlock, block_slots(kTileSlots)) +
            " (rows not 16-byte aligned: " + plan_1d_registers(t, R) + ")";
   }
   return plan_1d_registers(t, R);

@@ -259,8 +259,8 @@ __global__ void __launch_bounds__(32 * kTileWarps)
 
   extern __shared__ __align__(128) unsigned char ring_mem[];
   __shared__ std::uint64_t ring_bar[2][kBlockRingSlots];
-  const BlockRing ring{ring_mem, ring_bar[0], ring_bar[1], (kBoxBytes + 127) / 128 * 128, slots};
-  if (threadIdx.x == 0) ring.init(kTileWarps);
+  const BlockRing ring{ring_mem, ring_bar[0], ring_bar[1], slot_size(kBoxBytes), slots};
+  if (threadIdx.x == 0) ring.template init<kTileWarps>();
   __syncthreads();
 
   // Step m of the march is plane z0 - R + m (ghost planes come as zeros and add nothing).
@@ -294,11 +294,7 @@ __global__ void __launch_bounds__(32 * kTileWarps)
 #pragma unroll
       for (int t = 0; t < NR; ++t) {  // input row y - R + t
         float v[NV];
-#pragma unroll
-        for (int c = 0; c < NV / 4; ++c) {
-          const float4 f = reinterpret_cast<const float4*>(rows + t * W)[c];
-          v[4 * c + 0] = f.x, v[4 * c + 1] = f.y, v[4 * c + 2] = f.z, v[4 * c + 3] = f.w;
-        }
+        read_groups(rows + t * W, v);
         add_row<float, R, YB>(acc, v, t, taps);
       }
     }
@@ -308,12 +304,8 @@ __global__ void __launch_bounds__(32 * kTileWarps)
   }
 }
 
-// Slots of the block ring (planes: slots - 1 in flight while one is read; measured: see feed());
-// HALO_FAST_SLOTS overrides, for tuning (up to kBlockRingSlots).
-int block_slots(int) {
-  const int forced = slots_override();
-  return forced >= 2 && forced <= kBlockRingSlots ? forced : 6;
-}
+// Slots of the block ring (planes: slots - 1 in flight while one is read; measured: see feed()).
+constexpr int kTileSlots = 6;
 
 // The L2 fetches 64 bytes per read of the block ring's boxes (not 256: a box row is 136 floats
 // starting 16 bytes before a 512-byte boundary; see feed()).
@@ -329,8 +321,8 @@ bool launch_tile(const float* in, float* out, Geometry g,
   if (!make_row_map(&map, in, int(sizeof(float)), g.nx, g.ny, g.nz, g.batch, W, H,
                     kTileL2Promotion))
     return false;
-  const int slots = block_slots(R);
-  const std::size_t smem = std::size_t(slots) * ((W * H * sizeof(float) + 127) / 128 * 128);
+  const int slots = block_slots(kTileSlots);
+  const std::size_t smem = std::size_t(slots) * slot_size(W * H * int(sizeof(float)));
   const auto kernel = tile3d<R, YB>;
   const std::int64_t ytiles = (g.ny + TY - 1) / TY;
   fit_chunks(g, g.nz, ytiles * g.strips * g.batch, R,
@@ -489,19 +481,18 @@ void run(const T* in, T* out, const Geometry& g, const double* window, cudaStrea
   constexpr int N = (2 * R + 1) * (2 * R + 1) * (2 * R + 1);
   Taps<T, N> taps;
   for (int i = 0; i < N; ++i) taps.w[i] = T(window[i]);
-  bool two = false;
+  bool launched = false;  // with more than one y-row per warp, as rows_per_warp() says
   if constexpr (std::is_same<T, float>::value && R >= 1 && R <= 2) {  // four rows: block ring
-    if (rows_per_warp(DType::f32, R) == 4 && feed(DType::f32, R) == Feed::kBlock &&
-        launch_tile<R, 4>(in, out, g, taps, stream))
-      two = true;
+    if (rows_per_warp(DType::f32, R) == 4 && feed(DType::f32, R) == Feed::kBlock)
+      launched = launch_tile<R, 4>(in, out, g, taps, stream);
   }
-  if constexpr (std::is_same<T, float>::value && R >= 1) {  // as rows_per_warp() says
-    if (!two && rows_per_warp(DType::f32, R) >= 2) {
-      two = true;
+  if constexpr (std::is_same<T, float>::value && R >= 1) {
+    if (!launched && rows_per_warp(DType::f32, R) >= 2) {
       launch<T, R, 2>(in, out, g, taps, stream);
+      launched = true;
     }
   }
-  if (!two) launch<T, R, 1>(in, out, g, taps, stream);
+  if (!launched) launch<T, R, 1>(in, out, g, taps, stream);
   HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 3D (r=" + std::to_string(R) + ", " +
                                           std::to_string(g.nz) + "x" + std::to_string(g.ny) +
                                           "x" + std::to_string(g.nx) + ")");
@@ -546,7 +537,7 @@ std::string plan_3d(DType t, int R) {
            "128-column x " + std::to_string(ty) + "-row tile (" + std::to_string(rows) +
            " y-row(s) per warp, " + std::to_string(2 * R + 1) +
            " output planes of 4 columns per lane in registers); planes through " +
-           feed_name(f, block_slots(R), ty + 2 * R) +
+           feed_name(f, block_slots(kTileSlots), ty + 2 * R) +
            " (where the row pitch is not a multiple of 16 bytes: " + named(classic_feed(R)) + ")";
   }
   const Feed shown = f == Feed::kBlock ? classic_feed(R) : f;  // f64, r = 0: no block ring
