@@ -331,8 +331,11 @@ TEST(CudaLaunch, FastExplainsItsPlan) {
   EXPECT_NE(vol3.find("not a multiple of 16 bytes: register prefetch, 4 rows in flight"),
             std::string::npos)
       << vol3;
+  EXPECT_NE(vol3.find("z-chunks, neighbouring tiles in step"), std::string::npos) << vol3;
   const std::string vol = s->plan(problem(3, {30, 30, 30}, {5, 5, 5}));
   EXPECT_NE(vol.find("2 y-row(s) per warp"), std::string::npos) << vol;
+  EXPECT_NE(vol.find("one equal run of the tiles' planes per resident block"), std::string::npos)
+      << vol;
   EXPECT_NE(vol.find("(6 slots, one copy of 20 rows per slot"), std::string::npos) << vol;
   const std::string vol7 = s->plan(problem(3, {30, 30, 30}, {7, 7, 7}));
   EXPECT_NE(vol7.find("128-column x 8-row tile (1 y-row(s) per warp"), std::string::npos) << vol7;

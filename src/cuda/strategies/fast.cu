@@ -15,7 +15,7 @@
  * compiled radius R that covers its halo on every axis (even and off-centre filters included);
  * radii beyond the compiled ones are left to the tiled strategies (can_implement says so). The
  * grid is sized from the kernel's measured occupancy, the streamed axis split so that the last
- * wave is full.
+ * wave is full (3D FFMA-bound radii: one wave of equal runs of tile-planes, even_runs()).
  */
 #include <algorithm>
 #include <cstdlib>
@@ -92,6 +92,15 @@ void fit_chunks(Geometry& g, std::int64_t stream_len, std::int64_t per_chunk, in
       g.chunks = chunks;
     }
   }
+}
+
+std::int64_t even_runs(std::int64_t total, std::int64_t shortest, std::int64_t resident) {
+  static const int forced = tuning_knob("HALO_FAST_CHUNK");  // units per run
+  total = std::max<std::int64_t>(total, 1);
+  if (forced >= 1) return ceil_div(total, forced);
+  return std::max<std::int64_t>(
+      1, std::min(std::max<std::int64_t>(resident, 1),
+                  ceil_div(total, std::max<std::int64_t>(shortest, 1))));
 }
 
 namespace {

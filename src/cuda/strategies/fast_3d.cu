@@ -16,6 +16,8 @@
  * For f32 up to r = 3 (rows of a 16-byte pitch, sm_90) the default is tile3d instead: the same
  * per-warp arithmetic, but the 8 warps of a block take neighbouring y-rows of one 128 x 16 tile
  * and read them from a block-wide ring of planes (one TMA copy of the tile and its halo per plane).
+ * Where FFMAs bound it (r >= 2) its blocks take equal runs of the tiles' planes, one wave of them,
+ * instead of z-chunks (runs_of_planes()).
  */
 #include "cuda/check.cuh"
 #include "cuda/fast_kernels.cuh"
@@ -229,13 +231,25 @@ __global__ void __launch_bounds__(kThreads)
 // the array, and every warp reads its 2R+YB rows from it. Against the per-warp TMA ring, an input
 // row of the tile is copied once for the block instead of once per warp that needs it
 // ((2R+YB)/YB times), and the slots-1 planes in flight cost no registers.
+// How the tiles' columns of output planes are shared out among the blocks (runs_of_planes()):
+// - in z-chunks of equal length, a block per (chunk, tile), neighbouring tiles of a chunk in
+//   neighbouring blocks: they march in step, so the halo rows one tile reads of its neighbour's
+//   hit in L2 (what a memory-bound radius wants);
+// - in equal runs, one per resident block, of the columns laid end to end (tile after tile, each
+//   tile's planes in z order; a run that crosses from one column into the next is marched as two
+//   segments): one wave with no partly filled tail, and the 2R halo planes (read, and their
+//   FFMAs run) once or twice per block instead of once per chunk (what an FFMA-bound radius
+//   wants: neighbouring tiles drift apart in z, so more halo rows come from DRAM).
 constexpr int kTileWarps = 8;
 
+// One segment of a tile3d block's run: the tile's output planes [z0, z1), marching up from input
+// plane z0 - R to z1 + R - 1. The ring's cursors go on from the block's previous segment.
 template <int R, int YB>
-__global__ void __launch_bounds__(32 * kTileWarps)
-    tile3d(float* __restrict__ out, Geometry g,
-           Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps, std::int64_t ytiles,
-           const __grid_constant__ CUtensorMap map, int slots) {
+__device__ __forceinline__ void march_segment(
+    float* __restrict__ dst, const Geometry& g,
+    const Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps, const CUtensorMap* map,
+    const BlockRing& ring, BlockRing::Cursor& put, BlockRing::Cursor& get, int slots,
+    std::int64_t strip, std::int64_t yt, std::int64_t b, std::int64_t z0, std::int64_t z1) {
   constexpr int K = 2 * R + 1;
   constexpr int RA = round_up4(R);
   constexpr int NV = kTx + 2 * RA;
@@ -243,34 +257,17 @@ __global__ void __launch_bounds__(32 * kTileWarps)
   constexpr int W = 32 * kTx + 2 * RA, TY = kTileWarps * YB, H = TY + 2 * R;
   constexpr int kBoxBytes = W * H * int(sizeof(float));
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  // blockIdx.x = ((b * chunks + chunk) * strips + strip) * ytiles + yt: neighbouring tiles of
-  // one plane run side by side and share their halo rows in L2.
-  const std::int64_t item = blockIdx.x;
-  const std::int64_t yt = item % ytiles;
-  const std::int64_t strip = (item / ytiles) % g.strips;
-  const std::int64_t chunk = (item / (ytiles * g.strips)) % g.chunks;
-  const std::int64_t b = item / (ytiles * g.strips * g.chunks);
   const std::int64_t y = yt * TY + warp * YB;
   const std::int64_t x0 = strip * (32 * kTx) + lane * kTx;
-  const std::int64_t z0 = chunk * g.chunk;
-  const std::int64_t z1 = z0 + g.chunk < g.nz ? z0 + g.chunk : g.nz;
   const std::int64_t plane = g.ny * g.nx;
-  float* dst = out + b * g.nz * plane;
-
-  extern __shared__ __align__(128) unsigned char ring_mem[];
-  __shared__ std::uint64_t ring_bar[2][kBlockRingSlots];
-  const BlockRing ring{ring_mem, ring_bar[0], ring_bar[1], slot_size(kBoxBytes), slots};
-  if (threadIdx.x == 0) ring.template init<kTileWarps>();
-  __syncthreads();
 
   // Step m of the march is plane z0 - R + m (ghost planes come as zeros and add nothing).
   const int planes = int(z1 - z0) + 2 * R;
   const int xs = int(strip * (32 * kTx)) - RA, ys = int(yt * TY) - R, zs = int(z0) - R;
-  BlockRing::Cursor put, get;
   int issued = 0;
   auto produce = [&] {  // thread 0: the next plane's box into the next slot
     ring.acquire(put);
-    ring.issue_box(put, &map, xs, ys, zs + issued, int(b), kBoxBytes);
+    ring.issue_box(put, map, xs, ys, zs + issued, int(b), kBoxBytes);
     put.next(slots);
     ++issued;
   };
@@ -304,6 +301,59 @@ __global__ void __launch_bounds__(32 * kTileWarps)
   }
 }
 
+// Blocks of tile3d per multiprocessor that its registers must allow (its launch bound). Under
+// equal runs nvcc gives the march more registers where it may (r = 2: 121; the segment loop),
+// and at r = 2 that ran faster than capped at 3 blocks (1.413-1.426 ms at 640^3, against
+// 1.562-1.564 at 80 registers); 2 blocks keep r = 3 from 1 (179 -> 128 registers, 3.69-3.71 ms
+// either way). The z-chunk kernel keeps the registers of 3 blocks up to r = 2 (r = 1: 72).
+__host__ __device__ constexpr int tile_min_blocks(int R, int YB, bool runs) {
+  return YB == 1 ? 3 : YB == 2 ? (R >= 4 ? 1 : R == 3 || runs ? 2 : 3) : 1;
+}
+
+// With RUNS, the blocks take equal runs (per_block planes each), else z-chunks (per_block 0).
+template <int R, int YB, bool RUNS>
+__global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
+    tile3d(float* __restrict__ out, Geometry g,
+           Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps, std::int64_t ytiles,
+           const __grid_constant__ CUtensorMap map, int slots, std::int64_t per_block) {
+  constexpr int W = 32 * kTx + 2 * round_up4(R), H = kTileWarps * YB + 2 * R;
+  extern __shared__ __align__(128) unsigned char ring_mem[];
+  __shared__ std::uint64_t ring_bar[2][kBlockRingSlots];
+  const BlockRing ring{ring_mem, ring_bar[0], ring_bar[1], slot_size(W * H * int(sizeof(float))),
+                       slots};
+  if (threadIdx.x == 0) ring.template init<kTileWarps>();
+  __syncthreads();
+
+  // Tile (b * strips + strip) * ytiles + yt. In equal runs, the block's run is positions
+  // [blockIdx.x * per_block, + per_block) of the tiles' columns laid end to end (tile t at
+  // positions t * nz .. t * nz + nz - 1); in z-chunks, blockIdx.x = (b * chunks + chunk) * strips
+  // * ytiles + (strip * ytiles + yt), and the block marches the chunk's planes of that tile.
+  const std::int64_t tiles = ytiles * g.strips;  // per array of the batch
+  BlockRing::Cursor put, get;
+  auto march = [&](std::int64_t tile, std::int64_t z0, std::int64_t z1) {
+    const std::int64_t yt = tile % ytiles, strip = (tile / ytiles) % g.strips;
+    const std::int64_t b = tile / (ytiles * g.strips);
+    march_segment<R, YB>(out + b * g.nz * g.ny * g.nx, g, taps, &map, ring, put, get, slots,
+                         strip, yt, b, z0, z1);
+  };
+  if constexpr (RUNS) {
+    const std::int64_t total = tiles * g.batch * g.nz;
+    std::int64_t at = std::int64_t(blockIdx.x) * per_block;
+    const std::int64_t end = at + per_block < total ? at + per_block : total;
+    while (at < end) {
+      const std::int64_t tile = at / g.nz, z0 = at % g.nz;
+      const std::int64_t z1 = z0 + (end - at) < g.nz ? z0 + (end - at) : g.nz;
+      march(tile, z0, z1);
+      at += z1 - z0;
+    }
+  } else {
+    const std::int64_t item = blockIdx.x, chunk = (item / tiles) % g.chunks;
+    const std::int64_t z0 = chunk * g.chunk;
+    march(item / (tiles * g.chunks) * tiles + item % tiles, z0,
+          z0 + g.chunk < g.nz ? z0 + g.chunk : g.nz);
+  }
+}
+
 // Slots of the block ring (planes: slots - 1 in flight while one is read; measured: see feed()).
 constexpr int kTileSlots = 6;
 
@@ -311,7 +361,17 @@ constexpr int kTileSlots = 6;
 // starting 16 bytes before a 512-byte boundary; see feed()).
 constexpr int kTileL2Promotion = 64;
 
-// Runs tile3d where a tensor map can be made for the array; false otherwise.
+// Whether tile3d shares out its planes in equal runs rather than z-chunks: where FFMAs bound it
+// (r >= 2). Measured on an H100, 640^3 float32 (ms, z-chunks -> equal runs): r = 1 0.884 ->
+// 0.955-0.960 (ncu: DRAM read 1.26 -> 1.39 GB), r = 2 1.501 -> 1.413-1.426, r = 3 3.800 ->
+// 3.702-3.710. HALO_FAST_RUNS=0|1 overrides, for tuning.
+bool runs_of_planes(int R) {
+  static const int forced = tuning_knob("HALO_FAST_RUNS");
+  return forced == 0 || forced == 1 ? forced == 1 : R >= 2;
+}
+
+// Runs tile3d where a tensor map can be made for the array; false otherwise. In equal runs: one
+// block per resident slot on the GPU (fewer where a run would be shorter than max(16, 8R) planes).
 template <int R, int YB>
 bool launch_tile(const float* in, float* out, Geometry g,
                  const Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps,
@@ -323,13 +383,24 @@ bool launch_tile(const float* in, float* out, Geometry g,
     return false;
   const int slots = block_slots(kTileSlots);
   const std::size_t smem = std::size_t(slots) * slot_size(W * H * int(sizeof(float)));
-  const auto kernel = tile3d<R, YB>;
   const std::int64_t ytiles = (g.ny + TY - 1) / TY;
-  fit_chunks(g, g.nz, ytiles * g.strips * g.batch, R,
-             resident_blocks(kernel, 32 * kTileWarps, smem));
-  g.items = ytiles * g.strips * g.chunks * g.batch;
-  kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(out, g, taps, ytiles, map,
-                                                                      slots);
+  const std::int64_t tiles = ytiles * g.strips * g.batch;
+  if (runs_of_planes(R)) {
+    const auto kernel = tile3d<R, YB, true>;
+    const std::int64_t total = tiles * g.nz;
+    const std::int64_t blocks = even_runs(total, 16 > 8 * R ? 16 : 8 * R,
+                                          resident_blocks(kernel, 32 * kTileWarps, smem));
+    const std::int64_t per_block = (total + blocks - 1) / blocks;
+    g.items = (total + per_block - 1) / per_block;
+    kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(out, g, taps, ytiles, map,
+                                                                        slots, per_block);
+  } else {
+    const auto kernel = tile3d<R, YB, false>;
+    fit_chunks(g, g.nz, tiles, R, resident_blocks(kernel, 32 * kTileWarps, smem));
+    g.items = tiles * g.chunks;
+    kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(out, g, taps, ytiles, map,
+                                                                        slots, 0);
+  }
   return true;
 }
 
@@ -536,8 +607,10 @@ std::string plan_3d(DType t, int R) {
     return "a block of " + std::to_string(kTileWarps) + " warps marches along z over a " +
            "128-column x " + std::to_string(ty) + "-row tile (" + std::to_string(rows) +
            " y-row(s) per warp, " + std::to_string(2 * R + 1) +
-           " output planes of 4 columns per lane in registers); planes through " +
-           feed_name(f, block_slots(kTileSlots), ty + 2 * R) +
+           " output planes of 4 columns per lane in registers; " +
+           (runs_of_planes(R) ? "one equal run of the tiles' planes per resident block"
+                              : "z-chunks, neighbouring tiles in step") +
+           "); planes through " + feed_name(f, block_slots(kTileSlots), ty + 2 * R) +
            " (where the row pitch is not a multiple of 16 bytes: " + named(classic_feed(R)) + ")";
   }
   const Feed shown = f == Feed::kBlock ? classic_feed(R) : f;  // f64, r = 0: no block ring
