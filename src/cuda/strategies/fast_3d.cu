@@ -302,10 +302,11 @@ __device__ __forceinline__ void march_segment(
 }
 
 // Blocks of tile3d per multiprocessor that its registers must allow (its launch bound). Under
-// equal runs nvcc gives the march more registers where it may (r = 2: 121; the segment loop),
-// and at r = 2 that ran faster than capped at 3 blocks (1.413-1.426 ms at 640^3, against
-// 1.562-1.564 at 80 registers); 2 blocks keep r = 3 from 1 (179 -> 128 registers, 3.69-3.71 ms
-// either way). The z-chunk kernel keeps the registers of 3 blocks up to r = 2 (r = 1: 72).
+// equal runs nvcc gives the march more registers where it may (the segment loop; two y-rows at
+// r = 2: 80 -> 121, 3 -> 2 blocks), and at r = 2 that ran faster than capped at 3 blocks
+// (1.413-1.426 ms at 640^3, against 1.562-1.564 at 80 registers). Elsewhere the bound keeps the
+// blocks that shared memory allows: one y-row 3 (r = 3, the default there: 80 registers), two
+// y-rows at r = 3 2 (179 registers unbounded), z-chunks up to r = 2 3 (r = 1: 72).
 __host__ __device__ constexpr int tile_min_blocks(int R, int YB, bool runs) {
   return YB == 1 ? 3 : YB == 2 ? (R >= 4 ? 1 : R == 3 || runs ? 2 : 3) : 1;
 }
