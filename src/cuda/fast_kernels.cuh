@@ -557,9 +557,10 @@ std::int64_t resident_warps(Kernel kernel, std::size_t dynamic_smem = 0) {
 void fit_chunks(Geometry& g, std::int64_t stream_len, std::int64_t per_chunk, int R,
                 std::int64_t resident);
 
-// Blocks for `total` units of work (3D: tile-planes) shared out in equal runs, one block per
-// resident slot (`resident` blocks on the GPU at once), but no run shorter than `shortest`
-// units unless the work is (HALO_FAST_CHUNK, for tuning, sets the run length instead).
+// The length of each run when `total` units of work (3D: tile-planes) are shared out in equal
+// runs, one per resident block (`resident` blocks on the GPU at once), but no run shorter than
+// `shortest` units unless the work is (HALO_FAST_CHUNK, for tuning, asks for runs of that many
+// units instead). The blocks to launch: ceil(total / the length).
 std::int64_t even_runs(std::int64_t total, std::int64_t shortest, std::int64_t resident);
 
 // Each rank's launcher: runs the kernel of the smallest compiled radius >= r on `stream`,

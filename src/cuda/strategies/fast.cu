@@ -97,10 +97,11 @@ void fit_chunks(Geometry& g, std::int64_t stream_len, std::int64_t per_chunk, in
 std::int64_t even_runs(std::int64_t total, std::int64_t shortest, std::int64_t resident) {
   static const int forced = tuning_knob("HALO_FAST_CHUNK");  // units per run
   total = std::max<std::int64_t>(total, 1);
-  if (forced >= 1) return ceil_div(total, forced);
-  return std::max<std::int64_t>(
-      1, std::min(std::max<std::int64_t>(resident, 1),
-                  ceil_div(total, std::max<std::int64_t>(shortest, 1))));
+  const std::int64_t runs =
+      forced >= 1 ? ceil_div(total, forced)
+                  : std::min(std::max<std::int64_t>(resident, 1),
+                             ceil_div(total, std::max<std::int64_t>(shortest, 1)));
+  return ceil_div(total, std::max<std::int64_t>(runs, 1));
 }
 
 namespace {

@@ -301,12 +301,11 @@ __device__ __forceinline__ void march_segment(
   }
 }
 
-// Blocks of tile3d per multiprocessor that its registers must allow (its launch bound). Under
-// equal runs nvcc gives the march more registers where it may (the segment loop; two y-rows at
-// r = 2: 80 -> 121, 3 -> 2 blocks), and at r = 2 that ran faster than capped at 3 blocks
-// (1.413-1.426 ms at 640^3, against 1.562-1.564 at 80 registers). Elsewhere the bound keeps the
-// blocks that shared memory allows: one y-row 3 (r = 3, the default there: 80 registers), two
-// y-rows at r = 3 2 (179 registers unbounded), z-chunks up to r = 2 3 (r = 1: 72).
+// Blocks of tile3d per multiprocessor that its registers must allow (its launch bound): one
+// y-row 3; two y-rows 3 up to r = 2, 2 at r = 3 (unbounded, equal runs took 179 registers
+// there), 1 beyond; four y-rows 1. The exception: two y-rows in equal runs up to r = 2 get 2, so
+// nvcc may take 121 registers at r = 2 (the z-chunk kernel has 80), which ran faster than
+// capped at 3 blocks (1.413-1.426 ms at 640^3, against 1.562-1.564).
 __host__ __device__ constexpr int tile_min_blocks(int R, int YB, bool runs) {
   return YB == 1 ? 3 : YB == 2 ? (R >= 4 ? 1 : R == 3 || runs ? 2 : 3) : 1;
 }
@@ -389,9 +388,8 @@ bool launch_tile(const float* in, float* out, Geometry g,
   if (runs_of_planes(R)) {
     const auto kernel = tile3d<R, YB, true>;
     const std::int64_t total = tiles * g.nz;
-    const std::int64_t blocks = even_runs(total, 16 > 8 * R ? 16 : 8 * R,
-                                          resident_blocks(kernel, 32 * kTileWarps, smem));
-    const std::int64_t per_block = (total + blocks - 1) / blocks;
+    const std::int64_t per_block = even_runs(total, 16 > 8 * R ? 16 : 8 * R,
+                                             resident_blocks(kernel, 32 * kTileWarps, smem));
     g.items = (total + per_block - 1) / per_block;
     kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(out, g, taps, ytiles, map,
                                                                         slots, per_block);
