@@ -246,6 +246,8 @@ const std::vector<Case>& small_cases() {
       // fast: a filter split into passes of rows (2-D, r >= 12), two output rows per warp (3-D,
       // odd ny so the second row of the last pair is outside).
       {2, {37, 140, 1}, {25, 25}, 1}, {2, {9, 20, 1}, {31, 30}, 2}, {3, {7, 9, 21}, {5, 5, 5}, 1},
+      // fast: 1-D r >= 48 through the padded block tile (4096 outputs per tile, a partial last).
+      {1, {4100, 1, 1}, {129}, 1}, {1, {6000, 1, 1}, {97}, 2},
   };
   return c;
 }
@@ -297,6 +299,7 @@ TEST(CudaFast, RingsWrapAroundOnLongStreams) {
   } cases[] = {
       {1, {(std::int64_t(1) << 24) + 4, 1, 1}, {33}},  // 8192+ tiles of 2048
       {1, {(std::int64_t(1) << 23) + 8, 1, 1}, {9}},
+      {1, {(std::int64_t(3) << 21) + 12, 1, 1}, {97}},  // 1537 tiles of 4096, 3 padded slots
       {3, {300, 36, 136}, {3, 3, 3}},
       {3, {160, 20, 132}, {5, 5, 5}},
   };

@@ -276,18 +276,19 @@ TEST(CudaLaunch, ModelReproducesTheSeedNotesIntensities) {
 }
 
 // `fast` says how it runs a problem (host-only: no GPU needed). Unless the tuning variables
-// override them: 2-D filters of r >= 12 in passes of 16 rows, smaller ones in one pass; f32 rows
-// through the TMA ring in 2-D (3 slots of 12 rows up to r = 3, 2 of 8 above, 2 of 16 with
-// passes); 3-D f32 planes through the block ring up to r = 3 (6 slots of a tile's rows), two
-// y-rows per warp up to r = 2; f64 keeps the register feeds and the cp.async ring; 1-D f32
-// through the block ring from r = 8 to 32, and streams 16 outputs per lane above; 3-D r = 4 keeps
-// the per-warp TMA ring.
+// override them: 2-D filters of r >= 12 in passes of 16 rows (the last one shorter), smaller ones
+// in one pass; f32 rows through the TMA ring in 2-D (3 slots of 12 rows up to r = 3, 2 of 8
+// above, 2 of 16 with passes); 3-D f32 planes through the block ring up to r = 3 (6 slots of a
+// tile's rows), two y-rows per warp up to r = 2; f64 keeps the register feeds and the cp.async
+// ring; 1-D f32 through the block ring from r = 8 to 32 and through the padded block tile above
+// (16 outputs per lane, streamed from global memory where the rows are not 16-byte aligned); 3-D
+// r = 4 keeps the per-warp TMA ring.
 bool tuning_overridden() {
   return std::getenv("HALO_FAST_PASS_ROWS") || std::getenv("HALO_FAST_PREFETCH") ||
          std::getenv("HALO_FAST_FEED") || std::getenv("HALO_FAST_DEPTH") ||
          std::getenv("HALO_FAST_TX") || std::getenv("HALO_FAST_3D_ROWS") ||
          std::getenv("HALO_FAST_SLOTS") || std::getenv("HALO_FAST_BOX_ROWS") ||
-         std::getenv("HALO_FAST_1D_TX");
+         std::getenv("HALO_FAST_1D_TX") || std::getenv("HALO_FAST_1D_PAD");
 }
 
 TEST(CudaLaunch, FastExplainsItsPlan) {
@@ -296,10 +297,10 @@ TEST(CudaLaunch, FastExplainsItsPlan) {
   ASSERT_NE(s, nullptr);
   const std::string big = s->plan(problem(2, {300, 300, 1}, {31, 31}));
   EXPECT_NE(big.find("compiled radius 15 (31x31 window"), std::string::npos) << big;
-  EXPECT_NE(big.find("2 passes of 16 rows"), std::string::npos) << big;
+  EXPECT_NE(big.find("2 passes of 16 rows (the last 15)"), std::string::npos) << big;
   const std::string odd = s->plan(problem(2, {300, 300, 1}, {23, 20}));  // r 11 -> 12, 25 rows
   EXPECT_NE(odd.find("halo 11 -> compiled radius 12"), std::string::npos) << odd;
-  EXPECT_NE(odd.find("2 passes of 16 rows"), std::string::npos) << odd;
+  EXPECT_NE(odd.find("2 passes of 16 rows (the last 9)"), std::string::npos) << odd;
   const std::string one = s->plan(problem(2, {300, 300, 1}, {9, 9}));
   EXPECT_EQ(one.find("passes"), std::string::npos) << one;
   EXPECT_NE(one.find("9 output rows"), std::string::npos) << one;
@@ -343,8 +344,19 @@ TEST(CudaLaunch, FastExplainsItsPlan) {
   EXPECT_NE(vol64.find("1 y-row(s)"), std::string::npos) << vol64;
   EXPECT_NE(vol64.find("(cp.async"), std::string::npos) << vol64;
   const std::string sig = s->plan(problem(1, {5000, 1, 1}, {129}));
-  EXPECT_NE(sig.find("16 consecutive outputs, streaming its 144 inputs"), std::string::npos)
+  EXPECT_NE(sig.find("a block of 8 warps strides over tiles of 4096 outputs, a lane computing 16 "
+                     "consecutive ones from its 144 inputs read in 16-byte groups from a padded "
+                     "shared-memory slot"),
+            std::string::npos)
       << sig;
+  EXPECT_NE(sig.find("2 slots filled by every thread with cp.async"), std::string::npos) << sig;
+  EXPECT_NE(sig.find("not 16-byte aligned: a lane computes 16 consecutive outputs, streaming its "
+                     "144 inputs"),
+            std::string::npos)
+      << sig;
+  const std::string sig48 = s->plan(problem(1, {5000, 1, 1}, {90}));  // r 45 -> 48
+  EXPECT_NE(sig48.find("its 112 inputs read in 16-byte groups from a padded"), std::string::npos)
+      << sig48;
   const std::string sig16 = s->plan(problem(1, {5000, 1, 1}, {33}));
   EXPECT_NE(sig16.find("a block of 8 warps strides over tiles of 2048 outputs, a lane computing 8 "
                        "consecutive ones from its 40 inputs"),

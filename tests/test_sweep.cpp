@@ -34,6 +34,11 @@ std::vector<Case> sweep_cases() {
   c.push_back({1, {4100, 1, 1}, {9}});
   c.push_back({1, {16388, 1, 1}, {65}});
   c.push_back({1, {2044, 1, 1}, {48}, 2});
+  // The same for r >= 48 (`fast`'s padded tile of 4096 outputs, zero-filled chunks at the edges):
+  // a signal shorter than the filter, one tile exactly, one and a bit, an unfinished third.
+  for (auto n : {4, 8, 508, 4096, 4100, 12284})
+    for (auto k : {97, 129}) c.push_back({1, {n, 1, 1}, {k}});
+  c.push_back({1, {8196, 1, 1}, {128}, 3});
   // 2D.
   const std::pair<std::int64_t, std::int64_t> n2[] = {
       {1, 1},   {1, 17},  {17, 1},  {2, 3},   {15, 16},  {16, 16}, {17, 17},

@@ -153,6 +153,40 @@ __device__ __forceinline__ void read_groups(const T* p, T (&v)[NV]) {
   }
 }
 
+// dst[0 .. B/sizeof(T)) = src's (or zeros unless `in`; `src` is then any valid address), dst in
+// shared memory: cp.async from sm_80, with a source size of 0 for the zeros (B = 16: .cg, past
+// L1); before sm_80, a plain load and store. Complete once a later cp.async.wait_group says so.
+template <int B, class T>
+__device__ __forceinline__ void copy_async(T* dst, const T* src, bool in) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  const auto d = static_cast<std::uint32_t>(__cvta_generic_to_shared(dst));
+  const std::uint32_t n = in ? B : 0u;
+  if constexpr (B == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(n)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(src), "n"(B),
+                 "r"(n)
+                 : "memory");
+#else
+#pragma unroll
+  for (int i = 0; i < B / int(sizeof(T)); ++i) dst[i] = in ? src[i] : T(0);
+#endif
+}
+// Closes the group of this thread's cp.async copies issued since the last commit.
+__device__ __forceinline__ void commit_async() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+// Waits until at most N of this thread's committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void wait_async() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
 // A warp-private ring of S row slots in shared memory, W elements each, filled with cp.async:
 // the copies of the next S-1 rows are in flight while the warp computes on the current one, and
 // they cost no registers (a register prefetch holds one row, and its copy into place costs a MOV
@@ -191,7 +225,7 @@ struct RowRing {
       for (int i = 0; i < kPerLane; ++i) {
         const int c = lane_ + 32 * i;
         if (kChunks % 32 == 0 || c < kChunks)
-          copy<16>(dst + c * kChunk, row + offset_[i], live && inside_[i]);
+          copy_async<16>(dst + c * kChunk, row + offset_[i], live && inside_[i]);
       }
     } else {
 #pragma unroll
@@ -200,7 +234,7 @@ struct RowRing {
         if (W % 32 == 0 || c < W) {
           const std::int64_t cx = x_ + c;
           const bool in = live && cx >= 0 && cx < nx_;
-          copy<int(sizeof(T))>(dst + c, in ? row + cx : row, in);
+          copy_async<int(sizeof(T))>(dst + c, in ? row + cx : row, in);
         }
       }
     }
@@ -210,16 +244,10 @@ struct RowRing {
   __device__ __forceinline__ void read(int k, int at, T (&v)[NV]) const {
     read_groups(&slot[k][at], v);
   }
-  __device__ __forceinline__ static void commit() {
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-  }
+  __device__ __forceinline__ static void commit() { commit_async(); }
   template <int N>
   __device__ __forceinline__ static void wait() {
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
+    wait_async<N>();
   }
 
  private:
@@ -229,26 +257,6 @@ struct RowRing {
   int lane_;
   std::int64_t offset_[kPerLane];  // row offset of the lane's i-th 16-byte copy (0 if outside)
   bool inside_[kPerLane];          // whether that copy lies inside [0, nx)
-
-  // dst[0 .. B/sizeof(T)) = src's (or zeros unless `in`): cp.async from sm_80, with a source size
-  // of 0 for the zeros; before sm_80, a plain load and store.
-  template <int B>
-  __device__ __forceinline__ static void copy(T* dst, const T* src, bool in) {
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-    const auto d = static_cast<std::uint32_t>(__cvta_generic_to_shared(dst));
-    const std::uint32_t n = in ? B : 0u;
-    if constexpr (B == 16)
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(n)
-                   : "memory");
-    else
-      asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(src), "n"(B),
-                   "r"(n)
-                   : "memory");
-#else
-#pragma unroll
-    for (int i = 0; i < B / int(sizeof(T)); ++i) dst[i] = in ? src[i] : T(0);
-#endif
-  }
 };
 
 // Slots per warp ring: three rows in flight behind the one being read.

@@ -1,4 +1,6 @@
-/* strategy: fast, 1D — register-blocked segments, three layouts.
+/* strategy: fast, 1D — register-blocked segments: three layouts fed from global memory, and two
+ * block-wide shared-memory tiles (the block ring, tile1d, and the padded tile, padded1d, below)
+ * that run where the rows are 16-byte aligned.
  *
  * Small halos (r <= 8, memory-bound on an H100): a warp owns 128 consecutive outputs, 4 per lane,
  * like one row of the 2D kernel: each lane loads the 4 + 2*RA inputs its outputs need
@@ -14,7 +16,8 @@
  * tuning, 32) consecutive outputs and walks over its 16 + 2*RA inputs one 16-byte group at a
  * time, each group's FFMAs right after its load, so registers hold the accumulators and the
  * groups in flight (56 registers at r = 64) and each input feeds up to 16 FFMAs.
- * Which threads compute: all; no shared memory, no barriers; the weights are kernel parameters,
+ * Which threads compute: all; in these three layouts no shared memory and no barriers (the
+ * block tiles below say theirs); the weights are kernel parameters,
  * each tap one FFMA with its weight at a fixed constant-bank offset (nvcc 13 stages them through
  * uniform registers, ULDC.64). DRAM intensity: (2r+1) * 2 OP over 8 B.
  */
@@ -396,6 +399,122 @@ __global__ void __launch_bounds__(32 * kTileWarps1)
   }
 }
 
+// The padded block tile (f32, FFMA-bound radii): stream1d's lanes, 16 consecutive outputs each,
+// read their windows from shared memory instead of global memory. Reading from global memory, a
+// warp's 16-byte load has lanes 64 bytes apart, so it touches 16 cache lines for 512 bytes (ncu at
+// r = 64: L1/TEX 92% busy against 75% issue): L1, not the FFMAs, set the pace. Here a block of
+// kPadWarps1 warps strides over tiles of 4096 outputs; every thread copies a few 16-byte chunks of
+// the tile's inputs (the tile and its 2*RA halo) into a slot with cp.async, and the slot keeps
+// chunk c at c + c/4, one 16-byte pad per 64 bytes. A lane's group k (chunk 4 * lane' + k of the
+// tile, lane' its lane in the block) then sits at 5 * lane' + k + k/4: the offset is a constant
+// for each k, and the 8 lanes of a quarter warp hit 8 different 16-byte bank groups (5 * lane
+// mod 8 is a permutation), so a warp's read takes 4 shared-memory wavefronts, the minimum. The
+// bulk copy of the block ring (tile1d) cannot pad, and read unpadded the same layout has 4-way
+// bank conflicts. Chunks outside the row are zero-filled by the copies (the rows are 16-byte
+// aligned and nx % 4 == 0: g.vec), so the reads need no edge tests. Slot t % slots holds tile t
+// of the block's stride; each tile's copies are one cp.async group, and one block barrier per
+// tile both publishes the copies and frees the slot read before, which is refilled next.
+constexpr int kPadWarps1 = 8;
+constexpr int kPadTx = 16;  // outputs per lane
+constexpr int kPadMaxSlots = 4;
+// 16-byte chunks in the padded slot of a tile of radius R.
+__host__ __device__ constexpr int padded_chunks(int R) {
+  return (32 * kPadWarps1 * kPadTx + 2 * round_up4(R)) / 4 * 5 / 4 + 1;
+}
+
+template <int R>
+__global__ void __launch_bounds__(32 * kPadWarps1)
+    padded1d(const float* __restrict__ in, float* __restrict__ out, Geometry g,
+             Taps<float, 2 * R + 1> taps, int slots, int hints) {
+  constexpr int RA = round_up4(R);
+  constexpr int TXS = kPadTx;
+  constexpr int NG = (TXS + 2 * RA) / kTx;  // a lane's 16-byte groups
+  constexpr int THREADS = 32 * kPadWarps1;
+  constexpr int TILE = THREADS * TXS;
+  constexpr int CH = (TILE + 2 * RA) / 4;  // a tile's input chunks
+  constexpr int PASSES = (CH + THREADS - 1) / THREADS;
+  constexpr int SLOT = padded_chunks(R);
+  static_assert(THREADS % 4 == 0, "chunk c + THREADS * i pads to c + c/4 + THREADS * i * 5/4");
+  const int t = threadIdx.x;
+  extern __shared__ __align__(16) float4 pad_mem[];
+  // The thread's copies: chunks t + THREADS * i, padded to p + (THREADS * 5 / 4) * i.
+  const int p = t + t / 4;
+  auto fill = [&](int slot, std::int64_t item) {
+    if (item < g.items) {
+      const std::int64_t b = item / g.strips, x = (item % g.strips) * TILE - RA;
+      const float* row = in + b * g.nx;
+      float* dst = reinterpret_cast<float*>(pad_mem + slot * SLOT + p);
+      if (x >= 0 && x + 4 * CH <= g.nx) {  // every chunk inside the row
+        const float* src = row + x + 4 * t;
+#pragma unroll
+        for (int i = 0; i < PASSES; ++i)
+          if (CH % THREADS == 0 || t + THREADS * i < CH)
+            copy_async<16>(dst + 4 * (THREADS * 5 / 4) * i, src + 4 * THREADS * i, true);
+      } else {
+#pragma unroll
+        for (int i = 0; i < PASSES; ++i) {
+          const std::int64_t cx = x + 4 * (t + THREADS * i);
+          const bool inside = cx >= 0 && cx + 4 <= g.nx;
+          if (CH % THREADS == 0 || t + THREADS * i < CH)
+            copy_async<16>(dst + 4 * (THREADS * 5 / 4) * i, inside ? row + cx : row, inside);
+        }
+      }
+    }
+    commit_async();  // one group per tile, empty past the last
+  };
+  std::int64_t ahead = blockIdx.x;  // the next tile to fill
+  for (int k = 0; k + 1 < slots; ++k, ahead += gridDim.x) fill(k, ahead);
+  int slot = 0, refill = slots - 1;
+  // The lane's window: its outputs start at tile offset TXS * t, its inputs at chunk 4 * t.
+  const int at = 5 * t;
+  for (std::int64_t item = blockIdx.x; item < g.items; item += gridDim.x) {
+    // This tile's group has landed once at most slots - 2 younger ones are in flight.
+    if (slots == 2)
+      wait_async<0>();
+    else if (slots == 3)
+      wait_async<1>();
+    else
+      wait_async<kPadMaxSlots - 2>();
+    __syncthreads();  // every thread's copies of this tile landed; the last slot is free
+    fill(refill, ahead);
+    ahead += gridDim.x;
+    const std::int64_t b = item / g.strips;
+    const std::int64_t x0 = (item % g.strips) * TILE + TXS * t;
+    float acc[TXS];
+#pragma unroll
+    for (int j = 0; j < TXS; ++j) acc[j] = 0.f;
+    const float4* win = pad_mem + slot * SLOT + at;
+    for_each_index<NG>([&](auto c) {
+      constexpr int k = decltype(c)::value;
+      const float4 q = win[k + k / 4];
+      const float v[kTx] = {q.x, q.y, q.z, q.w};
+      feed<R, kTx * k>(acc, taps, v);
+    });
+    if (++slot == slots) slot = 0;
+    if (++refill == slots) refill = 0;
+    float* dst = out + b * g.nx;
+    if (x0 + TXS <= g.nx && (hints & 2)) {
+#pragma unroll
+      for (int q = 0; q < TXS / kTx; ++q)
+        store16_cs(dst + x0 + q * kTx, acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
+                   acc[q * kTx + 3]);
+    } else if (x0 + TXS <= g.nx) {
+#pragma unroll
+      for (int q = 0; q < TXS / kTx; ++q)
+        store16(dst + x0 + q * kTx, acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
+                acc[q * kTx + 3]);
+    } else {
+#pragma unroll
+      for (int q = 0; q < TXS / kTx; ++q) {
+        const std::int64_t xq = x0 + q * kTx;
+        const float part[kTx] = {acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
+                                 acc[q * kTx + 3]};
+        if (xq < g.nx) store4(dst, xq, g.nx, g.vec, part);
+      }
+    }
+  }
+}
+
 // The next item's loads issued first (wide layout). ncu at r = 16 without it: 8.9 of 16.7 cycles
 // per issued instruction waiting on the loads. Measured on an H100, 2^28 float32, ms off -> on:
 // r = 12 1.266 -> 0.857, 16 1.120 -> 0.893, 24 0.963 -> 1.006, 32 1.148 -> 1.094. It costs NV
@@ -498,10 +617,60 @@ bool launch_tile(const float* in, float* out, Geometry g, const Taps<float, 2 * 
   return true;
 }
 
+// The padded block tile (padded1d): compiled for f32 at these radii; by default from r = 48 (the
+// FFMA-bound radii, where stream1d ran L1-bound), unless a tuning variable picks another 1D
+// layout. Measured on an H100, 2^28 float32 (ms for stream1d -> padded with 2 / 3 / 4 slots):
+// r = 48 1.292 -> 1.074 / 1.127 / 1.184, r = 64 1.528 -> 1.361 / 1.432 / 1.489; r = 32 (memory-
+// bound) the block ring 0.815 -> 0.960 / 0.932. Fewer slots, more blocks per SM (2 slots of
+// 21 KB at r = 64: 5 blocks of 8 warps): a tile's FFMAs outlast its copy by far, so one tile in
+// flight per block suffices and the warps count. HALO_FAST_1D_PAD=1 forces it at every compiled
+// radius, 0 keeps it off; HALO_FAST_SLOTS=2..4 sets its slots, for tuning.
+constexpr bool pad_compiled(int R) { return R == 32 || R == 48 || R == 64; }
+template <int R>
+constexpr bool kPadCompiled = pad_compiled(R);
+constexpr int kPadFromR = 48;
+constexpr int kPadSlots = 2;
+bool padded_feed(DType t, int R) {
+  if (t != DType::f32 || !pad_compiled(R)) return false;
+  const int forced = tuning_knob("HALO_FAST_1D_PAD");
+  if (forced == 0 || forced == 1) return forced == 1;
+  return R >= kPadFromR && feed_override() < 0 && prefetch_override() < 0 &&
+         tuning_knob("HALO_FAST_1D_TX") < 0;
+}
+int pad_slots() {
+  const int s = block_slots(kPadSlots);
+  return s < kPadMaxSlots ? s : kPadMaxSlots;
+}
+
+// Runs padded1d where the rows suit its 16-byte copies (g.vec); false otherwise.
+template <int R>
+bool launch_padded(const float* in, float* out, Geometry g, const Taps<float, 2 * R + 1>& taps,
+                   cudaStream_t stream) {
+  if (!g.vec) return false;
+  const int slots = pad_slots();
+  const std::int64_t tile = 32 * kPadWarps1 * kPadTx;
+  g.strips = (g.nx + tile - 1) / tile;
+  g.items = g.strips * g.batch;
+  const std::size_t smem = std::size_t(slots) * padded_chunks(R) * 16;
+  const std::int64_t fit = resident_blocks(padded1d<R>, 32 * kPadWarps1, smem);
+  const std::int64_t blocks = g.items < fit ? g.items : fit;
+  padded1d<R><<<dim3(unsigned(blocks)), 32 * kPadWarps1, smem, stream>>>(in, out, g, taps, slots,
+                                                                         cache_hints());
+  return true;
+}
+
 template <class T, int R>
 void run(const T* in, T* out, Geometry g, const double* window, cudaStream_t stream) {
   Taps<T, 2 * R + 1> taps;
   for (int i = 0; i < 2 * R + 1; ++i) taps.w[i] = T(window[i]);
+  if constexpr (std::is_same_v<T, float> && kPadCompiled<R>) {
+    if (padded_feed(DType::f32, R) && launch_padded<R>(in, out, g, taps, stream)) {
+      HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 1D (padded block tile, r=" +
+                                              std::to_string(R) + ", n " + std::to_string(g.nx) +
+                                              ", batch " + std::to_string(g.batch) + ")");
+      return;
+    }
+  }
   if constexpr (std::is_same_v<T, float> && kTileCompiled<R>) {
     if (block_feed(DType::f32, R) && launch_tile<R>(in, out, g, taps, stream)) {
       HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 1D (block ring, r=" +
@@ -589,6 +758,15 @@ std::string plan_1d_registers(DType t, int R) {
 }  // namespace
 
 std::string plan_1d(DType t, int R) {
+  if (padded_feed(t, R)) {
+    return "a block of " + std::to_string(kPadWarps1) + " warps strides over tiles of " +
+           std::to_string(32 * kPadWarps1 * kPadTx) + " outputs, a lane computing " +
+           std::to_string(kPadTx) + " consecutive ones from its " +
+           std::to_string(kPadTx + 2 * round_up4(R)) + " inputs read in 16-byte groups from a " +
+           "padded shared-memory slot (16 bytes of pad per 64: no bank conflicts), " +
+           std::to_string(pad_slots()) + " slots filled by every thread with cp.async " +
+           "(rows not 16-byte aligned: " + plan_1d_registers(t, R) + ")";
+  }
   if (block_feed(t, R)) {
     const int tx = tile_tx(R);
     return "a block of " + std::to_string(kTileWarps1) + " warps strides over tiles of " +
