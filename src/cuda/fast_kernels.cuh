@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "cuda/check.cuh"
 #include "halo/halo.hpp"
@@ -66,6 +68,16 @@ __device__ __forceinline__ void load_row(T (&v)[NV], const T* __restrict__ row, 
   }
 }
 
+// f(std::integral_constant<int, I>{}) for I = 0 .. N-1, in order.
+template <class F, int... I>
+__device__ __forceinline__ void for_each_index(F&& f, std::integer_sequence<int, I...>) {
+  (f(std::integral_constant<int, I>{}), ...);
+}
+template <int N, class F>
+__device__ __forceinline__ void for_each_index(F&& f) {
+  for_each_index(f, std::make_integer_sequence<int, N>{});
+}
+
 template <class T>
 __device__ __forceinline__ void zero_row(T* v, int n) {
 #pragma unroll
@@ -114,6 +126,18 @@ __device__ __forceinline__ void store4(T* __restrict__ row, std::int64_t x, std:
     for (int e = 0; e < kTx; ++e)
       if (x + e < nx) row[x + e] = a[e];
   }
+}
+
+// p[0 .. 3] = a, b, c, d as one 16-byte store (p 16-byte aligned, in global memory). Written in
+// PTX because the compiler split the first of a lane's float4 stores into four 4-byte ones, in
+// store4's path as in a plain float4 store (so did one of the 1D wide layout's two groups: four STG.E).
+__device__ __forceinline__ void store16(float* p, float a, float b, float c, float d) {
+  asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b), "f"(c), "f"(d));
+}
+// The same with the streaming cache hint (.cs: evict first).
+__device__ __forceinline__ void store16_cs(float* p, float a, float b, float c, float d) {
+  asm volatile("st.global.cs.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b), "f"(c),
+               "f"(d));
 }
 
 // a[0..3] += row[x .. x+3] (clipped to nx): the passes after the first of a split filter.
@@ -423,11 +447,26 @@ struct BlockRing {
   }
   // Producer: the slot = the box of the 4-D tensor map whose first element is (x, y, z, b),
   // `bytes` the box's size.
+  // With evict_last, the L2 keeps the box's bytes as last to evict (the neighbouring tiles read
+  // the same halo rows).
   __device__ __forceinline__ void issue_box(const Cursor& c, const CUtensorMap* map, int x, int y,
-                                            int z, int b, int bytes) const {
+                                            int z, int b, int bytes,
+                                            bool evict_last = false) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const std::uint32_t bar = expect(c, bytes);
-    copy_box(base + c.k * stride, map, x, y, z, b, bar);
+    if (evict_last) {
+      std::uint64_t policy;
+      asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+      asm volatile(
+          "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+          ".L2::cache_hint [%0], [%1, {%2, %3, %4, %5}], [%6], %7;\n" ::"r"(
+              shared_address(base + c.k * stride)),
+          "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(b), "r"(bar),
+          "l"(policy)
+          : "memory");
+    } else {
+      copy_box(base + c.k * stride, map, x, y, z, b, bar);
+    }
 #endif
   }
   // Producer: `bytes` bytes (a multiple of 16, both ends 16-byte aligned) from src to the slot

@@ -150,16 +150,6 @@ __global__ void __launch_bounds__(kThreads)
 // unrolling the inputs and outputs by templates as well tripled the compile time.) The sums run
 // in the same order as wide1d's (taps ascending), so the two layouts give the same bits.
 
-// f(std::integral_constant<int, I>{}) for I = 0 .. N-1, in order.
-template <class F, int... I>
-__device__ __forceinline__ void for_each_index(F&& f, std::integer_sequence<int, I...>) {
-  (f(std::integral_constant<int, I>{}), ...);
-}
-template <int N, class F>
-__device__ __forceinline__ void for_each_index(F&& f) {
-  for_each_index(f, std::make_integer_sequence<int, N>{});
-}
-
 // acc[j] += w[i + R - RA - j] * v[i - I] for the inputs i = I .. I+N-1 of the lane's window and
 // every output j whose tap lies in [0, 2R]. I is a template argument, so once the loops are
 // unrolled every tap index is a constant and the taps outside the window are dropped.
@@ -173,18 +163,6 @@ __device__ __forceinline__ void feed(float (&acc)[TXS], const Taps<float, 2 * R 
       const int f = I + e + R - round_up4(R) - j;
       if (f >= 0 && f <= 2 * R) acc[j] = fma(taps.w[f], v[e], acc[j]);
     }
-}
-
-// p[0 .. 3] = a, b, c, d as one 16-byte store (p 16-byte aligned, in global memory). Written in
-// PTX because the compiler split the first of a lane's float4 stores into four 4-byte ones, in
-// store4's path as in a plain float4 store (so does one of wide1d's two groups: four STG.E).
-__device__ __forceinline__ void store16(float* p, float a, float b, float c, float d) {
-  asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b), "f"(c), "f"(d));
-}
-// The same with the streaming cache hint (.cs: evict first).
-__device__ __forceinline__ void store16_cs(float* p, float a, float b, float c, float d) {
-  asm volatile("st.global.cs.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b), "f"(c),
-               "f"(d));
 }
 
 // One branch per item, as in load_row: a window inside the row of an aligned row (`vec`) streams
@@ -414,6 +392,21 @@ __global__ void __launch_bounds__(32 * kTileWarps1)
 // aligned and nx % 4 == 0: g.vec), so the reads need no edge tests. Slot t % slots holds tile t
 // of the block's stride; each tile's copies are one cp.async group, and one block barrier per
 // tile both publishes the copies and frees the slot read before, which is refilled next.
+// A block's place in the tiles item = b * strips + s (row b, tile s of it) as it strides over
+// them `step` at a time: advanced by additions, not a 64-bit division per tile.
+struct TileWalk {
+  std::int64_t item, b, s;
+  std::int64_t db, ds, strips;
+  __device__ __forceinline__ TileWalk(std::int64_t first, std::int64_t step, std::int64_t n)
+      : item(first), b(first / n), s(first % n), db(step / n), ds(step % n), strips(n) {}
+  __device__ __forceinline__ void next() {
+    item += db * strips + ds;
+    b += db;
+    s += ds;
+    if (s >= strips) s -= strips, ++b;
+  }
+};
+
 constexpr int kPadWarps1 = 8;
 constexpr int kPadTx = 16;  // outputs per lane
 constexpr int kPadMaxSlots = 4;
@@ -439,10 +432,11 @@ __global__ void __launch_bounds__(32 * kPadWarps1)
   extern __shared__ __align__(16) float4 pad_mem[];
   // The thread's copies: chunks t + THREADS * i, padded to p + (THREADS * 5 / 4) * i.
   const int p = t + t / 4;
-  auto fill = [&](int slot, std::int64_t item) {
-    if (item < g.items) {
-      const std::int64_t b = item / g.strips, x = (item % g.strips) * TILE - RA;
-      const float* row = in + b * g.nx;
+  __builtin_assume(t < THREADS);  // so the copies' tests against CH fold where they cannot fail
+  auto fill = [&](int slot, const TileWalk& w) {
+    if (w.item < g.items) {
+      const std::int64_t x = w.s * TILE - RA;
+      const float* row = in + w.b * g.nx;
       float* dst = reinterpret_cast<float*>(pad_mem + slot * SLOT + p);
       if (x >= 0 && x + 4 * CH <= g.nx) {  // every chunk inside the row
         const float* src = row + x + 4 * t;
@@ -462,12 +456,12 @@ __global__ void __launch_bounds__(32 * kPadWarps1)
     }
     commit_async();  // one group per tile, empty past the last
   };
-  std::int64_t ahead = blockIdx.x;  // the next tile to fill
-  for (int k = 0; k + 1 < slots; ++k, ahead += gridDim.x) fill(k, ahead);
+  TileWalk ahead(blockIdx.x, gridDim.x, g.strips);  // the next tile to fill
+  for (int k = 0; k + 1 < slots; ++k, ahead.next()) fill(k, ahead);
   int slot = 0, refill = slots - 1;
   // The lane's window: its outputs start at tile offset TXS * t, its inputs at chunk 4 * t.
   const int at = 5 * t;
-  for (std::int64_t item = blockIdx.x; item < g.items; item += gridDim.x) {
+  for (TileWalk tile(blockIdx.x, gridDim.x, g.strips); tile.item < g.items; tile.next()) {
     // This tile's group has landed once at most slots - 2 younger ones are in flight.
     if (slots == 2)
       wait_async<0>();
@@ -477,9 +471,8 @@ __global__ void __launch_bounds__(32 * kPadWarps1)
       wait_async<kPadMaxSlots - 2>();
     __syncthreads();  // every thread's copies of this tile landed; the last slot is free
     fill(refill, ahead);
-    ahead += gridDim.x;
-    const std::int64_t b = item / g.strips;
-    const std::int64_t x0 = (item % g.strips) * TILE + TXS * t;
+    ahead.next();
+    const std::int64_t x0 = tile.s * TILE + TXS * t;
     float acc[TXS];
 #pragma unroll
     for (int j = 0; j < TXS; ++j) acc[j] = 0.f;
@@ -492,7 +485,7 @@ __global__ void __launch_bounds__(32 * kPadWarps1)
     });
     if (++slot == slots) slot = 0;
     if (++refill == slots) refill = 0;
-    float* dst = out + b * g.nx;
+    float* dst = out + tile.b * g.nx;
     if (x0 + TXS <= g.nx && (hints & 2)) {
 #pragma unroll
       for (int q = 0; q < TXS / kTx; ++q)

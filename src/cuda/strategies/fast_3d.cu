@@ -64,26 +64,6 @@ __device__ __forceinline__ void add_row(Acc3<T, R, YB>& acc, const T (&v)[kTx + 
   }
 }
 
-// After an input plane: output plane `done` (acc[.][0]) is complete; stores it where it lies in
-// the warp's chunk and the array, and shifts the accumulators by one plane.
-template <class T, int R, int YB>
-__device__ __forceinline__ void finish_plane(Acc3<T, R, YB>& acc, T* dst, std::int64_t done,
-                                             std::int64_t z0, std::int64_t plane, std::int64_t x0,
-                                             std::int64_t y, const Geometry& g) {
-  constexpr int K = 2 * R + 1;
-#pragma unroll
-  for (int yy = 0; yy < YB; ++yy) {
-    if (done >= z0 && x0 < g.nx && y + yy < g.ny)
-      store4(dst + done * plane + (y + yy) * g.nx, x0, g.nx, g.vec, acc[yy][0]);
-#pragma unroll
-    for (int q = 0; q + 1 < K; ++q)
-#pragma unroll
-      for (int j = 0; j < kTx; ++j) acc[yy][q][j] = acc[yy][q + 1][j];
-#pragma unroll
-    for (int j = 0; j < kTx; ++j) acc[yy][K - 1][j] = T(0);
-  }
-}
-
 // YB output rows (y .. y+YB-1) per warp: each input row loaded feeds every one of them that it
 // reaches, so a plane costs K+YB-1 row loads for YB output rows instead of K for one.
 template <class T, int R, int YB, Feed F, int DEPTH = 1>
@@ -208,8 +188,10 @@ __global__ void __launch_bounds__(kThreads)
       if (++slot == slots) slot = 0, phase ^= 1u;
       if (++refill == slots) refill = 0;
     }
-    // finish_plane(), written out: called here, the helper changed this kernel's register
-    // allocation (r = 1 under the 4-row prefetch: 128 -> 146 registers, fewer warps).
+    // After the plane: output plane `done` (acc[.][0]) is complete; it is stored where it lies in
+    // the warp's chunk and the array, and the accumulators shift by one plane. (Written out
+    // here: through a helper shared with tile3d, nvcc allocated this kernel's registers
+    // differently, r = 1 under the 4-row prefetch 128 -> 146, fewer warps.)
     const std::int64_t done = s - R;
 #pragma unroll
     for (int yy = 0; yy < YB; ++yy) {
@@ -244,11 +226,15 @@ constexpr int kTileWarps = 8;
 
 // One segment of a tile3d block's run: the tile's output planes [z0, z1), marching up from input
 // plane z0 - R to z1 + R - 1. The ring's cursors go on from the block's previous segment.
+// After each input plane, the oldest output plane (acc[.][0]) is complete: it is stored, and the
+// accumulators shift by one plane. (Rotating them instead, the march unrolled by 2R+1 planes so
+// that nothing moves, measured 2.116 ms against 1.424 at r = 2, 640^3: five copies of a plane's
+// 1000 FFMAs; r = 1 0.889 against 0.891.)
 template <int R, int YB>
 __device__ __forceinline__ void march_segment(
     float* __restrict__ dst, const Geometry& g,
     const Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps, const CUtensorMap* map,
-    const BlockRing& ring, BlockRing::Cursor& put, BlockRing::Cursor& get, int slots,
+    const BlockRing& ring, BlockRing::Cursor& put, BlockRing::Cursor& get, int slots, int hints,
     std::int64_t strip, std::int64_t yt, std::int64_t b, std::int64_t z0, std::int64_t z1) {
   constexpr int K = 2 * R + 1;
   constexpr int RA = round_up4(R);
@@ -260,6 +246,11 @@ __device__ __forceinline__ void march_segment(
   const std::int64_t y = yt * TY + warp * YB;
   const std::int64_t x0 = strip * (32 * kTx) + lane * kTx;
   const std::int64_t plane = g.ny * g.nx;
+  // The lane's outputs: inside the rows (`cols`), as one whole 16-byte group (`full`); the
+  // warp's output rows inside the array: y .. y + rows_in - 1.
+  const bool cols = x0 < g.nx, full = g.vec && x0 + kTx <= g.nx;
+  const std::int64_t rows_in = g.ny - y;
+  float* const out0 = dst + y * g.nx;  // output row y of plane 0
 
   // Step m of the march is plane z0 - R + m (ghost planes come as zeros and add nothing).
   const int planes = int(z1 - z0) + 2 * R;
@@ -267,7 +258,7 @@ __device__ __forceinline__ void march_segment(
   int issued = 0;
   auto produce = [&] {  // thread 0: the next plane's box into the next slot
     ring.acquire(put);
-    ring.issue_box(put, map, xs, ys, zs + issued, int(b), kBoxBytes);
+    ring.issue_box(put, map, xs, ys, zs + issued, int(b), kBoxBytes, hints & 1);
     put.next(slots);
     ++issued;
   };
@@ -297,7 +288,30 @@ __device__ __forceinline__ void march_segment(
     }
     ring.release(get, lane);
     get.next(slots);
-    finish_plane<float, R, YB>(acc, dst, s - R, z0, plane, x0, y, g);
+    const std::int64_t done = s - R;  // the output plane completed
+    if (done >= z0 && cols) {
+      float* const o = out0 + done * plane;
+#pragma unroll
+      for (int yy = 0; yy < YB; ++yy) {
+        if (yy >= rows_in) break;
+        const float(&a)[kTx] = acc[yy][0];
+        if (full && (hints & 2))
+          store16_cs(o + yy * g.nx + x0, a[0], a[1], a[2], a[3]);
+        else if (full)
+          store16(o + yy * g.nx + x0, a[0], a[1], a[2], a[3]);
+        else
+          store4(o + yy * g.nx, x0, g.nx, g.vec, a);
+      }
+    }
+#pragma unroll
+    for (int yy = 0; yy < YB; ++yy) {
+#pragma unroll
+      for (int q = 0; q + 1 < K; ++q)
+#pragma unroll
+        for (int j = 0; j < kTx; ++j) acc[yy][q][j] = acc[yy][q + 1][j];
+#pragma unroll
+      for (int j = 0; j < kTx; ++j) acc[yy][K - 1][j] = 0.f;
+    }
   }
 }
 
@@ -315,7 +329,7 @@ template <int R, int YB, bool RUNS>
 __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
     tile3d(float* __restrict__ out, Geometry g,
            Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps, std::int64_t ytiles,
-           const __grid_constant__ CUtensorMap map, int slots, std::int64_t per_block) {
+           const __grid_constant__ CUtensorMap map, int slots, std::int64_t per_block, int hints) {
   constexpr int W = 32 * kTx + 2 * round_up4(R), H = kTileWarps * YB + 2 * R;
   extern __shared__ __align__(128) unsigned char ring_mem[];
   __shared__ std::uint64_t ring_bar[2][kBlockRingSlots];
@@ -333,7 +347,7 @@ __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
   auto march = [&](std::int64_t tile, std::int64_t z0, std::int64_t z1) {
     const std::int64_t yt = tile % ytiles, strip = (tile / ytiles) % g.strips;
     const std::int64_t b = tile / (ytiles * g.strips);
-    march_segment<R, YB>(out + b * g.nz * g.ny * g.nx, g, taps, &map, ring, put, get, slots,
+    march_segment<R, YB>(out + b * g.nz * g.ny * g.nx, g, taps, &map, ring, put, get, slots, hints,
                          strip, yt, b, z0, z1);
   };
   if constexpr (RUNS) {
@@ -361,6 +375,16 @@ constexpr int kTileSlots = 6;
 // starting 16 bytes before a 512-byte boundary; see feed()).
 constexpr int kTileL2Promotion = 64;
 
+// Cache hints of tile3d: bit 0 the boxes read with L2 evict-last (the neighbouring tiles read the
+// same halo rows), bit 1 streaming stores (st.global.cs, evict-first). Measured on an H100,
+// 640^3 float32 (ms for none / reads / stores / both): r = 1 0.889 0.891 / 0.877 0.886 / 0.889 /
+// 0.869 0.873, r = 3 3.706 3.712 / 3.725 / - / 3.674 (ncu at r = 1: DRAM read 1.25 -> 1.24 GB,
+// so the gain is not fewer bytes). Both by default; HALO_FAST_HINTS=0..3 sets them, for tuning.
+int tile_hints() {
+  static const int forced = tuning_knob("HALO_FAST_HINTS");
+  return forced >= 0 && forced <= 3 ? forced : 3;
+}
+
 // Whether tile3d shares out its planes in equal runs rather than z-chunks: where FFMAs bound it
 // (r >= 2). Measured on an H100, 640^3 float32 (ms, z-chunks -> equal runs): r = 1 0.884 ->
 // 0.955-0.960 (ncu: DRAM read 1.26 -> 1.39 GB), r = 2 1.501 -> 1.413-1.426, r = 3 3.800 ->
@@ -385,21 +409,25 @@ bool launch_tile(const float* in, float* out, Geometry g,
   const std::size_t smem = std::size_t(slots) * slot_size(W * H * int(sizeof(float)));
   const std::int64_t ytiles = (g.ny + TY - 1) / TY;
   const std::int64_t tiles = ytiles * g.strips * g.batch;
-  if (runs_of_planes(R)) {
-    const auto kernel = tile3d<R, YB, true>;
-    const std::int64_t total = tiles * g.nz;
-    const std::int64_t per_block = even_runs(total, 16 > 8 * R ? 16 : 8 * R,
-                                             resident_blocks(kernel, 32 * kTileWarps, smem));
-    g.items = (total + per_block - 1) / per_block;
-    kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(out, g, taps, ytiles, map,
-                                                                        slots, per_block);
-  } else {
-    const auto kernel = tile3d<R, YB, false>;
-    fit_chunks(g, g.nz, tiles, R, resident_blocks(kernel, 32 * kTileWarps, smem));
-    g.items = tiles * g.chunks;
-    kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(out, g, taps, ytiles, map,
-                                                                        slots, 0);
-  }
+  auto go = [&](auto kernel, bool runs) {
+    if (runs) {
+      const std::int64_t total = tiles * g.nz;
+      const std::int64_t per_block = even_runs(total, 16 > 8 * R ? 16 : 8 * R,
+                                               resident_blocks(kernel, 32 * kTileWarps, smem));
+      g.items = (total + per_block - 1) / per_block;
+      kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(
+          out, g, taps, ytiles, map, slots, per_block, tile_hints());
+    } else {
+      fit_chunks(g, g.nz, tiles, R, resident_blocks(kernel, 32 * kTileWarps, smem));
+      g.items = tiles * g.chunks;
+      kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(out, g, taps, ytiles, map,
+                                                                          slots, 0, tile_hints());
+    }
+  };
+  if (runs_of_planes(R))
+    go(tile3d<R, YB, true>, true);
+  else
+    go(tile3d<R, YB, false>, false);
   return true;
 }
 
