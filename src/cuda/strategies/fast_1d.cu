@@ -165,6 +165,35 @@ __device__ __forceinline__ void feed(float (&acc)[TXS], const Taps<float, 2 * R 
     }
 }
 
+// Stores a lane's TXS consecutive outputs, from x0 on, into the row dst: 16-byte stores where all
+// lie inside an aligned row (st.global.cs, evict-first, with STREAM), else per group of four
+// the element-wise store4 for the groups that start inside the row.
+template <int TXS>
+__device__ __forceinline__ void store_outputs(float* __restrict__ dst, std::int64_t x0,
+                                              const Geometry& g, const float (&acc)[TXS],
+                                              bool stream) {
+  const bool inside = g.vec && x0 + TXS <= g.nx;
+  if (inside && stream) {
+#pragma unroll
+    for (int q = 0; q < TXS / kTx; ++q)
+      store16_cs(dst + x0 + q * kTx, acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
+                 acc[q * kTx + 3]);
+  } else if (inside) {
+#pragma unroll
+    for (int q = 0; q < TXS / kTx; ++q)
+      store16(dst + x0 + q * kTx, acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
+              acc[q * kTx + 3]);
+  } else {
+#pragma unroll
+    for (int q = 0; q < TXS / kTx; ++q) {
+      const std::int64_t xq = x0 + q * kTx;
+      const float part[kTx] = {acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
+                               acc[q * kTx + 3]};
+      if (xq < g.nx) store4(dst, xq, g.nx, g.vec, part);
+    }
+  }
+}
+
 // One branch per item, as in load_row: a window inside the row of an aligned row (`vec`) streams
 // 16-byte loads; a window that crosses the row's edges, or any window of an unaligned row, streams
 // four predicated scalar loads per group with zeros outside [0, nx). (A choice per group let the
@@ -255,21 +284,7 @@ __global__ void __launch_bounds__(kThreads)
           feed<R, kTx * k>(acc, taps, v);
         });
       }
-      float* dst = out + w.b * g.nx;
-      if (g.vec && w.x0 + TXS <= g.nx) {  // all inside: 16-byte stores
-#pragma unroll
-        for (int q = 0; q < TXS / kTx; ++q)
-          store16(dst + w.x0 + q * kTx, acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
-                  acc[q * kTx + 3]);
-      } else {
-#pragma unroll
-        for (int q = 0; q < TXS / kTx; ++q) {
-          const std::int64_t xq = w.x0 + q * kTx;
-          const float part[kTx] = {acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
-                                   acc[q * kTx + 3]};
-          if (xq < g.nx) store4(dst, xq, g.nx, g.vec, part);
-        }
-      }
+      store_outputs(out + w.b * g.nx, w.x0, g, acc, false);
     }
     if (next >= g.items) break;
     item = next;
@@ -354,26 +369,7 @@ __global__ void __launch_bounds__(32 * kTileWarps1)
     }
     ring.release(get, lane);
     get.next(slots);
-    float* dst = out + b * g.nx;
-    if (x0 + TXS <= g.nx && (hints & 2)) {  // all inside (the rows are aligned: g.vec)
-#pragma unroll
-      for (int q = 0; q < TXS / kTx; ++q)
-        store16_cs(dst + x0 + q * kTx, acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
-                   acc[q * kTx + 3]);
-    } else if (x0 + TXS <= g.nx) {
-#pragma unroll
-      for (int q = 0; q < TXS / kTx; ++q)
-        store16(dst + x0 + q * kTx, acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
-                acc[q * kTx + 3]);
-    } else {
-#pragma unroll
-      for (int q = 0; q < TXS / kTx; ++q) {
-        const std::int64_t xq = x0 + q * kTx;
-        const float part[kTx] = {acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
-                                 acc[q * kTx + 3]};
-        if (xq < g.nx) store4(dst, xq, g.nx, g.vec, part);
-      }
-    }
+    store_outputs(out + b * g.nx, x0, g, acc, hints & 2);
   }
 }
 
@@ -485,26 +481,7 @@ __global__ void __launch_bounds__(32 * kPadWarps1)
     });
     if (++slot == slots) slot = 0;
     if (++refill == slots) refill = 0;
-    float* dst = out + tile.b * g.nx;
-    if (x0 + TXS <= g.nx && (hints & 2)) {
-#pragma unroll
-      for (int q = 0; q < TXS / kTx; ++q)
-        store16_cs(dst + x0 + q * kTx, acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
-                   acc[q * kTx + 3]);
-    } else if (x0 + TXS <= g.nx) {
-#pragma unroll
-      for (int q = 0; q < TXS / kTx; ++q)
-        store16(dst + x0 + q * kTx, acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
-                acc[q * kTx + 3]);
-    } else {
-#pragma unroll
-      for (int q = 0; q < TXS / kTx; ++q) {
-        const std::int64_t xq = x0 + q * kTx;
-        const float part[kTx] = {acc[q * kTx], acc[q * kTx + 1], acc[q * kTx + 2],
-                                 acc[q * kTx + 3]};
-        if (xq < g.nx) store4(dst, xq, g.nx, g.vec, part);
-      }
-    }
+    store_outputs(out + tile.b * g.nx, x0, g, acc, hints & 2);
   }
 }
 
