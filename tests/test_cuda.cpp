@@ -248,6 +248,8 @@ const std::vector<Case>& small_cases() {
       {2, {37, 140, 1}, {25, 25}, 1}, {2, {9, 20, 1}, {31, 30}, 2}, {3, {7, 9, 21}, {5, 5, 5}, 1},
       // fast: 1-D r >= 48 through the padded block tile (4096 outputs per tile, a partial last).
       {1, {4100, 1, 1}, {129}, 1}, {1, {6000, 1, 1}, {97}, 2},
+      // fast: 2-D r = 4..6 on rows wider than a strip of 8 columns per lane (two boxes a copy).
+      {2, {13, 300, 1}, {9, 9}, 1}, {2, {11, 264, 1}, {13, 11}, 2},
   };
   return c;
 }

@@ -57,6 +57,12 @@ std::vector<Case> sweep_cases() {
   c.push_back({2, {40, 129, 1}, {31, 31}});
   c.push_back({2, {17, 33, 1}, {31, 30}});
   c.push_back({2, {70, 300, 1}, {24, 9}, 2});
+  // Rows of a multiple of 4 elements and r = 4..6, wider than one strip of 8 columns per lane
+  // (256: `fast`'s TMA ring then copies each row group in two boxes), a partial last strip.
+  c.push_back({2, {45, 520, 1}, {9, 9}});
+  c.push_back({2, {33, 300, 1}, {11, 11}, 2});
+  c.push_back({2, {20, 772, 1}, {13, 13}});
+  c.push_back({2, {19, 516, 1}, {13, 7}});
   // 3D.
   const Extents n3[] = {{1, 1, 1}, {2, 3, 4}, {8, 8, 8}, {15, 16, 17}, {17, 17, 17}, {33, 9, 31},
                         {4, 64, 65}};

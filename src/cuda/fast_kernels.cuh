@@ -352,15 +352,23 @@ __device__ __forceinline__ void copy_box(void* dst, const CUtensorMap* map, int 
 // those of a 4-D tensor map (x, y, z, batch) made by make_row_map(). Use: init(), then issue()
 // slots in order; before reading slot k for the n-th time, wait(k, n & 1) then __syncwarp()
 // (which also lets the slot read before be refilled).
-template <class T, int W>
+// A row wider than a box may be (256 elements) comes in PARTS boxes, side by side in the slot:
+// part p holds columns [p * kStep, p * kStep + kBoxW) of the row, the parts overlapping by OVERLAP
+// columns (a strip's halo), so that a lane whose TX + OVERLAP inputs start at a multiple of TX
+// finds them all in one part.
+template <class T, int W, int PARTS = 1, int OVERLAP = 0>
 struct TmaRing {
-  static_assert(W * sizeof(T) % 16 == 0, "a box row is a whole number of 16-byte chunks");
-  // Bytes per slot for boxes of `rows` rows: copies land on 128-byte boundaries.
-  __host__ __device__ static constexpr int slot_bytes(int rows) {
-    return slot_size(rows * W * int(sizeof(T)));
+  static constexpr int kStep = (W - OVERLAP) / PARTS;  // first columns of the parts, apart
+  static constexpr int kBoxW = kStep + OVERLAP;        // a part's box width (the tensor map's)
+  static_assert(PARTS == 1 || (W - OVERLAP) % PARTS == 0, "equal parts");
+  static_assert(kBoxW * sizeof(T) % 16 == 0, "a box row is a whole number of 16-byte chunks");
+  // Bytes of a part, and of a slot, for boxes of `rows` rows: copies land on 128-byte boundaries.
+  __host__ __device__ static constexpr int part_bytes(int rows) {
+    return slot_size(rows * kBoxW * int(sizeof(T)));
   }
+  __host__ __device__ static constexpr int slot_bytes(int rows) { return PARTS * part_bytes(rows); }
 
-  T* base;             // slot k row i at base + k * stride + i * W
+  T* base;             // slot k, part p, row i at base + k * stride + p * part + i * kBoxW
   std::uint64_t* bar;  // one mbarrier per slot
   const CUtensorMap* map;
   int stride, rows;
@@ -374,20 +382,27 @@ struct TmaRing {
     __syncwarp();
 #endif
   }
-  // Slot k = the box whose first element is (x, y, z, b); lane 0 issues, the others do nothing.
+  // Slot k = the box whose first element is (x, y, z, b) (its PARTS boxes, from x on); lane 0
+  // issues, the others do nothing.
   __device__ __forceinline__ void issue(int lane, int k, int x, int y, int z, int b) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (lane == 0) {
       const std::uint32_t b_addr = shared_address(bar + k);
-      mbarrier_expect_bytes(b_addr, std::uint32_t(rows * W * int(sizeof(T))));
-      // The copy written out (not copy_box()): through the helper, nvcc scheduled the kernels
-      // that use this ring differently (the same instructions, in another order and registers),
-      // and the ones measured are these.
-      asm volatile(
-          "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-          " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(shared_address(base + k * stride)),
-          "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(b), "r"(b_addr)
-          : "memory");
+      mbarrier_expect_bytes(b_addr, std::uint32_t(PARTS * rows * kBoxW * int(sizeof(T))));
+      if constexpr (PARTS == 1) {
+        // The copy written out (not copy_box()): through the helper, nvcc scheduled the kernels
+        // that use this ring differently (the same instructions, in another order and
+        // registers), and the ones measured are these.
+        asm volatile(
+            "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+            " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(shared_address(base + k * stride)),
+            "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(b), "r"(b_addr)
+            : "memory");
+      } else {
+        const int part = part_bytes(rows) / int(sizeof(T));
+        for (int p = 0; p < PARTS; ++p)
+          copy_box(base + k * stride + p * part, map, x + p * kStep, y, z, b, b_addr);
+      }
     }
 #endif
   }
@@ -395,10 +410,18 @@ struct TmaRing {
   __device__ __forceinline__ void wait(int k, std::uint32_t parity) const {
     mbarrier_wait(shared_address(bar + k), parity);
   }
-  // v[i] = row `i_row` of slot k [at + i] (16-byte shared loads; `at` a multiple of 4).
+  // v[i] = row `i_row` of slot k [at + i] (16-byte shared loads; `at` a multiple of 4, and with
+  // PARTS > 1 a multiple of NV - OVERLAP, so that v lies in one part).
   template <int NV>
   __device__ __forceinline__ void read(int k, int i_row, int at, T (&v)[NV]) const {
-    read_groups(base + k * stride + i_row * W + at, v);
+    if constexpr (PARTS == 1) {
+      read_groups(base + k * stride + i_row * W + at, v);
+    } else {
+      static_assert(kStep % (NV - OVERLAP) == 0, "a lane's inputs lie in one part");
+      const int p = at / kStep < PARTS ? at / kStep : PARTS - 1;
+      const int part = part_bytes(rows) / int(sizeof(T));
+      read_groups(base + k * stride + p * part + i_row * kBoxW + (at - p * kStep), v);
+    }
   }
 };
 

@@ -29,6 +29,11 @@
 namespace halo::cuda::fast {
 namespace {
 
+// The TMA ring of a strip of W columns: one box per row group, or two (overlapping by the 2 * RA
+// halo columns) where W exceeds the 256 columns a box may have (8 columns per lane).
+template <class T, int W, int RA>
+using TmaRingOf = TmaRing<T, W, (W > 256 ? 2 : 1), (W > 256 ? 2 * RA : 0)>;
+
 // Filter rows [fy0, fy0 + KY) of a (2R+1)-wide window; the caller passes fy0 through D = R - fy0
 // (input row s feeds output rows s + D - i, i < KY) and `taps` holds just those KY rows. With
 // `accumulate` the pass adds to what `out` holds (the passes after the first of a split filter).
@@ -145,8 +150,8 @@ __global__ void __launch_bounds__(kThreads)
     extern __shared__ __align__(128) unsigned char tma_mem[];
     __shared__ std::uint64_t tma_bar[kWarpsPerBlock][16];
     const int warp = threadIdx.x >> 5;
-    const int stride = TmaRing<T, W>::slot_bytes(box_rows) / int(sizeof(T));
-    const TmaRing<T, W> tr{reinterpret_cast<T*>(tma_mem) + warp * slots * stride, tma_bar[warp],
+    const int stride = TmaRingOf<T, W, RA>::slot_bytes(box_rows) / int(sizeof(T));
+    const TmaRingOf<T, W, RA> tr{reinterpret_cast<T*>(tma_mem) + warp * slots * stride, tma_bar[warp],
                            &map, stride, box_rows};
     tr.init(slots, lane);
     const int xs = int(strip * (32 * TX)) - RA, bz = int(b), ys = int(s0);
@@ -213,6 +218,22 @@ bool ring_rows(int R) { return R >= 3; }
 // registers instead of 64 to 128. f64 keeps the other feeds (not measured under the TMA ring;
 // its rows are twice the shared memory).
 bool tma_rows(DType t) { return t == DType::f32; }
+
+// Columns per lane under the TMA ring (f32): 4, or 8 (two boxes per row group: a box is at most
+// 256 columns wide), which spreads each row's fixed cost (the weights' uniform-register loads,
+// the wait, the store) over twice the FFMAs, at twice the accumulator registers. Measured on an
+// H100, 16384^2 float32 (ms, 4 -> 8 columns, 2 slots of 8 rows; registers 128 at r = 4, 168 at
+// r = 5, 6): r = 4 0.921 -> 0.912, r = 5 1.270 -> 1.228, r = 6 1.722 -> 1.689; with 8 columns
+// and slots x rows 2 x 6 / 3 x 4 / 2 x 4: r = 4 0.954 / 0.954 / 0.966, r = 5 1.237 / 1.258 /
+// 1.270. 8 from r = 5; compiled from r = 4 (kWideTma), where HALO_FAST_TX=4|8 picks one, for
+// tuning.
+template <int R>
+constexpr bool kWideTma = R >= 4 && R <= 6;
+int tma_columns(int R) {
+  static const int forced = tuning_knob("HALO_FAST_TX");
+  if (R < 4 || R > 6) return kTx;  // as kWideTma
+  return forced == 4 || forced == 8 ? forced : R >= 5 ? 8 : kTx;
+}
 
 // Columns per lane under the ring (f32): 4, or 8, which doubles the FFMAs that each row's fixed
 // cost (ring fill, waits, bounds, the store) is spread over, at twice the accumulator registers.
@@ -337,6 +358,16 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
     constexpr int W = 32 * kTx + 2 * round_up4(R);
     slots = tma_slots(R);
     box_rows = tma_box_rows(R);
+    if constexpr (std::is_same<T, float>::value && kWideTma<R>) {
+      constexpr int W8 = 32 * 8 + 2 * round_up4(R);
+      using Ring = TmaRingOf<T, W8, round_up4(R)>;
+      if (tma_columns(R) == 8 &&
+          make_row_map(&map, in, int(sizeof(T)), g.nx, g.ny, 1, g.batch, Ring::kBoxW, box_rows)) {
+        go(stream2d<T, R, KY, Feed::kTma, kSplit, 1, 8>, 8,
+           std::size_t(kWarpsPerBlock) * slots * Ring::slot_bytes(box_rows));
+        return check_launch<R, KY>(g, fy0);
+      }
+    }
     if (make_row_map(&map, in, int(sizeof(T)), g.nx, g.ny, 1, g.batch, W, box_rows)) {
       go(stream2d<T, R, KY, Feed::kTma, kSplit>, kTx,
          std::size_t(kWarpsPerBlock) * slots * TmaRing<T, W>::slot_bytes(box_rows));
@@ -441,7 +472,10 @@ std::string plan_2d(DType t, int R) {
   const int rows = pass_rows(t, R);
   const int passes = (K + rows - 1) / rows;
   const Feed f = feed(t, R, rows);
-  const int tx = t == DType::f32 && f == Feed::kRing ? ring_columns(R) : kTx;
+  const int tx = t != DType::f32 ? kTx
+                 : f == Feed::kRing ? ring_columns(R)
+                 : f == Feed::kTma  ? tma_columns(R)
+                                    : kTx;
   std::string s = "a warp streams down a " + std::to_string(32 * tx) + "-column strip, " +
                   std::to_string(rows) + " output rows of " + std::to_string(tx) +
                   " columns per lane in registers";
@@ -456,7 +490,13 @@ std::string plan_2d(DType t, int R) {
            : how == Feed::kPrefetch ? feed_name(how, depth(t, R))
                                     : feed_name(how);
   };
-  s += "; " + named(f);
+  std::string how = named(f);
+  if (f == Feed::kTma && tx > kTx) {  // two boxes per slot (TmaRingOf)
+    const std::string one = "one copy per slot";
+    const auto at = how.find(one);
+    if (at != std::string::npos) how.replace(at, one.size(), "two copies of half a strip per slot");
+  }
+  s += "; " + how;
   if (f == Feed::kTma) {
     const Feed c = classic_feed(R, rows);
     const int ctx = t == DType::f32 && c == Feed::kRing ? ring_columns(R) : kTx;
