@@ -278,7 +278,7 @@ TEST(CudaLaunch, ModelReproducesTheSeedNotesIntensities) {
 // `fast` says how it runs a problem (host-only: no GPU needed). Unless the tuning variables
 // override them: 2-D filters of r >= 12 in passes of 16 rows (the last one shorter), smaller ones
 // in one pass; f32 rows through the TMA ring in 2-D (3 slots of 12 rows up to r = 3, 2 of 8
-// above, 2 of 16 with passes); 3-D f32 planes through the block ring up to r = 3 (6 slots of a
+// above, 2 of 16 with passes; 8 columns per lane at r = 5, 6, else 4); 3-D f32 planes through the block ring up to r = 3 (6 slots of a
 // tile's rows), two y-rows per warp up to r = 2; f64 keeps the register feeds and the cp.async
 // ring; 1-D f32 through the block ring from r = 8 to 32 and through the padded block tile above
 // (16 outputs per lane, streamed from global memory where the rows are not 16-byte aligned); 3-D
@@ -306,8 +306,12 @@ TEST(CudaLaunch, FastExplainsItsPlan) {
   EXPECT_NE(one.find("9 output rows"), std::string::npos) << one;
   EXPECT_NE(big.find("2 slots of 16 rows per warp"), std::string::npos) << big;
   const std::string mid = s->plan(problem(2, {300, 300, 1}, {11, 11}));  // r = 5
-  EXPECT_NE(mid.find("128-column strip, 11 output rows of 4 columns"), std::string::npos) << mid;
-  EXPECT_NE(mid.find("tensor memory accelerator (2 slots of 8 rows"), std::string::npos) << mid;
+  EXPECT_NE(mid.find("256-column strip, 11 output rows of 8 columns"), std::string::npos) << mid;
+  EXPECT_NE(mid.find("tensor memory accelerator (2 slots of 8 rows per warp, two copies of half a "
+                     "strip per slot)"),
+            std::string::npos)
+      << mid;
+  EXPECT_NE(one.find("128-column strip, 9 output rows of 4 columns"), std::string::npos) << one;
   EXPECT_NE(mid.find("not a multiple of 16 bytes: rows through a shared-memory ring (cp.async"),
             std::string::npos)
       << mid;
