@@ -225,8 +225,10 @@ bool tma_rows(DType t) { return t == DType::f32; }
 // H100, 16384^2 float32 (ms, 4 -> 8 columns, 2 slots of 8 rows; registers 128 at r = 4, 168 at
 // r = 5, 6): r = 4 0.921 -> 0.912, r = 5 1.270 -> 1.228, r = 6 1.722 -> 1.689; with 8 columns
 // and slots x rows 2 x 6 / 3 x 4 / 2 x 4: r = 4 0.954 / 0.954 / 0.966, r = 5 1.237 / 1.258 /
-// 1.270. 8 from r = 5; compiled from r = 4 (kWideTma), where HALO_FAST_TX=4|8 picks one, for
-// tuning.
+// 1.270. At the memory-bound r = 2, 3 (in a tuning build) 8 columns lost with every ring shape:
+// 4 columns 0.789-0.796 / 0.794-0.797, 8 with slots x rows 2 x 8 0.824 / 0.843, 3 x 6 0.803 /
+// 0.876, 2 x 12 0.817 / 0.821, 3 x 8 0.809 / 0.818, 4 x 4 0.839 / 0.869. 8 from r = 5; compiled
+// from r = 4 (kWideTma), where HALO_FAST_TX=4|8 picks one, for tuning.
 template <int R>
 constexpr bool kWideTma = R >= 4 && R <= 6;
 int tma_columns(int R) {
