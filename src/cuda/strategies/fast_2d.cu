@@ -34,6 +34,18 @@ namespace {
 template <class T, int W, int RA>
 using TmaRingOf = TmaRing<T, W, (W > 256 ? 2 : 1), (W > 256 ? 2 * RA : 0)>;
 
+// Whether the kernel stores its outputs with the streaming hint (st.global.cs, evict-first): f32
+// under the TMA ring at r = 4..6. Measured on an H100, 16384^2 float32 (ms, plain -> streaming):
+// in a tuning build that chose at run time (two calls each) r = 1 0.794 / 0.798 -> 0.856 /
+// 0.798, r = 2 0.794 / 0.799 -> 0.814 / 0.801, r = 3 0.791 / 0.797 -> 0.817 / 0.814, r = 4
+// 0.927 / 0.926 -> 0.909 / 0.910, r = 5 1.245 / 1.242 -> 1.237 / 1.215, r = 7 2.224 / 2.214 ->
+// 2.222 / 2.211; compiled in, against the build before (binaries alternated twice) r = 4 0.910 /
+// 0.919 -> 0.894 / 0.897, r = 5 1.220 / 1.231 -> 1.208 / 1.211, r = 7 2.196 / 2.207 -> 2.204 /
+// 2.204, r = 15 10.737 / 10.756 -> 10.830 / 10.806. r = 6 (between the two that gain) was not
+// measured on its own.
+template <class T, int R, Feed F>
+constexpr bool kStreamStores = F == Feed::kTma && sizeof(T) == 4 && R >= 4 && R <= 6;
+
 // Filter rows [fy0, fy0 + KY) of a (2R+1)-wide window; the caller passes fy0 through D = R - fy0
 // (input row s feeds output rows s + D - i, i < KY) and `taps` holds just those KY rows. With
 // `accumulate` the pass adds to what `out` holds (the passes after the first of a split filter).
@@ -115,6 +127,12 @@ __global__ void __launch_bounds__(kThreads)
         T(&part)[kTx] = *reinterpret_cast<T(*)[kTx]>(&acc[0][c]);
         if (x0 + c < g.nx) {
           if (accumulate) add4<T>(dst + done * g.nx, x0 + c, g.nx, g.vec, part);
+          if constexpr (kStreamStores<T, R, F>) {
+            if (g.vec && x0 + c + kTx <= g.nx) {
+              store16_cs(dst + done * g.nx + x0 + c, part[0], part[1], part[2], part[3]);
+              continue;
+            }
+          }
           store4(dst + done * g.nx, x0 + c, g.nx, g.vec, part);
         }
       }
