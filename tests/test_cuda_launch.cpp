@@ -278,8 +278,8 @@ TEST(CudaLaunch, ModelReproducesTheSeedNotesIntensities) {
 // `fast` says how it runs a problem (host-only: no GPU needed). Unless the tuning variables
 // override them: 2-D filters of r >= 12 in passes of 16 rows (the last one shorter), smaller ones
 // in one pass; f32 rows through the TMA ring in 2-D (3 slots of 12 rows up to r = 3, 2 of 8
-// above, 2 of 16 with passes; 8 columns per lane at r = 5, 6, else 4); 3-D f32 planes through the block ring up to r = 3 (6 slots of a
-// tile's rows), two y-rows per warp up to r = 2; f64 keeps the register feeds and the cp.async
+// above, 2 of 16 with passes; 8 columns per lane at r = 5, 6, else 4); 3-D f32 planes through
+// the block ring up to r = 3 (6 slots of a tile's rows), two y-rows per warp up to r = 2; f64 keeps the register feeds and the cp.async
 // ring; 1-D f32 through the block ring from r = 8 to 32 and through the padded block tile above
 // (16 outputs per lane, streamed from global memory where the rows are not 16-byte aligned); 3-D
 // r = 4 keeps the per-warp TMA ring.

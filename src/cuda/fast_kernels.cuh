@@ -579,7 +579,7 @@ int depth_override();
 
 // The feed in words, for the plans (`depth`: rows in flight under the register prefetch; for
 // kTma, `depth` slots of `box_rows` rows).
-std::string feed_name(Feed f, int depth = 1, int box_rows = 1);
+std::string feed_name(Feed f, int depth = 1, int box_rows = 1, int copies = 1);
 
 // Launch parameters shared by the three ranks.
 struct Geometry {

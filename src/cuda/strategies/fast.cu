@@ -302,7 +302,7 @@ int depth_override() {
   return v;
 }
 
-std::string feed_name(Feed f, int depth, int box_rows) {
+std::string feed_name(Feed f, int depth, int box_rows, int copies) {
   switch (f) {
     case Feed::kBlock:
       return "a block-wide shared-memory ring filled by the tensor memory accelerator (" +
@@ -312,7 +312,11 @@ std::string feed_name(Feed f, int depth, int box_rows) {
     case Feed::kTma:
       return "rows through a shared-memory ring filled by the tensor memory accelerator (" +
              std::to_string(depth) + " slots of " + std::to_string(box_rows) + " row" +
-             (box_rows > 1 ? "s" : "") + " per warp, one copy per slot)";
+             (box_rows > 1 ? "s" : "") + " per warp, " +
+             (copies == 1   ? std::string("one copy")
+              : copies == 2 ? std::string("two copies of half a strip")
+                            : std::to_string(copies) + " copies of a part of the strip") +
+             " per slot)";
     case Feed::kRing:
       return "rows through a shared-memory ring (cp.async, " + std::to_string(kRingSlots - 1) +
              " rows in flight per warp)";

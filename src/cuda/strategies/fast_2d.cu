@@ -31,20 +31,24 @@ namespace {
 
 // The TMA ring of a strip of W columns: one box per row group, or two (overlapping by the 2 * RA
 // halo columns) where W exceeds the 256 columns a box may have (8 columns per lane).
+constexpr int tma_parts(int W) { return W > 256 ? 2 : 1; }
 template <class T, int W, int RA>
-using TmaRingOf = TmaRing<T, W, (W > 256 ? 2 : 1), (W > 256 ? 2 * RA : 0)>;
+using TmaRingOf = TmaRing<T, W, tma_parts(W), (tma_parts(W) > 1 ? 2 * RA : 0)>;
 
 // Whether the kernel stores its outputs with the streaming hint (st.global.cs, evict-first): f32
-// under the TMA ring at r = 4..6. Measured on an H100, 16384^2 float32 (ms, plain -> streaming):
+// under the TMA ring at r = 4, 5. Measured on an H100, 16384^2 float32 (ms, plain -> streaming):
 // in a tuning build that chose at run time (two calls each) r = 1 0.794 / 0.798 -> 0.856 /
 // 0.798, r = 2 0.794 / 0.799 -> 0.814 / 0.801, r = 3 0.791 / 0.797 -> 0.817 / 0.814, r = 4
 // 0.927 / 0.926 -> 0.909 / 0.910, r = 5 1.245 / 1.242 -> 1.237 / 1.215, r = 7 2.224 / 2.214 ->
 // 2.222 / 2.211; compiled in, against the build before (binaries alternated twice) r = 4 0.910 /
 // 0.919 -> 0.894 / 0.897, r = 5 1.220 / 1.231 -> 1.208 / 1.211, r = 7 2.196 / 2.207 -> 2.204 /
-// 2.204, r = 15 10.737 / 10.756 -> 10.830 / 10.806. r = 6 (between the two that gain) was not
-// measured on its own.
+// 2.204, r = 15 10.737 / 10.756 -> 10.830 / 10.806. At r = 6 (8 columns) the streaming build
+// measured 1.791 / 1.798 against 1.689 for the plain stores in the tuning call of the 8 columns;
+// and folding the streaming choice into store4 (a template flag) cost r = 4 1.005 / 1.007
+// against 0.910 / 0.910 in one call (the same semantics, another schedule), so the check stays
+// here.
 template <class T, int R, Feed F>
-constexpr bool kStreamStores = F == Feed::kTma && sizeof(T) == 4 && R >= 4 && R <= 6;
+constexpr bool kStreamStores = F == Feed::kTma && sizeof(T) == 4 && R >= 4 && R <= 5;
 
 // Filter rows [fy0, fy0 + KY) of a (2R+1)-wide window; the caller passes fy0 through D = R - fy0
 // (input row s feeds output rows s + D - i, i < KY) and `taps` holds just those KY rows. With
@@ -375,24 +379,23 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
   };
   Feed how = feed(std::is_same<T, float>::value ? DType::f32 : DType::f64, R, KY);
   if (how == Feed::kTma) {
-    constexpr int W = 32 * kTx + 2 * round_up4(R);
     slots = tma_slots(R);
     box_rows = tma_box_rows(R);
+    // The kernel of TX columns per lane, where its tensor map can be made.
+    auto tma = [&](auto tx) {
+      constexpr int TX = decltype(tx)::value;
+      using Ring = TmaRingOf<T, 32 * TX + 2 * round_up4(R), round_up4(R)>;
+      if (!make_row_map(&map, in, int(sizeof(T)), g.nx, g.ny, 1, g.batch, Ring::kBoxW, box_rows))
+        return false;
+      go(stream2d<T, R, KY, Feed::kTma, kSplit, 1, TX>, TX,
+         std::size_t(kWarpsPerBlock) * slots * Ring::slot_bytes(box_rows));
+      return true;
+    };
+    bool launched = false;
     if constexpr (std::is_same<T, float>::value && kWideTma<R>) {
-      constexpr int W8 = 32 * 8 + 2 * round_up4(R);
-      using Ring = TmaRingOf<T, W8, round_up4(R)>;
-      if (tma_columns(R) == 8 &&
-          make_row_map(&map, in, int(sizeof(T)), g.nx, g.ny, 1, g.batch, Ring::kBoxW, box_rows)) {
-        go(stream2d<T, R, KY, Feed::kTma, kSplit, 1, 8>, 8,
-           std::size_t(kWarpsPerBlock) * slots * Ring::slot_bytes(box_rows));
-        return check_launch<R, KY>(g, fy0);
-      }
+      if (tma_columns(R) == 8) launched = tma(std::integral_constant<int, 8>{});
     }
-    if (make_row_map(&map, in, int(sizeof(T)), g.nx, g.ny, 1, g.batch, W, box_rows)) {
-      go(stream2d<T, R, KY, Feed::kTma, kSplit>, kTx,
-         std::size_t(kWarpsPerBlock) * slots * TmaRing<T, W>::slot_bytes(box_rows));
-      return check_launch<R, KY>(g, fy0);
-    }
+    if (launched || tma(std::integral_constant<int, kTx>{})) return check_launch<R, KY>(g, fy0);
     how = classic_feed(R, KY);  // no tensor map for this array (alignment, or no TMA)
   }
   switch (how) {
@@ -506,17 +509,12 @@ std::string plan_2d(DType t, int R) {
          ", each after the first adding to the output";
   }
   auto named = [&](Feed how) {
-    return how == Feed::kTma        ? feed_name(how, tma_slots(R), tma_box_rows(R))
+    return how == Feed::kTma ? feed_name(how, tma_slots(R), tma_box_rows(R),
+                                         tma_parts(32 * tx + 2 * round_up4(R)))
            : how == Feed::kPrefetch ? feed_name(how, depth(t, R))
                                     : feed_name(how);
   };
-  std::string how = named(f);
-  if (f == Feed::kTma && tx > kTx) {  // two boxes per slot (TmaRingOf)
-    const std::string one = "one copy per slot";
-    const auto at = how.find(one);
-    if (at != std::string::npos) how.replace(at, one.size(), "two copies of half a strip per slot");
-  }
-  s += "; " + how;
+  s += "; " + named(f);
   if (f == Feed::kTma) {
     const Feed c = classic_feed(R, rows);
     const int ctx = t == DType::f32 && c == Feed::kRing ? ring_columns(R) : kTx;
