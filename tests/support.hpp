@@ -76,6 +76,65 @@ double tolerance(std::int64_t taps, double abs_scale) {
   return factor * double(taps + 2) * eps * abs_scale + std::numeric_limits<double>::min();
 }
 
+// The tolerance of a strategy that sums the columns of a 2-D filter in Winograd F(2,3) form
+// (Summation::winograd_x in halo.hpp): its products are those of transformed weights and inputs,
+// each accumulator summing at most `taps` non-zero terms, plus one rounding for each transformed
+// weight and input and two for the output transform: |err| <= (taps + 4) u A, where A, the sum of
+// |transformed weight| |transformed input| over the terms, is at most 2 * band (band: the sum over
+// filter rows of sum_{|i - j| <= 2} |w[i]| |x[j]|, winograd_band below). With eps = 2u and the
+// same margin of about 2 as tolerance(): 2 (taps + 4) eps band.
+template <class T>
+double winograd_tolerance(std::int64_t taps, double band) {
+  return 2.0 * double(taps + 4) * std::numeric_limits<T>::epsilon() * band +
+         std::numeric_limits<double>::min();
+}
+
+// band per output of a 2-D problem (ghost cells zero): sum over filter rows fy and taps i of
+// |w[fy][i]| * sum_{j = i-2 .. i+2} |x[y - ay + fy][x - ax + j]|.
+template <class T>
+std::vector<double> winograd_band(const Problem& p, const std::vector<T>& in) {
+  const Dims3 d = p.dims3(), k = p.filter_dims3(), a = p.anchor3();
+  const std::vector<double>& w = p.correlation_weights();
+  std::vector<double> band(in.size(), 0.0);
+  for (std::int64_t b = 0; b < p.batch(); ++b)
+    for (std::int64_t y = 0; y < d.y; ++y)
+      for (std::int64_t x = 0; x < d.x; ++x) {
+        double sum = 0;
+        for (std::int64_t fy = 0; fy < k.y; ++fy) {
+          const std::int64_t iy = y - a.y + fy;
+          if (iy < 0 || iy >= d.y) continue;
+          const T* row = in.data() + (b * d.y + iy) * d.x;
+          for (std::int64_t i = 0; i < k.x; ++i) {
+            double xs = 0;
+            for (std::int64_t j = i - 2; j <= i + 2; ++j) {
+              const std::int64_t ix = x - a.x + j;
+              if (ix >= 0 && ix < d.x) xs += std::fabs(double(row[ix]));
+            }
+            sum += std::fabs(w[fy * k.x + i]) * xs;
+          }
+        }
+        band[(b * d.y + y) * d.x + x] = sum;
+      }
+  return band;
+}
+
+// The tolerance of every output of `strategy` on p for the input `in`: tolerance() of the direct
+// sum, or winograd_tolerance() where the strategy says that it sums in Winograd form on p.
+template <class T>
+std::vector<double> tolerances(const std::string& strategy, const Problem& p,
+                               const std::vector<T>& in) {
+  std::vector<double> tol(in.size());
+  const Strategy* s = find_strategy(strategy);
+  if (s && p.rank() == 2 && s->summation(p) == Summation::winograd_x) {
+    const std::vector<double> band = winograd_band(p, in);
+    for (std::size_t i = 0; i < in.size(); ++i) tol[i] = winograd_tolerance<T>(p.taps(), band[i]);
+  } else {
+    cpu::reference_f64(p, in.data(), tol.data(), /*absolute=*/true);
+    for (double& t : tol) t = tolerance<T>(p.taps(), t);
+  }
+  return tol;
+}
+
 struct Mismatch {
   std::int64_t index = -1;
   double got = 0, want = 0, tol = 0;
@@ -93,9 +152,9 @@ std::string check_strategy(const std::string& strategy, int rank, Extents ext, s
   std::vector<T> in = random_vector<T>(n);
   std::vector<T> out(static_cast<std::size_t>(n));
   poison(out);
-  std::vector<double> ref(static_cast<std::size_t>(n)), scale(static_cast<std::size_t>(n));
+  std::vector<double> ref(static_cast<std::size_t>(n));
   cpu::reference_f64(p, in.data(), ref.data());
-  cpu::reference_f64(p, in.data(), scale.data(), /*absolute=*/true);
+  const std::vector<double> tols = tolerances(strategy, p, in);
 
   Options opt;
   opt.op = op;
@@ -112,7 +171,7 @@ std::string check_strategy(const std::string& strategy, int rank, Extents ext, s
 
   Mismatch m;
   for (std::int64_t i = 0; i < n; ++i) {
-    const double tol = tolerance<T>(p.taps(), scale[i]);
+    const double tol = tols[static_cast<std::size_t>(i)];
     const double got = static_cast<double>(out[i]);
     if (!(std::fabs(got - ref[i]) <= tol)) {
       if (m.count++ == 0) m = {i, got, ref[i], tol, 1};

@@ -278,7 +278,8 @@ TEST(CudaLaunch, ModelReproducesTheSeedNotesIntensities) {
 // `fast` says how it runs a problem (host-only: no GPU needed). Unless the tuning variables
 // override them: 2-D filters of r >= 12 in passes of 16 rows (the last one shorter), smaller ones
 // in one pass; f32 rows through the TMA ring in 2-D (3 slots of 12 rows up to r = 3, 2 of 8
-// above, 2 of 16 with passes; 8 columns per lane at r = 5, 6, else 4); 3-D f32 planes through
+// above, 2 of 16 with passes; 8 columns per lane at r = 6, else 4; at r = 4, 5, 7 the columns in
+// Winograd form); 3-D f32 planes through
 // the block ring up to r = 3 (6 slots of a tile's rows), two y-rows per warp up to r = 2; f64 keeps the register feeds and the cp.async
 // ring; 1-D f32 through the block ring from r = 8 to 32 and through the padded block tile above
 // (16 outputs per lane, streamed from global memory where the rows are not 16-byte aligned); 3-D
@@ -288,7 +289,8 @@ bool tuning_overridden() {
          std::getenv("HALO_FAST_FEED") || std::getenv("HALO_FAST_DEPTH") ||
          std::getenv("HALO_FAST_TX") || std::getenv("HALO_FAST_3D_ROWS") ||
          std::getenv("HALO_FAST_SLOTS") || std::getenv("HALO_FAST_BOX_ROWS") ||
-         std::getenv("HALO_FAST_1D_TX") || std::getenv("HALO_FAST_1D_PAD");
+         std::getenv("HALO_FAST_1D_TX") || std::getenv("HALO_FAST_1D_PAD") ||
+         std::getenv("HALO_FAST_WINO");
 }
 
 TEST(CudaLaunch, FastExplainsItsPlan) {
@@ -306,12 +308,28 @@ TEST(CudaLaunch, FastExplainsItsPlan) {
   EXPECT_NE(one.find("9 output rows"), std::string::npos) << one;
   EXPECT_NE(big.find("2 slots of 16 rows per warp"), std::string::npos) << big;
   const std::string mid = s->plan(problem(2, {300, 300, 1}, {11, 11}));  // r = 5
-  EXPECT_NE(mid.find("256-column strip, 11 output rows of 8 columns"), std::string::npos) << mid;
-  EXPECT_NE(mid.find("tensor memory accelerator (2 slots of 8 rows per warp, two copies of half a "
-                     "strip per slot)"),
+  EXPECT_NE(mid.find("128-column strip, 11 output rows of 4 columns per lane in registers "
+                     "(Winograd F(2,3) along x: the lane's columns as 2 pairs, each filter row as "
+                     "4 segments of 3 taps, so 32 FFMAs per filter row and input row instead of "
+                     "44"),
             std::string::npos)
       << mid;
+  EXPECT_NE(mid.find("tensor memory accelerator (2 slots of 8 rows per warp, one copy per slot)"),
+            std::string::npos)
+      << mid;
+  const std::string six = s->plan(problem(2, {300, 300, 1}, {13, 13}));  // r = 6
+  EXPECT_NE(six.find("256-column strip, 13 output rows of 8 columns"), std::string::npos) << six;
+  EXPECT_NE(six.find("tensor memory accelerator (2 slots of 8 rows per warp, two copies of half a "
+                     "strip per slot)"),
+            std::string::npos)
+      << six;
+  EXPECT_EQ(six.find("Winograd"), std::string::npos) << six;
   EXPECT_NE(one.find("128-column strip, 9 output rows of 4 columns"), std::string::npos) << one;
+  EXPECT_NE(one.find("(Winograd F(2,3) along x: the lane's columns as 2 pairs, each filter row as "
+                     "3 segments of 3 taps, so 24 FFMAs per filter row and input row instead of "
+                     "36"),
+            std::string::npos)
+      << one;
   EXPECT_NE(mid.find("not a multiple of 16 bytes: rows through a shared-memory ring (cp.async"),
             std::string::npos)
       << mid;
@@ -322,6 +340,7 @@ TEST(CudaLaunch, FastExplainsItsPlan) {
   EXPECT_NE(small.find("not a multiple of 16 bytes: register prefetch, 4 rows in flight"),
             std::string::npos)
       << small;
+  EXPECT_EQ(small.find("Winograd"), std::string::npos) << small;
   const std::string small64 = s->plan(problem(2, {300, 300, 1}, {3, 3}, DType::f64));
   EXPECT_NE(small64.find("next-row prefetch"), std::string::npos) << small64;
   EXPECT_EQ(small64.find("tensor memory"), std::string::npos) << small64;

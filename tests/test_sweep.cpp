@@ -161,5 +161,75 @@ TEST(SweepSelfCheck, DetectsAWrongResult) {
   EXPECT_GT(bad, 32);
 }
 
+// F(2,3) along x, emulated on the host in float as the Winograd columns of `fast` compute it (one
+// FMA per term, pairs of outputs, segments of 3 taps zero-padded at the end), for an odd kx x ky
+// filter: the output that winograd_tolerance() must bound.
+std::vector<float> winograd_columns_f32(const Problem& p, const std::vector<float>& in) {
+  const Dims3 d = p.dims3(), k = p.filter_dims3(), a = p.anchor3();
+  const std::vector<double>& w = p.correlation_weights();
+  const std::int64_t segs = (k.x + 2) / 3;
+  auto at = [&](std::int64_t y, std::int64_t x) {
+    return y >= 0 && y < d.y && x >= 0 && x < d.x ? in[std::size_t(y * d.x + x)] : 0.0f;
+  };
+  std::vector<float> out(in.size());
+  for (std::int64_t y = 0; y < d.y; ++y)
+    for (std::int64_t x = 0; x < d.x; x += 2) {
+      float m[4] = {0, 0, 0, 0};
+      for (std::int64_t fy = 0; fy < k.y; ++fy)
+        for (std::int64_t sg = 0; sg < segs; ++sg) {
+          double g[3];
+          for (int i = 0; i < 3; ++i) {
+            const std::int64_t fx = 3 * sg + i;
+            g[i] = fx < k.x ? w[std::size_t(fy * k.x + fx)] : 0.0;
+          }
+          const float gt[4] = {float(g[0]), float((g[0] + g[1] + g[2]) / 2),
+                               float((g[0] - g[1] + g[2]) / 2), float(g[2])};
+          float v[4];
+          for (int t = 0; t < 4; ++t) v[t] = at(y - a.y + fy, x - a.x + 3 * sg + t);
+          const float td[4] = {v[0] - v[2], v[1] + v[2], v[2] - v[1], v[1] - v[3]};
+          for (int t = 0; t < 4; ++t) m[t] = std::fmaf(gt[t], td[t], m[t]);
+        }
+      out[std::size_t(y * d.x + x)] = m[0] + m[1] + m[2];
+      if (x + 1 < d.x) out[std::size_t(y * d.x + x + 1)] = m[1] - m[2] - m[3];
+    }
+  return out;
+}
+
+// The Winograd tolerance bounds the scheme's rounding on random and on badly scaled inputs
+// (values of 1 among ones of 1e-4 and zeros, where the transformed terms are large against the
+// direct sum of some outputs), and still catches a missed tap.
+TEST(SweepSelfCheck, WinogradToleranceBoundsTheSchemeAndCatchesAMissedTap) {
+  for (const std::vector<std::int64_t>& shape :
+       {std::vector<std::int64_t>{9, 9}, {1, 9}, {5, 7}, {3, 3}}) {
+    const Filter f = random_filter(shape);
+    const Problem p(2, {23, 41, 1}, 1, f, DType::f32);
+    for (int kind = 0; kind < 2; ++kind) {
+      std::vector<float> in = random_vector<float>(p.elements());
+      if (kind == 1) {
+        std::uniform_int_distribution<int> pick(0, 2);
+        for (float& x : in) x = pick(rng()) == 0 ? (x < 0 ? -1.0f : 1.0f) : pick(rng()) ? 1e-4f * x : 0.0f;
+      }
+      std::vector<double> ref(in.size());
+      cpu::reference_f64(p, in.data(), ref.data());
+      const std::vector<double> band = winograd_band(p, in);
+      const std::vector<float> got = winograd_columns_f32(p, in);
+      for (std::size_t i = 0; i < in.size(); ++i)
+        ASSERT_LE(std::fabs(double(got[i]) - ref[i]), winograd_tolerance<float>(p.taps(), band[i]))
+            << p.describe() << " input kind " << kind << " at " << i << "; seed " << fresh_seed();
+      if (kind == 1) continue;
+      // A missed tap (the filter's centre weight zeroed) is caught almost everywhere.
+      std::vector<double> w = p.correlation_weights();
+      w[std::size_t(shape[0] / 2 * shape[1] + shape[1] / 2)] = 0;
+      const Problem missed(2, {23, 41, 1}, 1, Filter(w, shape), DType::f32);
+      std::vector<double> wrong(in.size());
+      cpu::reference_f64(missed, in.data(), wrong.data());
+      std::size_t caught = 0;
+      for (std::size_t i = 0; i < in.size(); ++i)
+        caught += !(std::fabs(wrong[i] - ref[i]) <= winograd_tolerance<float>(p.taps(), band[i]));
+      EXPECT_GT(caught, in.size() * 3 / 4) << p.describe();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace halo::test

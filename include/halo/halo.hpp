@@ -222,6 +222,16 @@ struct Buffers {
   void* output = nullptr;
 };
 
+// How a strategy sums the taps of an output, which is what bounds its rounding error (u = unit
+// roundoff of the dtype, sum over the output's taps):
+//   direct: a plain sum of products in some order, |error| <= (taps + 1) u sum |w||x| (to first
+//     order, the weights' own rounding included);
+//   winograd_x: 2-D, the columns in Winograd F(2,3) form (pairs of outputs, segments of 3 taps
+//     along x; see docs/ACCURACY.md): the products are those of transformed weights and inputs,
+//     so the bound is (taps + 4) * 2u * band, where band = sum over filter rows of
+//     sum_{|i - j| <= 2} |w[i]| |x[j]| (i, j: taps of that row), at most 5 sum |w| |x|-like terms.
+enum class Summation { direct, winograd_x };
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -238,6 +248,8 @@ class Strategy {
   // How this strategy would run p (kernel, blocking, passes), for `halo bench --explain` and
   // `halo apply -v`; empty when there is nothing beyond the description to say.
   virtual std::string plan(const Problem& p) const { (void)p; return {}; }
+  // How run() sums the taps on p (the bound of its rounding error); direct unless it says more.
+  virtual Summation summation(const Problem& p) const { (void)p; return Summation::direct; }
 };
 
 // Every registered strategy, in registration order (reference first).

@@ -656,6 +656,9 @@ int prefetch_override();
 // How each rank's launcher runs a radius-R window (kernel, passes, prefetch), in words.
 std::string plan_1d(DType dtype, int R);
 std::string plan_2d(DType dtype, int R);
+// Whether the 2D kernel of compiled radius R takes its columns in Winograd form (where the rows
+// go through the TMA ring; elsewhere it sums directly).
+bool winograd_2d(DType dtype, int R);
 std::string plan_3d(DType dtype, int R);
 
 // The compiled radius that serves a halo of r (the smallest compiled radius >= r), or -1.

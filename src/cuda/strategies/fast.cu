@@ -143,6 +143,11 @@ class FastStrategy final : public Strategy {
     return "halo " + std::to_string(r) + " -> compiled radius " + std::to_string(R) + " (" +
            window + " window of weights as FFMA operands); " + how;
   }
+  Summation summation(const Problem& p) const override {
+    const int R = compiled_radius(p.rank(), p.dtype(), static_cast<int>(p.max_radius()));
+    return p.rank() == 2 && R >= 0 && winograd_2d(p.dtype(), R) ? Summation::winograd_x
+                                                              : Summation::direct;
+  }
   Traffic model(const Problem& p) const override {
     // Each element read from DRAM about once and written once; the FLOPs of the padded window.
     const int R = compiled_radius(p.rank(), p.dtype(), static_cast<int>(p.max_radius()));

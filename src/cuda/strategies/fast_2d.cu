@@ -50,18 +50,48 @@ using TmaRingOf = TmaRing<T, W, tma_parts(W), (tma_parts(W) > 1 ? 2 * RA : 0)>;
 template <class T, int R, Feed F>
 constexpr bool kStreamStores = F == Feed::kTma && sizeof(T) == 4 && R >= 4 && R <= 5;
 
+// Winograd columns (F(2,3) along x). The lane's 4 outputs are 2 pairs and the filter row is cut
+// into S segments of 3 taps (zero-padded); for a pair and a segment, the 4 inputs d0..d3 under
+// it are transformed once per input row (B'd = d0 - d2, d1 + d2, d2 - d1, d1 - d3) and every
+// filter row then multiplies them element-wise by its segment's transformed weights (Gg = g0,
+// (g0 + g1 + g2) / 2, (g0 - g1 + g2) / 2, g2, made on the host in double), adding into 4
+// transformed accumulators per pair; the output transform (y0 = m0 + m1 + m2, y1 = m1 - m2 - m3)
+// runs once, on the finished row. The transforms of a row are shared by all 2R+1 filter rows,
+// so an input row costs (2R+1) * 8 * S FFMAs instead of (2R+1)^2 * 4 (r = 4: 216 against 324),
+// plus about 22 adds for the input transform and 8 for the output. Its points are 0, 1, -1 and
+// infinity, so the rounding stays that of the direct sum within a small factor (the scheme
+// cuDNN uses for float32 3x3 filters).
+template <int R>
+struct WinoCols {
+  static constexpr int K = 2 * R + 1, RA = round_up4(R), S = (K + 2) / 3;
+  // The segments cover window taps F0 .. F0 + 3S - 1 (F0 <= 0: the zero taps first where that
+  // keeps the lane's windows inside its NV = 4 + 2 RA inputs), the first window at v[F0 + RA - R].
+  static constexpr int F0 = R - RA > K - 3 * S ? R - RA : K - 3 * S;
+  static constexpr bool kFits = F0 <= 0 && F0 <= 1 + RA + R - 3 * S;  // false at r = 0, 8
+  static constexpr int kRowTaps = 4 * S;  // transformed weights per filter row
+};
+// Where the Winograd columns are compiled: f32 under the TMA ring, one pass, radii 3..7.
+template <class T, int R, int KY>
+constexpr bool kWinoCompiled = std::is_same<T, float>::value && R >= 3 && R <= 7 &&
+                               KY == 2 * R + 1 && WinoCols<R>::kFits;
+
 // Filter rows [fy0, fy0 + KY) of a (2R+1)-wide window; the caller passes fy0 through D = R - fy0
 // (input row s feeds output rows s + D - i, i < KY) and `taps` holds just those KY rows. With
 // `accumulate` the pass adds to what `out` holds (the passes after the first of a split filter).
-template <class T, int R, int KY, Feed F, bool SPLIT, int DEPTH = 1, int TX = kTx>
+// With WG, the columns in Winograd form (WinoCols): `taps` then holds KY rows of transformed
+// weights.
+template <class T, int R, int KY, Feed F, bool SPLIT, int DEPTH = 1, int TX = kTx, bool WG = false>
 __global__ void __launch_bounds__(kThreads)
     stream2d(const T* __restrict__ in, T* __restrict__ out, Geometry g,
-             Taps<T, KY*(2 * R + 1)> taps, int pass_d, bool pass_accumulate,
+             Taps<T, KY*(WG ? WinoCols<R>::kRowTaps : 2 * R + 1)> taps, int pass_d,
+             bool pass_accumulate,
              const __grid_constant__ CUtensorMap map, int slots, int box_rows) {
   constexpr int K = 2 * R + 1;
   constexpr int RA = round_up4(R);
   constexpr int NV = TX + 2 * RA;
   static_assert(TX % kTx == 0, "columns per lane come in 16-byte groups");
+  static_assert(!WG || (TX == kTx && WinoCols<R>::kFits), "Winograd columns: 4 per lane");
+  constexpr int AW = WG ? 2 * TX : TX;  // accumulators per output row (4 per pair in WG)
   // One pass (SPLIT false): D = R at compile time and nothing to add to (the kernel as it was
   // before passes existed: r = 7 measured 2.8 ms so, 3.3 ms with run-time D and the add path).
   const int D = SPLIT ? pass_d : R;
@@ -80,11 +110,11 @@ __global__ void __launch_bounds__(kThreads)
   const T* src = in + b * g.ny * g.nx;
   T* dst = out + b * g.ny * g.nx;
 
-  T acc[KY][TX];
+  T acc[KY][AW];
 #pragma unroll
   for (int q = 0; q < KY; ++q)
 #pragma unroll
-    for (int j = 0; j < TX; ++j) acc[q][j] = T(0);
+    for (int j = 0; j < AW; ++j) acc[q][j] = T(0);
 
   // At input row s, acc[q] belongs to output row s + D - (KY-1) + q, which takes row s through
   // filter row KY-1-q of the pass; acc[0] is complete after it. The next row's loads are issued
@@ -114,21 +144,57 @@ __global__ void __launch_bounds__(kThreads)
   // Row s is in v: its FFMAs, then the output row it completes is stored and the accumulators
   // shift.
   auto step = [&](std::int64_t s) {
+    if constexpr (WG) {
+      using C = WinoCols<R>;
+      T td[2][C::S][4];  // the row's transformed inputs, per pair and segment
 #pragma unroll
-    for (int q = 0; q < KY; ++q) {
-      const int fy = KY - 1 - q;
+      for (int p = 0; p < 2; ++p)
 #pragma unroll
-      for (int fx = 0; fx < K; ++fx) {
-        const T w = taps.w[fy * K + fx];
+        for (int sg = 0; sg < C::S; ++sg) {
+          const int i = 2 * p + 3 * sg + C::F0 + RA - R;
+          td[p][sg][0] = v[i] - v[i + 2];
+          td[p][sg][1] = v[i + 1] + v[i + 2];
+          td[p][sg][2] = v[i + 2] - v[i + 1];
+          td[p][sg][3] = v[i + 1] - v[i + 3];
+        }
 #pragma unroll
-        for (int j = 0; j < TX; ++j) acc[q][j] = fma(w, v[j + fx + RA - R], acc[q][j]);
+      for (int q = 0; q < KY; ++q) {
+        const int fy = KY - 1 - q;
+#pragma unroll
+        for (int sg = 0; sg < C::S; ++sg)
+#pragma unroll
+          for (int k = 0; k < 4; ++k) {
+            const T w = taps.w[fy * C::kRowTaps + 4 * sg + k];
+#pragma unroll
+            for (int p = 0; p < 2; ++p) acc[q][4 * p + k] = fma(w, td[p][sg][k], acc[q][4 * p + k]);
+          }
+      }
+    } else {
+#pragma unroll
+      for (int q = 0; q < KY; ++q) {
+        const int fy = KY - 1 - q;
+#pragma unroll
+        for (int fx = 0; fx < K; ++fx) {
+          const T w = taps.w[fy * K + fx];
+#pragma unroll
+          for (int j = 0; j < TX; ++j) acc[q][j] = fma(w, v[j + fx + RA - R], acc[q][j]);
+        }
       }
     }
     const std::int64_t done = s + D - (KY - 1);
     if (done >= y0) {
 #pragma unroll
       for (int c = 0; c < TX; c += kTx) {
-        T(&part)[kTx] = *reinterpret_cast<T(*)[kTx]>(&acc[0][c]);
+        T wout[kTx];  // WG: the output transform of the finished row's pairs
+        if constexpr (WG) {
+#pragma unroll
+          for (int p = 0; p < 2; ++p) {
+            const T* m = &acc[0][4 * p];
+            wout[2 * p] = m[0] + m[1] + m[2];
+            wout[2 * p + 1] = m[1] - m[2] - m[3];
+          }
+        }
+        T(&part)[kTx] = *reinterpret_cast<T(*)[kTx]>(WG ? &wout[0] : &acc[0][c]);
         if (x0 + c < g.nx) {
           if (accumulate) add4<T>(dst + done * g.nx, x0 + c, g.nx, g.vec, part);
           if constexpr (kStreamStores<T, R, F>) {
@@ -144,9 +210,9 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int q = 0; q + 1 < KY; ++q)
 #pragma unroll
-      for (int j = 0; j < TX; ++j) acc[q][j] = acc[q + 1][j];
+      for (int j = 0; j < AW; ++j) acc[q][j] = acc[q + 1][j];
 #pragma unroll
-    for (int j = 0; j < TX; ++j) acc[KY - 1][j] = T(0);
+    for (int j = 0; j < AW; ++j) acc[KY - 1][j] = T(0);
   };
   if constexpr (PF) {
     // DEPTH rows in flight: row s sits in pipe[(s - s0) % DEPTH], refilled with row s + DEPTH
@@ -344,6 +410,37 @@ int tma_box_rows(int R) {
   return forced >= 1 ? forced : R <= 3 ? 12 : R >= kSplitFromR ? 16 : 8;
 }
 
+// Whether the TMA ring's kernel takes its columns in Winograd form (WinoCols), where compiled
+// (kWinoCompiled: f32, one pass, r = 3..7). Measured on an H100, 16384^2 float32: see
+// docs/BENCHMARKS.md. HALO_FAST_WINO=0|1 overrides, for tuning.
+bool wino_columns(int R) {
+  static const int forced = tuning_knob("HALO_FAST_WINO");
+  if (forced == 0 || forced == 1) return forced == 1;
+  return R == 4 || R == 5 || R == 7;
+}
+
+// The transformed weights of filter rows fy0 .. fy0 + KY - 1 (WinoCols), from the (2R+1)^2
+// window in double, rounded once.
+template <class T, int R, int KY>
+Taps<T, KY * WinoCols<R>::kRowTaps> wino_taps(const double* window, int fy0) {
+  using C = WinoCols<R>;
+  Taps<T, KY * C::kRowTaps> t;
+  for (int fy = 0; fy < KY; ++fy)
+    for (int sg = 0; sg < C::S; ++sg) {
+      double g[3];
+      for (int i = 0; i < 3; ++i) {
+        const int fx = C::F0 + 3 * sg + i, row = fy0 + fy;
+        g[i] = fx >= 0 && fx < C::K && row < C::K ? window[row * C::K + fx] : 0.0;
+      }
+      T* w = &t.w[fy * C::kRowTaps + 4 * sg];
+      w[0] = T(g[0]);
+      w[1] = T((g[0] + g[1] + g[2]) / 2);
+      w[2] = T((g[0] - g[1] + g[2]) / 2);
+      w[3] = T(g[2]);
+    }
+  return t;
+}
+
 template <int R, int KY>
 void check_launch(const Geometry& g, int fy0) {
   HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 2D (r=" + std::to_string(R) + ", rows " +
@@ -367,16 +464,18 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
   Geometry h = g;
   CUtensorMap map{};
   int slots = 1, box_rows = 1;
-  // tx: the kernel's columns per lane; smem: its dynamic shared memory (the TMA ring).
-  auto go = [&](auto kernel, int tx = kTx, std::size_t smem = 0) {
+  // tp: the kernel's weights; tx: its columns per lane; smem: its dynamic shared memory (the TMA
+  // ring).
+  auto launch = [&](auto kernel, const auto& tp, int tx, std::size_t smem) {
     h.strips = (g.nx + 32 * tx - 1) / (32 * tx);
     // (resident_warps also sets the kernel's shared-memory limit to smem)
     fit_chunks(h, g.ny, h.strips * g.batch, R, resident_warps(kernel, smem));
     h.items = h.strips * h.chunks * h.batch;
     const std::int64_t blocks = (h.items + kWarpsPerBlock - 1) / kWarpsPerBlock;
-    kernel<<<dim3(unsigned(blocks)), kThreads, smem, stream>>>(in, out, h, taps, D, accumulate,
+    kernel<<<dim3(unsigned(blocks)), kThreads, smem, stream>>>(in, out, h, tp, D, accumulate,
                                                                 map, slots, box_rows);
   };
+  auto go = [&](auto kernel, int tx = kTx, std::size_t smem = 0) { launch(kernel, taps, tx, smem); };
   Feed how = feed(std::is_same<T, float>::value ? DType::f32 : DType::f64, R, KY);
   if (how == Feed::kTma) {
     slots = tma_slots(R);
@@ -387,13 +486,21 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
       using Ring = TmaRingOf<T, 32 * TX + 2 * round_up4(R), round_up4(R)>;
       if (!make_row_map(&map, in, int(sizeof(T)), g.nx, g.ny, 1, g.batch, Ring::kBoxW, box_rows))
         return false;
-      go(stream2d<T, R, KY, Feed::kTma, kSplit, 1, TX>, TX,
-         std::size_t(kWarpsPerBlock) * slots * Ring::slot_bytes(box_rows));
+      const std::size_t smem = std::size_t(kWarpsPerBlock) * slots * Ring::slot_bytes(box_rows);
+      if constexpr (TX == kTx && kWinoCompiled<T, R, KY>) {
+        if (wino_columns(R)) {
+          launch(stream2d<T, R, KY, Feed::kTma, kSplit, 1, TX, true>,
+                 wino_taps<T, R, KY>(window, fy0), TX, smem);
+          return true;
+        }
+      }
+      go(stream2d<T, R, KY, Feed::kTma, kSplit, 1, TX>, TX, smem);
       return true;
     };
     bool launched = false;
     if constexpr (std::is_same<T, float>::value && kWideTma<R>) {
-      if (tma_columns(R) == 8) launched = tma(std::integral_constant<int, 8>{});
+      if (tma_columns(R) == 8 && !(kWinoCompiled<T, R, KY> && wino_columns(R)))
+        launched = tma(std::integral_constant<int, 8>{});
     }
     if (launched || tma(std::integral_constant<int, kTx>{})) return check_launch<R, KY>(g, fy0);
     how = classic_feed(R, KY);  // no tensor map for this array (alignment, or no TMA)
@@ -495,13 +602,21 @@ std::string plan_2d(DType t, int R) {
   const int rows = pass_rows(t, R);
   const int passes = (K + rows - 1) / rows;
   const Feed f = feed(t, R, rows);
-  const int tx = t != DType::f32 ? kTx
+  const bool wg = winograd_2d(t, R);
+  const int tx = t != DType::f32 || wg ? kTx
                  : f == Feed::kRing ? ring_columns(R)
                  : f == Feed::kTma  ? tma_columns(R)
                                     : kTx;
   std::string s = "a warp streams down a " + std::to_string(32 * tx) + "-column strip, " +
                   std::to_string(rows) + " output rows of " + std::to_string(tx) +
                   " columns per lane in registers";
+  if (wg) {
+    const int segs = (K + 2) / 3;  // WinoCols<R>::S
+    s += " (Winograd F(2,3) along x: the lane's columns as 2 pairs, each filter row as " +
+         std::to_string(segs) + " segments of 3 taps, so " + std::to_string(8 * segs) +
+         " FFMAs per filter row and input row instead of " + std::to_string(4 * K) +
+         "; the input transform shared by the " + std::to_string(K) + " filter rows)";
+  }
   if (passes > 1) {
     const int last = rows == kPassRows ? K - (passes - 1) * rows : rows;  // as run_passes
     s += "; the filter in " + std::to_string(passes) + " passes of " + std::to_string(rows) +
@@ -522,6 +637,12 @@ std::string plan_2d(DType t, int R) {
          (ctx != kTx ? ", " + std::to_string(ctx) + " columns per lane" : "") + ")";
   }
   return s;
+}
+
+bool winograd_2d(DType t, int R) {  // as launch_pass: where compiled (kWinoCompiled) and chosen
+  const int K = 2 * R + 1;
+  return t == DType::f32 && feed(t, R, pass_rows(t, R)) == Feed::kTma && pass_rows(t, R) == K &&
+         R >= 3 && R <= 7 && wino_columns(R);
 }
 
 int compiled_radius_2d(DType t, int r) {  // declared in fast_kernels.cuh
