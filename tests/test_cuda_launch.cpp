@@ -277,7 +277,7 @@ TEST(CudaLaunch, ModelReproducesTheSeedNotesIntensities) {
 
 // `fast` says how it runs a problem (host-only: no GPU needed). Unless the tuning variables
 // override them: 2-D filters of r >= 12 in passes of 16 rows (the last one shorter), smaller ones
-// in one pass; f32 rows through the TMA ring in 2-D (3 slots of 12 rows up to r = 3, 2 of 8
+// in one pass; f32 rows through the TMA ring in 2-D (3 slots of 12 rows up to r = 4, 2 of 8
 // above, 2 of 16 with passes; 8 columns per lane at r = 6, else 4; at r = 4, 5, 7 the columns in
 // Winograd form); 3-D f32 planes through
 // the block ring up to r = 3 (6 slots of a tile's rows), two y-rows per warp up to r = 2; f64 keeps the register feeds and the cp.async
@@ -305,6 +305,8 @@ TEST(CudaLaunch, FastExplainsItsPlan) {
   EXPECT_NE(odd.find("2 passes of 16 rows (the last 9)"), std::string::npos) << odd;
   const std::string one = s->plan(problem(2, {300, 300, 1}, {9, 9}));
   EXPECT_EQ(one.find("passes"), std::string::npos) << one;
+  EXPECT_NE(one.find("tensor memory accelerator (3 slots of 12 rows per warp"), std::string::npos)
+      << one;
   EXPECT_NE(one.find("9 output rows"), std::string::npos) << one;
   EXPECT_NE(big.find("2 slots of 16 rows per warp"), std::string::npos) << big;
   const std::string mid = s->plan(problem(2, {300, 300, 1}, {11, 11}));  // r = 5

@@ -11,7 +11,8 @@
  * of 2048 outputs, 3D planes of a 128 x 16 tile), the zero ghost cells given by the tensor map's
  * bounds or by the reads at a row's ends. No block-wide barriers (the block ring's slots are
  * handed over by mbarriers); the weights are kernel parameters, so every tap is one FFMA with a
- * constant-bank operand. A filter is zero-padded into the (2R+1)^d window of the smallest
+ * constant-bank operand (staged by nvcc through uniform registers), except in the 2D kernels
+ * whose columns run in Winograd F(2,3) form (fast_2d.cu: 2/3 of the FFMAs). A filter is zero-padded into the (2R+1)^d window of the smallest
  * compiled radius R that covers its halo on every axis (even and off-centre filters included);
  * radii beyond the compiled ones are left to the tiled strategies (can_implement says so). The
  * grid is sized from the kernel's measured occupancy, the streamed axis split so that the last

@@ -15,6 +15,11 @@
  * (acc[q][j], q = 0 the oldest): the row adds (2R+1)^2 * 4 FFMAs, whose weights are kernel
  * parameters (constant bank operands, no loads), then the oldest row is complete: it is stored and
  * the accumulators shift by one.
+ * Winograd columns (f32 under the TMA ring, r = 4, 5, 7 by default; WinoCols below): the lane's 4
+ * outputs are taken as 2 pairs and each filter row as segments of 3 taps, F(2,3) along x, so an
+ * input row costs (2R+1) * 8 * ceil((2R+1)/3) FFMAs instead of (2R+1)^2 * 4 (r = 4: 216 against
+ * 324), the input transform shared by the 2R+1 filter rows. Its rounding is bounded by the
+ * transformed terms, not by sum |w||x| alone (Summation::winograd_x, docs/ACCURACY.md).
  * Arithmetic intensity: each input element comes from DRAM about once (plus 2R rows per chunk)
  * and feeds (2R+1)^2 taps, so the DRAM intensity is the problem's own, (2R+1)^2 * 2 OP over 8 B
  * (read + write): the notes' tiled bound with the output write counted. On an H100 the kernel is
@@ -141,35 +146,68 @@ __global__ void __launch_bounds__(kThreads)
     ring.commit();
   };
   T v[NV];
-  // Row s is in v: its FFMAs, then the output row it completes is stored and the accumulators
-  // shift.
-  auto step = [&](std::int64_t s) {
-    if constexpr (WG) {
-      using C = WinoCols<R>;
-      T td[2][C::S][4];  // the row's transformed inputs, per pair and segment
+  auto shift = [&] {
 #pragma unroll
-      for (int p = 0; p < 2; ++p)
+    for (int q = 0; q + 1 < KY; ++q)
 #pragma unroll
-        for (int sg = 0; sg < C::S; ++sg) {
-          const int i = 2 * p + 3 * sg + C::F0 + RA - R;
-          td[p][sg][0] = v[i] - v[i + 2];
-          td[p][sg][1] = v[i + 1] + v[i + 2];
-          td[p][sg][2] = v[i + 2] - v[i + 1];
-          td[p][sg][3] = v[i + 1] - v[i + 3];
-        }
+      for (int j = 0; j < AW; ++j) acc[q][j] = acc[q + 1][j];
 #pragma unroll
-      for (int q = 0; q < KY; ++q) {
-        const int fy = KY - 1 - q;
+    for (int j = 0; j < AW; ++j) acc[KY - 1][j] = T(0);
+  };
+  // WG: the row in v, transformed, into the transformed accumulators (WinoCols).
+  auto wg_fmas = [&] {
+    using C = WinoCols<R>;
+    T td[2][C::S][4];  // the row's transformed inputs, per pair and segment
 #pragma unroll
-        for (int sg = 0; sg < C::S; ++sg)
+    for (int p = 0; p < 2; ++p)
 #pragma unroll
-          for (int k = 0; k < 4; ++k) {
-            const T w = taps.w[fy * C::kRowTaps + 4 * sg + k];
-#pragma unroll
-            for (int p = 0; p < 2; ++p) acc[q][4 * p + k] = fma(w, td[p][sg][k], acc[q][4 * p + k]);
-          }
+      for (int sg = 0; sg < C::S; ++sg) {
+        const int i = 2 * p + 3 * sg + C::F0 + RA - R;
+        td[p][sg][0] = v[i] - v[i + 2];
+        td[p][sg][1] = v[i + 1] + v[i + 2];
+        td[p][sg][2] = v[i + 2] - v[i + 1];
+        td[p][sg][3] = v[i + 1] - v[i + 3];
       }
-    } else {
+#pragma unroll
+    for (int q = 0; q < KY; ++q) {
+      const int fy = KY - 1 - q;
+#pragma unroll
+      for (int sg = 0; sg < C::S; ++sg)
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const T w = taps.w[fy * C::kRowTaps + 4 * sg + k];
+#pragma unroll
+          for (int p = 0; p < 2; ++p) acc[q][4 * p + k] = fma(w, td[p][sg][k], acc[q][4 * p + k]);
+        }
+    }
+  };
+  // WG: the output transform of the finished row (acc[0]) stored at row (the lane's first
+  // column): a 16-byte store where `full`, element by element up to nx where `edge`.
+  auto wg_store = [&](T* row, bool full, bool edge) {
+    if constexpr (WG) {  // (T = float)
+      T o[kTx];
+#pragma unroll
+      for (int p = 0; p < 2; ++p) {
+        const T* m = &acc[0][4 * p];
+        o[2 * p] = m[0] + m[1] + m[2];
+        o[2 * p + 1] = m[1] - m[2] - m[3];
+      }
+      if (full) {
+        if constexpr (kStreamStores<T, R, F>)
+          store16_cs(row, o[0], o[1], o[2], o[3]);
+        else
+          store16(row, o[0], o[1], o[2], o[3]);
+      } else if (edge) {
+#pragma unroll
+        for (int e = 0; e < kTx; ++e)
+          if (x0 + e < g.nx) row[e] = o[e];
+      }
+    }
+  };
+  // Row s is in v: its FFMAs, then the output row it completes is stored and the accumulators
+  // shift. (The Winograd columns have their own row loop, under the TMA ring below.)
+  auto step = [&](std::int64_t s) {
+    if constexpr (!WG) {
 #pragma unroll
       for (int q = 0; q < KY; ++q) {
         const int fy = KY - 1 - q;
@@ -180,39 +218,25 @@ __global__ void __launch_bounds__(kThreads)
           for (int j = 0; j < TX; ++j) acc[q][j] = fma(w, v[j + fx + RA - R], acc[q][j]);
         }
       }
-    }
-    const std::int64_t done = s + D - (KY - 1);
-    if (done >= y0) {
+      const std::int64_t done = s + D - (KY - 1);
+      if (done >= y0) {
 #pragma unroll
-      for (int c = 0; c < TX; c += kTx) {
-        T wout[kTx];  // WG: the output transform of the finished row's pairs
-        if constexpr (WG) {
-#pragma unroll
-          for (int p = 0; p < 2; ++p) {
-            const T* m = &acc[0][4 * p];
-            wout[2 * p] = m[0] + m[1] + m[2];
-            wout[2 * p + 1] = m[1] - m[2] - m[3];
-          }
-        }
-        T(&part)[kTx] = *reinterpret_cast<T(*)[kTx]>(WG ? &wout[0] : &acc[0][c]);
-        if (x0 + c < g.nx) {
-          if (accumulate) add4<T>(dst + done * g.nx, x0 + c, g.nx, g.vec, part);
-          if constexpr (kStreamStores<T, R, F>) {
-            if (g.vec && x0 + c + kTx <= g.nx) {
-              store16_cs(dst + done * g.nx + x0 + c, part[0], part[1], part[2], part[3]);
-              continue;
+        for (int c = 0; c < TX; c += kTx) {
+          T(&part)[kTx] = *reinterpret_cast<T(*)[kTx]>(&acc[0][c]);
+          if (x0 + c < g.nx) {
+            if (accumulate) add4<T>(dst + done * g.nx, x0 + c, g.nx, g.vec, part);
+            if constexpr (kStreamStores<T, R, F>) {
+              if (g.vec && x0 + c + kTx <= g.nx) {
+                store16_cs(dst + done * g.nx + x0 + c, part[0], part[1], part[2], part[3]);
+                continue;
+              }
             }
+            store4(dst + done * g.nx, x0 + c, g.nx, g.vec, part);
           }
-          store4(dst + done * g.nx, x0 + c, g.nx, g.vec, part);
         }
       }
     }
-#pragma unroll
-    for (int q = 0; q + 1 < KY; ++q)
-#pragma unroll
-      for (int j = 0; j < AW; ++j) acc[q][j] = acc[q + 1][j];
-#pragma unroll
-    for (int j = 0; j < AW; ++j) acc[KY - 1][j] = T(0);
+    shift();
   };
   if constexpr (PF) {
     // DEPTH rows in flight: row s sits in pipe[(s - s0) % DEPTH], refilled with row s + DEPTH
@@ -247,15 +271,37 @@ __global__ void __launch_bounds__(kThreads)
     for (int k = 0; k + 1 < slots && k < groups; ++k) tr.issue(lane, k, xs, ys + k * box_rows, 0, bz);
     int slot = 0, refill = slots - 1;
     std::uint32_t phase = 0;
+    // WG: the lane's output row and how it stores there (its columns are the same for every row).
+    T* orow = dst + y0 * g.nx + x0;
+    const bool full = g.vec && x0 + kTx <= g.nx, edge = !full && x0 < g.nx;
     for (int n = 0; n < groups; ++n) {
       tr.wait(slot, phase);
       __syncwarp();  // every lane is done with the slot read last, which is refilled now
       if (n + slots - 1 < groups)
         tr.issue(lane, refill, xs, ys + (n + slots - 1) * box_rows, 0, bz);
       const int here = n_rows - n * box_rows < box_rows ? n_rows - n * box_rows : box_rows;
-      for (int i = 0; i < here; ++i) {
-        tr.read(slot, i, lane * TX, v);
-        step(s0 + n * box_rows + i);
+      if constexpr (WG) {
+        // The first KY - 1 rows of the chunk only feed accumulators; every later one completes
+        // the output row at `orow`. No per-row test of the row or the columns.
+        static_assert(!SPLIT, "the Winograd columns run in one pass");
+        int i = 0;
+        for (; i < here && n * box_rows + i < KY - 1; ++i) {
+          tr.read(slot, i, lane * TX, v);
+          wg_fmas();
+          shift();
+        }
+        for (; i < here; ++i) {
+          tr.read(slot, i, lane * TX, v);
+          wg_fmas();
+          wg_store(orow, full, edge);
+          orow += g.nx;
+          shift();
+        }
+      } else {
+        for (int i = 0; i < here; ++i) {
+          tr.read(slot, i, lane * TX, v);
+          step(s0 + n * box_rows + i);
+        }
       }
       if (++slot == slots) slot = 0, phase ^= 1u;
       if (++refill == slots) refill = 0;
@@ -399,15 +445,19 @@ int pass_rows(DType t, int R) {
 // r = 2 0.788 / 0.827 / 0.805, r = 3 0.802 / 0.817 / 0.825, r = 4 1.005 / 0.905 / 0.925,
 // r = 5 1.288 / 1.240 / 1.245, r = 7 2.230 / 2.183 / 2.196, r = 15 11.41 / 11.46 / 11.33.
 // Memory-bound radii want many rows in flight (24 per warp); FFMA-bound ones fewer slots, so
-// more warps fit beside the shared memory. HALO_FAST_SLOTS / HALO_FAST_BOX_ROWS override, for
-// tuning.
+// more warps fit beside the shared memory. r = 4 in Winograd form (about 300 instructions a row
+// instead of 380) is back near the memory bound and takes the memory-bound shape: 3 x 12 0.802
+// ms against 2 x 8 0.829-0.832 (r = 5: 1.142 against 1.095-1.153, r = 7: 1.880 against
+// 1.895-1.898; both keep 2 x 8). HALO_FAST_SLOTS / HALO_FAST_BOX_ROWS override, for tuning.
+bool wino_columns(int R);
+bool deep_ring(int R) { return R <= 3 || (R == 4 && wino_columns(R)); }
 int tma_slots(int R) {
   const int forced = slots_override();
-  return forced >= 2 ? forced : R <= 3 ? 3 : 2;
+  return forced >= 2 ? forced : deep_ring(R) ? 3 : 2;
 }
 int tma_box_rows(int R) {
   const int forced = box_rows_override();
-  return forced >= 1 ? forced : R <= 3 ? 12 : R >= kSplitFromR ? 16 : 8;
+  return forced >= 1 ? forced : deep_ring(R) ? 12 : R >= kSplitFromR ? 16 : 8;
 }
 
 // Whether the TMA ring's kernel takes its columns in Winograd form (WinoCols), where compiled
