@@ -229,7 +229,7 @@ struct Buffers {
 //   winograd_x: 2-D, the columns in Winograd F(2,3) form (pairs of outputs, segments of 3 taps
 //     along x; see docs/ACCURACY.md): the products are those of transformed weights and inputs,
 //     so the bound is (taps + 4) * 2u * band, where band = sum over filter rows of
-//     sum_{|i - j| <= 2} |w[i]| |x[j]| (i, j: taps of that row), at most 5 sum |w| |x|-like terms.
+//     sum_{|i - j| <= 2} |w[i]| |x[j]| (i, j: taps of that row).
 enum class Summation { direct, winograd_x };
 
 class Strategy {

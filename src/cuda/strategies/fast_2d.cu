@@ -64,8 +64,8 @@ constexpr bool kStreamStores = F == Feed::kTma && sizeof(T) == 4 && R >= 4 && R 
 // runs once, on the finished row. The transforms of a row are shared by all 2R+1 filter rows,
 // so an input row costs (2R+1) * 8 * S FFMAs instead of (2R+1)^2 * 4 (r = 4: 216 against 324),
 // plus about 22 adds for the input transform and 8 for the output. Its points are 0, 1, -1 and
-// infinity, so the rounding stays that of the direct sum within a small factor (the scheme
-// cuDNN uses for float32 3x3 filters).
+// infinity; the rounding is bounded by the transformed terms (docs/ACCURACY.md), which the tests
+// hold these kernels to (Summation::winograd_x).
 template <int R>
 struct WinoCols {
   static constexpr int K = 2 * R + 1, RA = round_up4(R), S = (K + 2) / 3;
