@@ -118,6 +118,30 @@ std::vector<double> winograd_band(const Problem& p, const std::vector<T>& in) {
   return band;
 }
 
+// A filter and an input of a 2-D problem on which the Winograd columns' rounding exceeds the
+// direct sum's bound (docs/ACCURACY.md): along x, the filter's even taps are of size 1 and its
+// odd ones 1e-4 times that, the input's odd columns of size 1 and its even ones 1e-3 times that.
+// An output at an even column then reads tiny values through its large weights and large ones
+// through its tiny weights (a small direct sum), while the transformed terms pair the large
+// weights with the large inputs. (Odd filter widths, anchor at the centre.)
+inline Filter winograd_adversary_filter(std::int64_t ky, std::int64_t kx) {
+  std::uniform_real_distribution<double> d(0.5, 1.0);
+  std::bernoulli_distribution sign(0.5);
+  std::vector<double> w(static_cast<std::size_t>(ky * kx));
+  for (std::int64_t i = 0; i < ky * kx; ++i)
+    w[std::size_t(i)] = (sign(rng()) ? -1 : 1) * d(rng()) * ((i % kx) % 2 == 0 ? 1.0 : 1e-4);
+  return Filter(w, {ky, kx});
+}
+template <class T>
+std::vector<T> winograd_adversary_input(std::int64_t rows, std::int64_t nx) {
+  std::uniform_real_distribution<double> d(0.5, 1.0);
+  std::bernoulli_distribution sign(0.5);
+  std::vector<T> v(static_cast<std::size_t>(rows * nx));
+  for (std::int64_t i = 0; i < rows * nx; ++i)
+    v[std::size_t(i)] = T((sign(rng()) ? -1 : 1) * d(rng()) * ((i % nx) % 2 == 1 ? 1.0 : 1e-3));
+  return v;
+}
+
 // The tolerance of every output of `strategy` on p for the input `in`: tolerance() of the direct
 // sum, or winograd_tolerance() where the strategy says that it sums in Winograd form on p.
 template <class T>
@@ -145,9 +169,9 @@ struct Mismatch {
 // Returns a description of the first mismatch, or "" if every element is within tolerance.
 template <class T>
 std::string check_strategy(const std::string& strategy, int rank, Extents ext, std::int64_t batch,
-                           const Filter& f, Op op) {
-  const Problem p(rank, ext, batch, f, std::is_same<T, float>::value ? DType::f32 : DType::f64,
-                  op);
+                           const Filter& f, Op op, bool direct_sums = false) {
+  Problem p(rank, ext, batch, f, std::is_same<T, float>::value ? DType::f32 : DType::f64, op);
+  p.require_direct_sums(direct_sums);
   const std::int64_t n = p.elements();
   std::vector<T> in = random_vector<T>(n);
   std::vector<T> out(static_cast<std::size_t>(n));
@@ -159,6 +183,7 @@ std::string check_strategy(const std::string& strategy, int rank, Extents ext, s
   Options opt;
   opt.op = op;
   opt.strategy = strategy;
+  opt.direct_sums = direct_sums;
   ConstArrayView iv(in.data(), p.dtype(), rank, ext, batch);
   ArrayView ov;
   ov.data = out.data();

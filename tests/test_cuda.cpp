@@ -315,6 +315,43 @@ TEST(CudaFast, RingsWrapAroundOnLongStreams) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Options::direct_sums: `fast` then runs the direct kernels where it would take the Winograd
+// columns (2-D f32, r = 4, 5, 7), and is held to the direct sum's tolerance; both operations, a
+// partial strip and a batch.
+TEST(CudaFast, DirectSumsWhenRequired) {
+  SKIP_WITHOUT_GPU();
+  for (const auto& k : {std::vector<std::int64_t>{9, 9}, {11, 11}, {15, 15}, {1, 9}})
+    for (Op op : {Op::correlate, Op::convolve}) {
+      const Filter f = random_filter(k);
+      EXPECT_EQ(check_strategy<float>("fast", 2, {70, 300, 1}, 2, f, op, true), "");
+    }
+  // On the adversary of support.hpp, where the Winograd form's rounding exceeds the direct
+  // sum's bound (SweepSelfCheck shows it on a float32 emulation): with direct sums required the
+  // result meets the direct bound; without, the Winograd bound.
+  for (const std::int64_t k : {9, 11, 15}) {
+    const Filter f = winograd_adversary_filter(k, k);
+    const std::int64_t h = 61, w = 256;
+    const std::vector<float> in = winograd_adversary_input<float>(h, w);
+    for (const bool direct : {true, false}) {
+      Problem p(2, {h, w, 1}, 1, f, DType::f32);
+      p.require_direct_sums(direct);
+      std::vector<float> out(in.size());
+      poison(out);
+      Options opt;
+      opt.strategy = "fast";
+      opt.direct_sums = direct;
+      apply(view(in.data(), {h, w}), view(out.data(), {h, w}), f, opt);
+      EXPECT_EQ(compare("fast", p, in, out), "") << k << "x" << k << (direct ? " direct" : "");
+      if (direct) continue;
+      // The Winograd run does exceed the direct bound somewhere: the adversary tells them apart.
+      Problem d = p;
+      d.require_direct_sums();
+      EXPECT_NE(compare("fast", d, in, out), "") << k << "x" << k;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // More than 2^31 elements: 2D 50000 x 50000 float32 (10 GB in, 10 GB out on the device).
 // ---------------------------------------------------------------------------------------------
 inline std::uint64_t splitmix64(std::uint64_t x) {

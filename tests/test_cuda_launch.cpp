@@ -343,6 +343,15 @@ TEST(CudaLaunch, FastExplainsItsPlan) {
             std::string::npos)
       << small;
   EXPECT_EQ(small.find("Winograd"), std::string::npos) << small;
+  // Direct sums required: no Winograd form, and r = 4 keeps the direct kernel's ring shape.
+  Problem exact = problem(2, {300, 300, 1}, {9, 9});
+  EXPECT_EQ(s->summation(exact), Summation::winograd_x);
+  exact.require_direct_sums();
+  EXPECT_EQ(s->summation(exact), Summation::direct);
+  const std::string direct = s->plan(exact);
+  EXPECT_EQ(direct.find("Winograd"), std::string::npos) << direct;
+  EXPECT_NE(direct.find("tensor memory accelerator (2 slots of 8 rows per warp"), std::string::npos)
+      << direct;
   const std::string small64 = s->plan(problem(2, {300, 300, 1}, {3, 3}, DType::f64));
   EXPECT_NE(small64.find("next-row prefetch"), std::string::npos) << small64;
   EXPECT_EQ(small64.find("tensor memory"), std::string::npos) << small64;

@@ -229,6 +229,23 @@ TEST(SweepSelfCheck, WinogradToleranceBoundsTheSchemeAndCatchesAMissedTap) {
       EXPECT_GT(caught, in.size() * 3 / 4) << p.describe();
     }
   }
+  // On the adversary of support.hpp the scheme's rounding exceeds the direct sum's tolerance
+  // (so a test of direct sums on it can tell them apart) and stays within its own.
+  const Filter f = winograd_adversary_filter(9, 9);
+  const Problem p(2, {23, 40, 1}, 1, f, DType::f32);
+  const std::vector<float> in = winograd_adversary_input<float>(23, 40);
+  std::vector<double> ref(in.size()), scale(in.size());
+  cpu::reference_f64(p, in.data(), ref.data());
+  cpu::reference_f64(p, in.data(), scale.data(), true);
+  const std::vector<double> band = winograd_band(p, in);
+  const std::vector<float> got = winograd_columns_f32(p, in);
+  std::size_t beyond_direct = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const double err = std::fabs(double(got[i]) - ref[i]);
+    ASSERT_LE(err, winograd_tolerance<float>(p.taps(), band[i])) << "adversary at " << i;
+    beyond_direct += !(err <= tolerance<float>(p.taps(), scale[i]));
+  }
+  EXPECT_GT(beyond_direct, 0u) << "the adversary does not tell the Winograd form from direct sums";
 }
 
 }  // namespace

@@ -195,6 +195,11 @@ class Problem {
 
   std::string describe() const;  // "2D 4096x4096 f32, filter 9x9, correlate, zero"
 
+  // With direct sums required, every output is a plain sum of its taps (no strategy may use the
+  // Winograd form: Summation::direct, docs/ACCURACY.md). Options::direct_sums sets it in apply().
+  bool direct_sums() const { return direct_sums_; }
+  void require_direct_sums(bool on = true) { direct_sums_ = on; }
+
  private:
   int rank_ = 1;
   Extents extents_{1, 1, 1};
@@ -204,6 +209,7 @@ class Problem {
   Op op_ = Op::correlate;
   Boundary boundary_ = Boundary::zero;
   std::vector<double> cweights_;
+  bool direct_sums_ = false;
   Extents anchor_{0, 0, 0};
 };
 
@@ -265,6 +271,7 @@ struct Options {
   Boundary boundary = Boundary::zero;
   Backend backend = Backend::automatic;
   std::string strategy;    // empty: choose; otherwise that strategy or an error
+  bool direct_sums = false;  // every output a plain sum of taps, no Winograd form (ACCURACY.md)
   void* stream = nullptr;  // cudaStream_t for the CUDA backend
 };
 

@@ -141,7 +141,8 @@ RunInfo apply(ConstArrayView in, ArrayView out, const Filter& filter, const Opti
                 " does not match input " + shape_of(in.rank, in.extents, in.batch, in.dtype));
   if (in.space != out.space)
     throw Error("apply: input and output must both be host or both be device arrays");
-  const Problem p(in.rank, in.extents, in.batch, filter, in.dtype, opt.op, opt.boundary);
+  Problem p(in.rank, in.extents, in.batch, filter, in.dtype, opt.op, opt.boundary);
+  p.require_direct_sums(opt.direct_sums);
   const auto* ib = static_cast<const char*>(in.data);
   const auto* ob = static_cast<const char*>(out.data);
   const std::size_t nb = in.bytes();

@@ -639,9 +639,10 @@ std::int64_t even_runs(std::int64_t total, std::int64_t shortest, std::int64_t r
 template <class T>
 bool launch_1d(const T* in, T* out, const Geometry& g, int r, const double* window,
                cudaStream_t stream);
+// (2D: with winograd_allowed false, no kernel takes its columns in Winograd form.)
 template <class T>
 bool launch_2d(const T* in, T* out, const Geometry& g, int r, const double* window,
-               cudaStream_t stream);
+               cudaStream_t stream, bool winograd_allowed);
 template <class T>
 bool launch_3d(const T* in, T* out, const Geometry& g, int r, const double* window,
                cudaStream_t stream);
@@ -655,10 +656,10 @@ int prefetch_override();
 
 // How each rank's launcher runs a radius-R window (kernel, passes, prefetch), in words.
 std::string plan_1d(DType dtype, int R);
-std::string plan_2d(DType dtype, int R);
+std::string plan_2d(DType dtype, int R, bool winograd_allowed);
 // Whether the 2D kernel of compiled radius R takes its columns in Winograd form (where the rows
-// go through the TMA ring; elsewhere it sums directly).
-bool winograd_2d(DType dtype, int R);
+// go through the TMA ring; elsewhere it sums directly), unless direct sums are required.
+bool winograd_2d(DType dtype, int R, bool winograd_allowed);
 std::string plan_3d(DType dtype, int R);
 
 // The compiled radius that serves a halo of r (the smallest compiled radius >= r), or -1.

@@ -75,7 +75,7 @@ std::vector<std::int64_t> parse_shape(const std::string& text) {
 struct ApplyArgs {
   std::string in, out, filter, op = "correlate", backend = "auto", strategy;
   int axis = 0;
-  bool axis_given = false, batch = false, verbose = false;
+  bool axis_given = false, batch = false, verbose = false, direct_sums = false;
 };
 
 int run_apply(const ApplyArgs& a) {
@@ -127,6 +127,7 @@ int run_apply(const ApplyArgs& a) {
   opt.op = halo::parse_op(a.op);
   opt.backend = halo::parse_backend(a.backend);
   opt.strategy = a.strategy;
+  opt.direct_sums = a.direct_sums;
 
   halo::Extents ext{1, 1, 1};
   for (int i = 0; i < rank; ++i) ext[i] = input.shape()[i + (a.batch ? 1 : 0)];
@@ -145,7 +146,8 @@ int run_apply(const ApplyArgs& a) {
   const auto t1 = std::chrono::steady_clock::now();
   halo::io::write_npy(a.out, output);
   if (a.verbose) {
-    const halo::Problem p(rank, ext, batch, filter, input.dtype(), opt.op);
+    halo::Problem p(rank, ext, batch, filter, input.dtype(), opt.op);
+    p.require_direct_sums(opt.direct_sums);
     const double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
     std::printf("%s\nstrategy %s (backend %s; %s)\n%.3f ms (including any host-device copies), "
                 "%.2f GB/s, %.2f GFLOP/s\nwrote %s\n",
@@ -310,6 +312,9 @@ int main(int argc, char** argv) {
   auto* axis_opt =
       apply->add_option("--axis", aa.axis, "apply a 1-D filter along this axis (negative: from the end)");
   apply->add_flag("--batch", aa.batch, "the first axis is a batch: filter each item");
+  apply->add_flag("--direct-sums", aa.direct_sums,
+                  "every output a plain sum of its taps: no Winograd form (the GPU's 2-D float32 "
+                  "radius 4, 5, 7 kernels are then slower; see docs/ACCURACY.md)");
   apply->add_flag("-v,--verbose", aa.verbose, "print the strategy chosen, time and throughput");
 
   std::string gen_path, gen_shape = "4096x4096", gen_dtype = "f32";

@@ -139,15 +139,16 @@ class FastStrategy final : public Strategy {
     std::string window = std::to_string(K);
     for (int i = 1; i < p.rank(); ++i) window += "x" + std::to_string(K);
     const std::string how = p.rank() == 1   ? plan_1d(p.dtype(), R)
-                            : p.rank() == 2 ? plan_2d(p.dtype(), R)
+                            : p.rank() == 2 ? plan_2d(p.dtype(), R, !p.direct_sums())
                                             : plan_3d(p.dtype(), R);
     return "halo " + std::to_string(r) + " -> compiled radius " + std::to_string(R) + " (" +
            window + " window of weights as FFMA operands); " + how;
   }
   Summation summation(const Problem& p) const override {
     const int R = compiled_radius(p.rank(), p.dtype(), static_cast<int>(p.max_radius()));
-    return p.rank() == 2 && R >= 0 && winograd_2d(p.dtype(), R) ? Summation::winograd_x
-                                                              : Summation::direct;
+    return p.rank() == 2 && R >= 0 && winograd_2d(p.dtype(), R, !p.direct_sums())
+               ? Summation::winograd_x
+               : Summation::direct;
   }
   Traffic model(const Problem& p) const override {
     // Each element read from DRAM about once and written once; the FLOPs of the padded window.
@@ -182,7 +183,7 @@ class FastStrategy final : public Strategy {
       ok = launch_1d(in, out, g, R, win.data(), s);  // it sets strips and items
     } else if (p.rank() == 2) {
       g.strips = ceil_div(d.x, 32 * kTx);  // the launcher splits the rows into chunks
-      ok = launch_2d(in, out, g, R, win.data(), s);
+      ok = launch_2d(in, out, g, R, win.data(), s, !p.direct_sums());
     } else {
       g.strips = ceil_div(d.x, 32 * kTx);  // the launcher splits the planes into chunks
       ok = launch_3d(in, out, g, R, win.data(), s);

@@ -449,15 +449,15 @@ int pass_rows(DType t, int R) {
 // instead of 380) is back near the memory bound and takes the memory-bound shape: 3 x 12 0.802
 // ms against 2 x 8 0.829-0.832 (r = 5: 1.142 against 1.095-1.153, r = 7: 1.880 against
 // 1.895-1.898; both keep 2 x 8). HALO_FAST_SLOTS / HALO_FAST_BOX_ROWS override, for tuning.
-bool wino_columns(int R);
-bool deep_ring(int R) { return R <= 3 || (R == 4 && wino_columns(R)); }
-int tma_slots(int R) {
+// (wg: whether the kernel takes its columns in Winograd form.)
+bool deep_ring(int R, bool wg) { return R <= 3 || (R == 4 && wg); }
+int tma_slots(int R, bool wg) {
   const int forced = slots_override();
-  return forced >= 2 ? forced : deep_ring(R) ? 3 : 2;
+  return forced >= 2 ? forced : deep_ring(R, wg) ? 3 : 2;
 }
-int tma_box_rows(int R) {
+int tma_box_rows(int R, bool wg) {
   const int forced = box_rows_override();
-  return forced >= 1 ? forced : deep_ring(R) ? 12 : R >= kSplitFromR ? 16 : 8;
+  return forced >= 1 ? forced : deep_ring(R, wg) ? 12 : R >= kSplitFromR ? 16 : 8;
 }
 
 // Whether the TMA ring's kernel takes its columns in Winograd form (WinoCols), where compiled
@@ -500,9 +500,10 @@ void check_launch(const Geometry& g, int fy0) {
                                           ", batch " + std::to_string(g.batch) + ")");
 }
 
+// wg_allowed: whether the Winograd columns may run (Problem::direct_sums() not required).
 template <class T, int R, int KY>
 void launch_pass(const T* in, T* out, const Geometry& g, const double* window, int fy0,
-                 bool accumulate, cudaStream_t stream) {
+                 bool accumulate, cudaStream_t stream, bool wg_allowed) {
   constexpr int K = 2 * R + 1;
   Taps<T, KY * K> taps;
   for (int i = 0; i < KY * K; ++i) {
@@ -527,9 +528,11 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
   };
   auto go = [&](auto kernel, int tx = kTx, std::size_t smem = 0) { launch(kernel, taps, tx, smem); };
   Feed how = feed(std::is_same<T, float>::value ? DType::f32 : DType::f64, R, KY);
+  // The Winograd columns: where compiled, allowed and chosen (as winograd_2d()).
+  const bool wg = kWinoCompiled<T, R, KY> && wg_allowed && wino_columns(R);
   if (how == Feed::kTma) {
-    slots = tma_slots(R);
-    box_rows = tma_box_rows(R);
+    slots = tma_slots(R, wg);
+    box_rows = tma_box_rows(R, wg);
     // The kernel of TX columns per lane, where its tensor map can be made.
     auto tma = [&](auto tx) {
       constexpr int TX = decltype(tx)::value;
@@ -538,7 +541,7 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
         return false;
       const std::size_t smem = std::size_t(kWarpsPerBlock) * slots * Ring::slot_bytes(box_rows);
       if constexpr (TX == kTx && kWinoCompiled<T, R, KY>) {
-        if (wino_columns(R)) {
+        if (wg) {
           launch(stream2d<T, R, KY, Feed::kTma, kSplit, 1, TX, true>,
                  wino_taps<T, R, KY>(window, fy0), TX, smem);
           return true;
@@ -549,7 +552,7 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
     };
     bool launched = false;
     if constexpr (std::is_same<T, float>::value && kWideTma<R>) {
-      if (tma_columns(R) == 8 && !(kWinoCompiled<T, R, KY> && wino_columns(R)))
+      if (tma_columns(R) == 8 && !wg)
         launched = tma(std::integral_constant<int, 8>{});
     }
     if (launched || tma(std::integral_constant<int, kTx>{})) return check_launch<R, KY>(g, fy0);
@@ -603,12 +606,14 @@ void run_passes(const T* in, T* out, const Geometry& g, const double* window,
   constexpr int K = 2 * R + 1;
   constexpr int KL = EXACT ? K - (K - 1) / KY * KY : KY;  // the last pass's rows
   int fy0 = 0;
-  for (; fy0 + KY < K; fy0 += KY) launch_pass<T, R, KY>(in, out, g, window, fy0, fy0 > 0, stream);
-  launch_pass<T, R, KL>(in, out, g, window, fy0, fy0 > 0, stream);
+  for (; fy0 + KY < K; fy0 += KY)
+    launch_pass<T, R, KY>(in, out, g, window, fy0, fy0 > 0, stream, false);
+  launch_pass<T, R, KL>(in, out, g, window, fy0, fy0 > 0, stream, false);
 }
 
 template <class T, int R>
-void run(const T* in, T* out, const Geometry& g, const double* window, cudaStream_t stream) {
+void run(const T* in, T* out, const Geometry& g, const double* window, cudaStream_t stream,
+         bool wg_allowed) {
   constexpr int K = 2 * R + 1;
   const int rows = pass_rows(std::is_same<T, float>::value ? DType::f32 : DType::f64, R);
   if constexpr (K > 8) {
@@ -618,7 +623,7 @@ void run(const T* in, T* out, const Geometry& g, const double* window, cudaStrea
     if (rows == 12) return run_passes<T, R, 12, false>(in, out, g, window, stream);
     if (rows == 16) return run_passes<T, R, 16, 16 == kPassRows>(in, out, g, window, stream);
   }
-  launch_pass<T, R, K>(in, out, g, window, 0, false, stream);
+  launch_pass<T, R, K>(in, out, g, window, 0, false, stream, wg_allowed);
 }
 
 }  // namespace
@@ -629,9 +634,9 @@ void run(const T* in, T* out, const Geometry& g, const double* window, cudaStrea
 
 template <>
 bool launch_2d<float>(const float* in, float* out, const Geometry& g, int r, const double* w,
-                      cudaStream_t s) {
+                      cudaStream_t s, bool wg) {
 #define HALO_CASE(R) \
-  if (r == R) return run<float, R>(in, out, g, w, s), true;
+  if (r == R) return run<float, R>(in, out, g, w, s, wg), true;
   HALO_FAST2D_RADII_F32(HALO_CASE)
 #undef HALO_CASE
   return false;
@@ -639,20 +644,20 @@ bool launch_2d<float>(const float* in, float* out, const Geometry& g, int r, con
 
 template <>
 bool launch_2d<double>(const double* in, double* out, const Geometry& g, int r, const double* w,
-                       cudaStream_t s) {
+                       cudaStream_t s, bool wg) {
 #define HALO_CASE(R) \
-  if (r == R) return run<double, R>(in, out, g, w, s), true;
+  if (r == R) return run<double, R>(in, out, g, w, s, wg), true;
   HALO_FAST2D_RADII_F64(HALO_CASE)
 #undef HALO_CASE
   return false;
 }
 
-std::string plan_2d(DType t, int R) {
+std::string plan_2d(DType t, int R, bool wg_allowed) {
   const int K = 2 * R + 1;
   const int rows = pass_rows(t, R);
   const int passes = (K + rows - 1) / rows;
   const Feed f = feed(t, R, rows);
-  const bool wg = winograd_2d(t, R);
+  const bool wg = winograd_2d(t, R, wg_allowed);
   const int tx = t != DType::f32 || wg ? kTx
                  : f == Feed::kRing ? ring_columns(R)
                  : f == Feed::kTma  ? tma_columns(R)
@@ -674,7 +679,7 @@ std::string plan_2d(DType t, int R) {
          ", each after the first adding to the output";
   }
   auto named = [&](Feed how) {
-    return how == Feed::kTma ? feed_name(how, tma_slots(R), tma_box_rows(R),
+    return how == Feed::kTma ? feed_name(how, tma_slots(R, wg), tma_box_rows(R, wg),
                                          tma_parts(32 * tx + 2 * round_up4(R)))
            : how == Feed::kPrefetch ? feed_name(how, depth(t, R))
                                     : feed_name(how);
@@ -689,10 +694,10 @@ std::string plan_2d(DType t, int R) {
   return s;
 }
 
-bool winograd_2d(DType t, int R) {  // as launch_pass: where compiled (kWinoCompiled) and chosen
+bool winograd_2d(DType t, int R, bool wg_allowed) {  // as launch_pass: compiled, allowed, chosen
   const int K = 2 * R + 1;
-  return t == DType::f32 && feed(t, R, pass_rows(t, R)) == Feed::kTma && pass_rows(t, R) == K &&
-         R >= 3 && R <= 7 && wino_columns(R);
+  return wg_allowed && t == DType::f32 && feed(t, R, pass_rows(t, R)) == Feed::kTma &&
+         pass_rows(t, R) == K && R >= 3 && R <= 7 && wino_columns(R);
 }
 
 int compiled_radius_2d(DType t, int r) {  // declared in fast_kernels.cuh
