@@ -66,19 +66,32 @@ constexpr bool kStreamStores = F == Feed::kTma && sizeof(T) == 4 && R >= 4 && R 
 // plus about 22 adds for the input transform and 8 for the output. Its points are 0, 1, -1 and
 // infinity; the rounding is bounded by the transformed terms (docs/ACCURACY.md), which the tests
 // hold these kernels to (Summation::winograd_x).
+// Segments of 3 taps per filter row of a radius-R window.
+constexpr int wino_segments(int R) { return (2 * R + 3) / 3; }
+// The first window tap of the segments (<= 0: the zero taps first where that keeps the lane's
+// windows inside its NV = 4 + 2 RA inputs), and whether the lane's windows fit those inputs at
+// all (not at r = 0, 8).
+constexpr int wino_first_tap(int R) {
+  return R - round_up4(R) > 2 * R + 1 - 3 * wino_segments(R) ? R - round_up4(R)
+                                                               : 2 * R + 1 - 3 * wino_segments(R);
+}
+constexpr bool wino_fits(int R) {
+  return wino_first_tap(R) <= 0 && wino_first_tap(R) <= 1 + round_up4(R) + R - 3 * wino_segments(R);
+}
+// Where the Winograd columns are compiled (f32 under the TMA ring): one pass, radii 3..7.
+constexpr bool wino_compiled(int R, int KY) {
+  return R >= 3 && R <= 7 && KY == 2 * R + 1 && wino_fits(R);
+}
 template <int R>
 struct WinoCols {
-  static constexpr int K = 2 * R + 1, RA = round_up4(R), S = (K + 2) / 3;
-  // The segments cover window taps F0 .. F0 + 3S - 1 (F0 <= 0: the zero taps first where that
-  // keeps the lane's windows inside its NV = 4 + 2 RA inputs), the first window at v[F0 + RA - R].
-  static constexpr int F0 = R - RA > K - 3 * S ? R - RA : K - 3 * S;
-  static constexpr bool kFits = F0 <= 0 && F0 <= 1 + RA + R - 3 * S;  // false at r = 0, 8
+  static constexpr int S = wino_segments(R);
+  // The segments cover window taps F0 .. F0 + 3S - 1, the lane's first window at v[F0 + RA - R].
+  static constexpr int F0 = wino_first_tap(R);
+  static constexpr bool kFits = wino_fits(R);
   static constexpr int kRowTaps = 4 * S;  // transformed weights per filter row
 };
-// Where the Winograd columns are compiled: f32 under the TMA ring, one pass, radii 3..7.
 template <class T, int R, int KY>
-constexpr bool kWinoCompiled = std::is_same<T, float>::value && R >= 3 && R <= 7 &&
-                               KY == 2 * R + 1 && WinoCols<R>::kFits;
+constexpr bool kWinoCompiled = std::is_same<T, float>::value && wino_compiled(R, KY);
 
 // Filter rows [fy0, fy0 + KY) of a (2R+1)-wide window; the caller passes fy0 through D = R - fy0
 // (input row s feeds output rows s + D - i, i < KY) and `taps` holds just those KY rows. With
@@ -474,13 +487,14 @@ bool wino_columns(int R) {
 template <class T, int R, int KY>
 Taps<T, KY * WinoCols<R>::kRowTaps> wino_taps(const double* window, int fy0) {
   using C = WinoCols<R>;
+  constexpr int K = 2 * R + 1;
   Taps<T, KY * C::kRowTaps> t;
   for (int fy = 0; fy < KY; ++fy)
     for (int sg = 0; sg < C::S; ++sg) {
       double g[3];
       for (int i = 0; i < 3; ++i) {
         const int fx = C::F0 + 3 * sg + i, row = fy0 + fy;
-        g[i] = fx >= 0 && fx < C::K && row < C::K ? window[row * C::K + fx] : 0.0;
+        g[i] = fx >= 0 && fx < K && row < K ? window[row * K + fx] : 0.0;
       }
       T* w = &t.w[fy * C::kRowTaps + 4 * sg];
       w[0] = T(g[0]);
@@ -666,7 +680,7 @@ std::string plan_2d(DType t, int R, bool wg_allowed) {
                   std::to_string(rows) + " output rows of " + std::to_string(tx) +
                   " columns per lane in registers";
   if (wg) {
-    const int segs = (K + 2) / 3;  // WinoCols<R>::S
+    const int segs = wino_segments(R);
     s += " (Winograd F(2,3) along x: the lane's columns as 2 pairs, each filter row as " +
          std::to_string(segs) + " segments of 3 taps, so " + std::to_string(8 * segs) +
          " FFMAs per filter row and input row instead of " + std::to_string(4 * K) +
@@ -695,9 +709,9 @@ std::string plan_2d(DType t, int R, bool wg_allowed) {
 }
 
 bool winograd_2d(DType t, int R, bool wg_allowed) {  // as launch_pass: compiled, allowed, chosen
-  const int K = 2 * R + 1;
-  return wg_allowed && t == DType::f32 && feed(t, R, pass_rows(t, R)) == Feed::kTma &&
-         pass_rows(t, R) == K && R >= 3 && R <= 7 && wino_columns(R);
+  const int rows = pass_rows(t, R);
+  return wg_allowed && t == DType::f32 && feed(t, R, rows) == Feed::kTma &&
+         wino_compiled(R, rows) && wino_columns(R);
 }
 
 int compiled_radius_2d(DType t, int r) {  // declared in fast_kernels.cuh
