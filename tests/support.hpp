@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -228,6 +229,36 @@ inline Result run_cli(const std::string& args) {
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
   const int st = pclose(p);
   r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+// The same with stdout and stderr apart. `shell_prefix` runs first in the same shell (e.g.
+// "ulimit -v 2000000;"), so the binary inherits what it sets.
+struct SplitResult {
+  int code = -1;
+  std::string out, err;
+};
+inline SplitResult run_cli_split(const std::string& args, const std::string& shell_prefix = "") {
+  char err_path[] = "/tmp/halo-stderr-XXXXXX";
+  const int fd = mkstemp(err_path);
+  SplitResult r;
+  if (fd < 0) return r;
+  close(fd);
+  const std::string cmd = shell_prefix + " exec " + HALO_CLI_PATH + " " + args + " 2>" + err_path;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int st = pclose(p);
+    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+  if (FILE* e = fopen(err_path, "rb")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = fread(buf, 1, sizeof buf, e)) > 0) r.err.append(buf, n);
+    fclose(e);
+  }
+  std::remove(err_path);
   return r;
 }
 #endif

@@ -128,7 +128,7 @@ void expect_error(const std::string& spec, int rank, const std::string& phrase) 
 
 TEST(NamedFilters, BadSpecsAreRejectedWithAReason) {
   expect_error("box:0", 2, "integer");
-  expect_error("box:abc", 2, "number");
+  expect_error("box:abc", 2, "decimal integer");
   expect_error("box", 2, "box:K");
   expect_error("gaussian", 2, "sigma");
   expect_error("gaussian:sigma=-1", 2, "sigma");

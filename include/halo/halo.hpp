@@ -17,6 +17,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -172,17 +173,22 @@ class Problem {
   // The correlation that every strategy computes: P[i] = sum_j w[j] * N[i - anchor + j] with
   // w = correlation_weights() (the filter flipped on every axis for convolve) and anchor = k/2
   // for correlate, k - 1 - k/2 for convolve. Strategies never need to look at op().
+  // Taps that can only ever meet ghost cells (beyond 2n - 1 per axis of extent n) are dropped
+  // here, so a filter larger than the array costs no more than one of 2n - 1 taps per axis:
+  // correlation_weights(), filter_extents(), anchor(), taps() describe that cropped filter,
+  // filter() the one the user gave (filter_cropped() says whether they differ).
   const std::vector<double>& correlation_weights() const { return cweights_; }
-  const Extents& filter_extents() const { return filter_.extents(); }
+  const Extents& filter_extents() const { return kext_; }
   const Extents& anchor() const { return anchor_; }
+  bool filter_cropped() const;
 
   Dims3 dims3() const { return to_dims3(extents_, rank_); }
-  Dims3 filter_dims3() const { return to_dims3(filter_.extents(), rank_); }
+  Dims3 filter_dims3() const { return to_dims3(kext_, rank_); }
   Dims3 anchor3() const;
 
   std::int64_t elements_per_item() const;
   std::int64_t elements() const;  // batch * elements_per_item
-  std::int64_t taps() const { return filter_.taps(); }
+  std::int64_t taps() const;  // of the correlation weights (the cropped filter)
   // The two numbers of the roofline: 2 FLOPs (multiply + add) per tap per output, and the bytes
   // of one read of the input and one write of the output.
   double flops() const;
@@ -200,6 +206,12 @@ class Problem {
   bool direct_sums() const { return direct_sums_; }
   void require_direct_sums(bool on = true) { direct_sums_ = on; }
 
+  // Called by the strategies that can (the CPU ones) with the fraction of the work done, from
+  // the calling thread, every row or block of rows; not part of what is computed.
+  // Options::progress sets it in apply().
+  const std::function<void(double)>& progress() const { return progress_; }
+  void set_progress(std::function<void(double)> f) { progress_ = std::move(f); }
+
  private:
   int rank_ = 1;
   Extents extents_{1, 1, 1};
@@ -211,11 +223,20 @@ class Problem {
   std::vector<double> cweights_;
   bool direct_sums_ = false;
   Extents anchor_{0, 0, 0};
+  Extents kext_{1, 1, 1};
+  std::function<void(double)> progress_;
 };
 
 // ---------------------------------------------------------------------------------------------
 // Strategies and their registry (after CUTLASS's device operators and operation registry).
 // ---------------------------------------------------------------------------------------------
+// A part of the memory a run allocates: what it is for, its size, and where.
+struct MemoryUse {
+  std::string what;
+  double bytes = 0;
+  MemorySpace space = MemorySpace::host;
+};
+
 struct Traffic {
   double bytes = 0;  // modelled DRAM bytes
   double flops = 0;
@@ -256,6 +277,10 @@ class Strategy {
   virtual std::string plan(const Problem& p) const { (void)p; return {}; }
   // How run() sums the taps on p (the bound of its rounding error); direct unless it says more.
   virtual Summation summation(const Problem& p) const { (void)p; return Summation::direct; }
+  // What run() allocates beyond the caller's input and output (weights copies, workspace,
+  // per-thread tiles), each part named; apply() checks it fits before running. The default is
+  // one copy of the correlation weights in the problem's dtype, in the strategy's memory.
+  virtual std::vector<MemoryUse> workspace(const Problem& p) const;
 };
 
 // Every registered strategy, in registration order (reference first).
@@ -273,6 +298,9 @@ struct Options {
   std::string strategy;    // empty: choose; otherwise that strategy or an error
   bool direct_sums = false;  // every output a plain sum of taps, no Winograd form (ACCURACY.md)
   void* stream = nullptr;  // cudaStream_t for the CUDA backend
+  // Optional: receives the fraction of the work done (0..1) from the calling thread while a CPU
+  // strategy runs (Problem::progress); must not throw. CUDA strategies do not report.
+  std::function<void(double)> progress;
 };
 
 struct RunInfo {
@@ -284,6 +312,25 @@ struct RunInfo {
 // The strategy that `apply` would run on p under these options, and why; throws halo::Error if
 // an explicit choice cannot run p (never a silent fallback for an explicit choice).
 RunInfo choose(const Problem& p, const Options& opt, MemorySpace space = MemorySpace::host);
+
+// Memory, estimated before anything is allocated. memory_needed lists what a run of p by the
+// strategy `choice` names allocates: with `count_arrays`, the input and output themselves (for a
+// caller that has not allocated them yet) in `arrays`' space; the device copies of host arrays
+// given to a CUDA strategy; the strategy's workspace(). require_memory throws halo::Error when
+// the host part exceeds host_memory_available() or the device part the current device's free
+// memory, naming the total, each part and the limit. apply() calls both before running.
+std::vector<MemoryUse> memory_needed(const Problem& p, const RunInfo& choice,
+                                     MemorySpace arrays = MemorySpace::host,
+                                     bool count_arrays = false);
+void require_memory(const std::vector<MemoryUse>& needs);
+// Host memory this process can still allocate without swapping: the least of MemAvailable
+// (/proc/meminfo), the cgroup's memory limit less its usage, and RLIMIT_AS less the address space
+// in use; `limited_by` says which one.
+struct MemoryAvailable {
+  double bytes = 0;
+  std::string limited_by;
+};
+MemoryAvailable host_memory_available();
 
 // out = input (*) filter. `in` and `out` must have the same dtype, rank, extents and batch, and
 // live in the same memory space. Host arrays given to a CUDA strategy are copied to the device

@@ -19,6 +19,9 @@ void register_cuda_strategies(StrategyList& out);  // appends nothing without CU
 void run_cuda_on_host_buffers(const Strategy& s, const Problem& p, const void* in, void* out,
                               void* stream);
 std::vector<DeviceInfo> query_cuda_devices(std::string* why_none);
+// Free memory of the current CUDA device in bytes, and in `what` which device that is (or why
+// none answers: then 0).
+double device_memory_free(std::string* what);
 std::string cuda_archs();
 
 // Benchmark support (`halo bench`): the two roofline ceilings of a device, measured in the run
@@ -27,6 +30,16 @@ struct Ceilings {
   double copy_gbs = 0;    // device-to-device (or memory-to-memory) copy, bytes read + written
   double fma_gflops = 0;  // FMA-bound kernel, 2 FLOPs per FMA, in the problem's dtype
   std::string device;     // what was measured
+  // How the CPU's were measured (left empty by the GPU's): every timed trial with its method
+  // and its GB/s or GFLOP/s, each ceiling the best of its trials, the method of that best, and
+  // the threads that ran each trial (the smallest team seen).
+  struct Trial {
+    std::string method;  // copy: "memcpy" or "stream" (non-temporal stores); FMA: target, chains
+    double value = 0;
+  };
+  std::vector<Trial> copy_trials, fma_trials;
+  std::string copy_method, fma_method;
+  int threads = 0;
 };
 Ceilings measure_cuda_ceilings(DType dtype);
 // Milliseconds of each of `reps` runs (CUDA events) after `warmup` runs, on device buffers filled

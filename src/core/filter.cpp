@@ -1,7 +1,9 @@
 // Filter: weights and extents; the named filters of the CLI.
 #include <cmath>
-#include <cstdlib>
-#include <sstream>
+#include <cstdio>
+#include <limits>
+
+#include "core/parse.hpp"
 
 #include "core/detail.hpp"
 #include "halo/halo.hpp"
@@ -31,9 +33,13 @@ Extents check_shape(const std::vector<std::int64_t>& shape, std::size_t nweights
 Filter::Filter(std::vector<double> weights, std::vector<std::int64_t> shape)
     : weights_(std::move(weights)) {
   extents_ = check_shape(shape, weights_.size(), &rank_);
-  for (double w : weights_)
-    if (!std::isfinite(w)) throw Error("filter weights must be finite (found " +
-                                       std::to_string(w) + ")");
+  for (std::size_t i = 0; i < weights_.size(); ++i)
+    if (!std::isfinite(weights_[i])) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "filter weights must be finite: weight %zu (C order) is %g",
+                    i, weights_[i]);
+      throw Error(buf);
+    }
 }
 
 template <class T>
@@ -73,20 +79,25 @@ std::string Filter::shape_string() const { return detail::join_extents(extents_,
 // ------------------------------------------------------------------------------------------------
 namespace {
 
-double parse_number(const std::string& spec, const std::string& key, const std::string& text) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v))
-    throw Error("filter '" + spec + "': " + key + " must be a number, got '" + text + "'");
-  return v;
-}
+// The most weights a named filter is built with: 2^26 float64 weights (512 MiB). A larger dense
+// filter cannot run in any sensible time by direct summation, and would first need that memory
+// (twice more in the Problem that runs it); the limit refuses it before anything is allocated.
+constexpr std::int64_t kMaxNamedWeights = std::int64_t(1) << 26;
 
-std::int64_t parse_int(const std::string& spec, const std::string& key, const std::string& text) {
-  const double v = parse_number(spec, key, text);
-  if (v != std::floor(v) || v < 1 || v > 1e6)
-    throw Error("filter '" + spec + "': " + key + " must be an integer in 1..1000000, got '" +
-                text + "'");
-  return static_cast<std::int64_t>(v);
+// Refuses a filter of `extent` per axis at `rank` whose weights would exceed kMaxNamedWeights.
+void check_named_size(const std::string& spec, int rank, std::int64_t extent) {
+  double n = 1;
+  std::string shape;
+  for (int i = 0; i < rank; ++i) {
+    n *= double(extent);
+    shape += (i ? "x" : "") + std::to_string(extent);
+  }
+  if (n <= double(kMaxNamedWeights)) return;
+  char what[96];
+  std::snprintf(what, sizeof what, "%.4g weights, %.3g GB as float64", n, n * 8 / 1e9);
+  throw Error("filter '" + detail::printable(spec) + "' at rank " + std::to_string(rank) +
+              " would be " + shape + " (" + what + "): more than the " +
+              std::to_string(kMaxNamedWeights) + " weights (512 MiB) a named filter may have");
 }
 
 // Outer product of per-axis 1-D weight vectors (axis 0 first).
@@ -131,33 +142,43 @@ Filter sobel(int rank, int axis) {
 
 Filter make_named_filter(const std::string& spec, int rank) {
   if (rank < 1 || rank > kMaxRank)
-    throw Error("filter '" + spec + "': rank must be 1..3, got " + std::to_string(rank));
+    throw Error("filter '" + detail::printable(spec) + "': rank must be 1..3, got " +
+                std::to_string(rank));
   const auto colon = spec.find(':');
   const std::string name = spec.substr(0, colon);
   const std::string args = colon == std::string::npos ? "" : spec.substr(colon + 1);
   const std::string r = std::to_string(rank) + "-D";
+  const std::string quoted = "filter '" + detail::printable(spec) + "'";
 
-  // key=value pairs (a bare value is stored under the key "").
+  // key=value pairs (a bare value is stored under the key ""); a key given twice is an error.
   std::vector<std::pair<std::string, std::string>> kv;
-  if (!args.empty()) {
-    std::stringstream ss(args);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
+  if (colon != std::string::npos) {
+    std::size_t start = 0;
+    for (;;) {
+      const std::size_t end = args.find(',', start);
+      const std::string item = args.substr(start, end == std::string::npos ? end : end - start);
       const auto eq = item.find('=');
-      if (eq == std::string::npos)
-        kv.emplace_back("", item);
-      else
-        kv.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+      std::string key = eq == std::string::npos ? "" : item.substr(0, eq);
+      const std::string val = eq == std::string::npos ? item : item.substr(eq + 1);
+      for (const auto& [k, v] : kv)
+        if (k == key)
+          throw Error(quoted + ": " + (key.empty() ? "a bare value" : "'" + key + "'") +
+                      " is given twice");
+      kv.emplace_back(std::move(key), val);
+      if (end == std::string::npos) break;
+      start = end + 1;
     }
   }
   auto no_args = [&]() {
-    if (!args.empty()) throw Error("filter '" + spec + "': '" + name + "' takes no parameters");
+    if (colon != std::string::npos)
+      throw Error(quoted + ": '" + name + "' takes no parameters");
   };
   auto size_arg = [&]() -> std::int64_t {
     if (kv.size() != 1 || !(kv[0].first.empty() || kv[0].first == "size"))
-      throw Error("filter '" + spec + "': expected " + name + ":K with K the size, e.g. " + name +
-                  ":5");
-    return parse_int(spec, "size", kv[0].second);
+      throw Error(quoted + ": expected " + name + ":K with K the size, e.g. " + name + ":5");
+    const std::int64_t k = detail::parse_integer(kv[0].second, 1, kMaxNamedWeights, quoted + ": K");
+    check_named_size(spec, rank, k);
+    return k;
   };
 
   if (name == "box") {
@@ -174,24 +195,45 @@ Filter make_named_filter(const std::string& spec, int rank) {
   if (name == "gaussian") {
     double sigma = -1;
     std::int64_t radius = -1;
+    std::string sigma_text;
     for (const auto& [key, val] : kv) {
-      if (key == "sigma" || key.empty())
-        sigma = parse_number(spec, "sigma", val);
-      else if (key == "radius")
-        radius = parse_int(spec, "radius", val);
-      else
-        throw Error("filter '" + spec + "': unknown parameter '" + key +
+      if (key == "sigma" || key.empty()) {
+        if (sigma > 0) throw Error(quoted + ": sigma is given twice");
+        sigma = detail::parse_real(val, std::numeric_limits<double>::denorm_min(),
+                                   std::numeric_limits<double>::max(), quoted + ": sigma");
+        sigma_text = val;
+      } else if (key == "radius") {
+        radius = detail::parse_integer(val, 0, kMaxNamedWeights, quoted + ": radius");
+      } else {
+        throw Error(quoted + ": unknown parameter '" + detail::printable(key) +
                     "' (gaussian takes sigma=S[,radius=R])");
+      }
     }
     if (!(sigma > 0))
-      throw Error("filter '" + spec + "': gaussian needs sigma=S with S > 0, e.g. gaussian:sigma=2");
+      throw Error(quoted + ": gaussian needs sigma=S with S > 0, e.g. gaussian:sigma=2");
     // SciPy's default truncation: radius = int(4 * sigma + 0.5).
-    if (radius < 0) radius = static_cast<std::int64_t>(4.0 * sigma + 0.5);
-    if (radius > 100000) throw Error("filter '" + spec + "': radius too large");
+    if (radius < 0) {
+      if (4.0 * sigma + 0.5 >= double(kMaxNamedWeights))
+        throw Error(quoted + ": sigma " + sigma_text + " gives a radius of " +
+                    std::to_string(4.0 * sigma + 0.5) + ", too large for any filter; give a " +
+                    "smaller sigma or radius=R");
+      radius = static_cast<std::int64_t>(4.0 * sigma + 0.5);
+    }
+    if (2 * radius + 1 > kMaxNamedWeights)
+      throw Error(quoted + ": radius " + std::to_string(radius) + " is too large (at most " +
+                  std::to_string((kMaxNamedWeights - 1) / 2) + ")");
+    check_named_size(spec, rank, 2 * radius + 1);
+    // exp(-(i / sigma)^2 / 2): dividing first keeps a tiny sigma exact (its square would
+    // underflow to 0, and 0/0 at the centre would be NaN); the centre weight is 1, so the sum
+    // is >= 1 and the normalisation is safe for every sigma.
     std::vector<double> a(2 * radius + 1);
     double sum = 0;
-    for (std::int64_t i = -radius; i <= radius; ++i)
-      sum += a[i + radius] = std::exp(-0.5 * double(i * i) / (sigma * sigma));
+    for (std::int64_t i = -radius; i <= radius; ++i) {
+      const double t = double(i) / sigma;
+      sum += a[i + radius] = std::exp(-0.5 * t * t);
+    }
+    if (!(sum >= 1.0) || !std::isfinite(sum))
+      throw Error(quoted + ": sigma " + sigma_text + " gives no finite Gaussian weights");
     for (double& v : a) v /= sum;
     return outer(std::vector<std::vector<double>>(rank, a));
   }
@@ -219,7 +261,8 @@ Filter make_named_filter(const std::string& spec, int rank) {
   }
   std::string known;
   for (const auto& [n, d] : named_filter_help()) known += (known.empty() ? "" : ", ") + n;
-  throw Error("unknown filter '" + spec + "' (not a file either); named filters: " + known);
+  throw Error("unknown filter '" + detail::printable(spec) + "' (not a file either); named filters: " +
+              known);
 }
 
 std::vector<std::pair<std::string, std::string>> named_filter_help() {

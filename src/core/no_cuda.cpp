@@ -10,11 +10,17 @@ void run_cuda_on_host_buffers(const Strategy& s, const Problem&, const void*, vo
 }
 
 std::vector<DeviceInfo> query_cuda_devices(std::string* why_none) {
-  if (why_none) *why_none = "halo was built without CUDA (HALO_ENABLE_CUDA=OFF or no nvcc)";
+  if (why_none)
+    *why_none = "halo was built without CUDA (HALO_ENABLE_CUDA=OFF or no nvcc): no GPU usable";
   return {};
 }
 
 std::string cuda_archs() { return ""; }
+
+double device_memory_free(std::string* what) {
+  if (what) *what = "halo was built without CUDA";
+  return 0;
+}
 
 Ceilings measure_cuda_ceilings(DType) { throw Error("halo was built without CUDA"); }
 

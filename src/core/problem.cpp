@@ -33,13 +33,48 @@ Problem::Problem(int rank, const Extents& extents, std::int64_t batch, const Fil
   if (per > std::numeric_limits<std::int64_t>::max() / batch / 8)
     throw Error("array of " + std::to_string(per) + " x batch " + std::to_string(batch) +
                 " elements is too large");
-  cweights_ = filter.weights();
-  for (int i = 0; i < rank; ++i) {
-    const std::int64_t k = filter.extents()[i];
-    anchor_[i] = op == Op::correlate ? k / 2 : k - 1 - k / 2;
-  }
+  std::vector<double> w = filter.weights();
   // Flipping every axis of a C-order array reverses its flat order.
-  if (op == Op::convolve) std::reverse(cweights_.begin(), cweights_.end());
+  if (op == Op::convolve) std::reverse(w.begin(), w.end());
+  // Output i reads input i - anchor + j, so along an axis of extent n only the taps j in
+  // [anchor - (n-1), anchor + (n-1)] can reach the array; the others meet ghost cells alone,
+  // which are zero, and are dropped. This keeps a filter larger than the array (even a huge one)
+  // at no more than 2n - 1 taps per axis: exact, and the cost stays bounded by the array.
+  Extents lo{0, 0, 0};
+  bool cropped = false;
+  for (int i = 0; i < rank; ++i) {
+    const std::int64_t k = filter.extents()[i], n = extents_[i];
+    const std::int64_t a = op == Op::correlate ? k / 2 : k - 1 - k / 2;
+    lo[i] = std::max<std::int64_t>(0, a - (n - 1));
+    const std::int64_t hi = std::min<std::int64_t>(k - 1, a + (n - 1));
+    kext_[i] = hi - lo[i] + 1;
+    anchor_[i] = a - lo[i];
+    cropped = cropped || kext_[i] != k;
+  }
+  if (!cropped) {
+    cweights_ = std::move(w);
+    return;
+  }
+  const Dims3 full = to_dims3(filter.extents(), rank), part = to_dims3(kext_, rank);
+  const Dims3 off = to_dims3(lo, rank);
+  // to_dims3 pads absent axes with 1; their offset must be 0.
+  const std::int64_t oz = rank == 3 ? off.z : 0, oy = rank >= 2 ? off.y : 0, ox = off.x;
+  cweights_.resize(static_cast<std::size_t>(part.count()));
+  for (std::int64_t z = 0; z < part.z; ++z)
+    for (std::int64_t y = 0; y < part.y; ++y)
+      for (std::int64_t x = 0; x < part.x; ++x)
+        cweights_[(z * part.y + y) * part.x + x] =
+            w[((z + oz) * full.y + (y + oy)) * full.x + (x + ox)];
+}
+
+std::int64_t Problem::taps() const {
+  return detail::checked_product(kext_.data(), rank_, "filter");
+}
+
+bool Problem::filter_cropped() const {
+  for (int i = 0; i < rank_; ++i)
+    if (kext_[i] != filter_.extents()[i]) return true;
+  return false;
 }
 
 Dims3 Problem::anchor3() const {
@@ -61,14 +96,13 @@ double Problem::bytes() const { return 2.0 * double(elements()) * double(dtype_s
 
 bool Problem::odd_filter() const {
   for (int i = 0; i < rank_; ++i)
-    if (filter_.extents()[i] % 2 == 0) return false;
+    if (kext_[i] % 2 == 0) return false;
   return true;
 }
 
 std::int64_t Problem::max_radius() const {
   std::int64_t r = 0;
-  for (int i = 0; i < rank_; ++i)
-    r = std::max({r, anchor_[i], filter_.extents()[i] - 1 - anchor_[i]});
+  for (int i = 0; i < rank_; ++i) r = std::max({r, anchor_[i], kext_[i] - 1 - anchor_[i]});
   return r;
 }
 
@@ -76,8 +110,10 @@ std::string Problem::describe() const {
   std::ostringstream os;
   os << rank_ << "D " << detail::join_extents(extents_, rank_) << " " << to_string(dtype_);
   if (batch_ > 1) os << " batch " << batch_;
-  os << ", filter " << filter_.shape_string() << ", " << to_string(op_) << ", "
-     << to_string(boundary_);
+  os << ", filter " << filter_.shape_string();
+  if (filter_cropped())
+    os << " (cropped to " << detail::join_extents(kext_, rank_) << ", the taps that reach the array)";
+  os << ", " << to_string(op_) << ", " << to_string(boundary_);
   return os.str();
 }
 

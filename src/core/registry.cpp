@@ -143,6 +143,7 @@ RunInfo apply(ConstArrayView in, ArrayView out, const Filter& filter, const Opti
     throw Error("apply: input and output must both be host or both be device arrays");
   Problem p(in.rank, in.extents, in.batch, filter, in.dtype, opt.op, opt.boundary);
   p.require_direct_sums(opt.direct_sums);
+  p.set_progress(opt.progress);
   const auto* ib = static_cast<const char*>(in.data);
   const auto* ob = static_cast<const char*>(out.data);
   const std::size_t nb = in.bytes();
@@ -150,6 +151,8 @@ RunInfo apply(ConstArrayView in, ArrayView out, const Filter& filter, const Opti
     throw Error("apply: output overlaps input (in-place filtering is not supported)");
 
   RunInfo info = choose(p, opt, in.space);
+  // Refused before anything is allocated if the workspace cannot fit (the caller's arrays exist).
+  require_memory(memory_needed(p, info, in.space));
   const Strategy* s = find_strategy(info.strategy);
   const Buffers b{in.data, out.data};
   if (s->backend() == Backend::cuda && in.space == MemorySpace::host)

@@ -459,6 +459,8 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 #include <omp.h>
 
+#include <atomic>
+
 #include "hwy/aligned_allocator.h"
 
 #include "core/detail.hpp"
@@ -495,16 +497,27 @@ struct Workspace {
   std::vector<const T*> table;
   std::vector<std::int64_t> held;
 
-  Workspace(const Job<T>& j, int threads) {
+  // Row-buffer elements per thread, padded to a cache line; row-pointer table entries.
+  static std::int64_t buf_elems(const Job<T>& j) {
     const std::int64_t line = 64 / static_cast<std::int64_t>(sizeof(T));  // aligned per thread
-    buf_stride = (std::max<std::int64_t>(1, j.buf_elems) + line - 1) / line * line;
-    table_stride = 2 * j.table_rows;
+    return (std::max<std::int64_t>(1, j.buf_elems) + line - 1) / line * line;
+  }
+  static std::int64_t table_entries(const Job<T>& j) { return 2 * j.table_rows; }
+
+  Workspace(const Job<T>& j, int threads) {
+    buf_stride = buf_elems(j);
+    table_stride = table_entries(j);
     held_stride = j.table_rows;
+    const std::string what = std::to_string(threads) + " x " +
+                             std::to_string(buf_stride * sizeof(T)) + " bytes of row buffers";
     buf = hwy::AllocateAligned<T>(static_cast<std::size_t>(buf_stride * threads));
-    if (!buf) throw Error("cpu strategy: cannot allocate " + std::to_string(threads) + " x " +
-                          std::to_string(buf_stride * sizeof(T)) + " bytes of row buffers");
-    table.resize(static_cast<std::size_t>(table_stride * threads));
-    held.resize(static_cast<std::size_t>(held_stride * threads));
+    if (!buf) throw Error("cpu strategy: cannot allocate " + what);
+    try {
+      table.resize(static_cast<std::size_t>(table_stride * threads));
+      held.resize(static_cast<std::size_t>(held_stride * threads));
+    } catch (const std::bad_alloc&) {
+      throw Error("cpu strategy: cannot allocate the row tables beside " + what);
+    }
   }
   void run(const Job<T>& j, std::int64_t unit, int thread) {
     RunUnit(j, unit, buf.get() + thread * buf_stride, table.data() + thread * table_stride,
@@ -521,15 +534,14 @@ constexpr double kSerialWork = double(1 << 18);
 // nothing while its read-for-ownership costs a third of the memory traffic.
 constexpr double kStreamBytes = double(16 << 20);
 
+// The job for p, planned (blocking, units, workspace sizes); the pointers are the caller's.
 template <class T>
-void run_typed(const Problem& p, const void* in, void* out) {
+Job<T> make_job(const Problem& p, const void* in, void* out, const T* w) {
   const Dims3 n = p.dims3(), k = p.filter_dims3(), a = p.anchor3();
-  const std::vector<double>& w64 = p.correlation_weights();
-  std::vector<T> w(w64.begin(), w64.end());
   Job<T> j;
   j.in = static_cast<const T*>(in);
   j.out = static_cast<T*>(out);
-  j.w = w.data();
+  j.w = w;
   j.batch = p.batch();
   j.nz = n.z, j.ny = n.y, j.nx = n.x;
   j.kz = k.z, j.ky = k.y, j.kx = k.x;
@@ -541,17 +553,60 @@ void run_typed(const Problem& p, const void* in, void* out) {
   // Large outputs: non-temporal stores (no read-for-ownership, no eviction of the input).
   j.stream = double(p.elements()) * sizeof(T) >= kStreamBytes;
   Plan(j);
-  const int threads = static_cast<int>(std::min<std::int64_t>(j.threads, j.units));
+  return j;
+}
+
+template <class T>
+int team_size(const Job<T>& j) {
+  return static_cast<int>(std::min<std::int64_t>(j.threads, j.units));
+}
+
+// What run_typed allocates: the weights in T, and every thread's workspace.
+template <class T>
+std::vector<MemoryUse> workspace_typed(const Problem& p) {
+  const Job<T> j = make_job<T>(p, nullptr, nullptr, nullptr);
+  const int threads = team_size(j);
+  const double per_thread = double(Workspace<T>::buf_elems(j)) * sizeof(T) +
+                            double(Workspace<T>::table_entries(j)) * sizeof(void*) +
+                            double(j.table_rows) * sizeof(std::int64_t);
+  return {{"the filter weights", double(p.taps()) * sizeof(T), MemorySpace::host},
+          {"row buffers of " + std::to_string(threads) + " threads", per_thread * threads,
+           MemorySpace::host}};
+}
+
+template <class T>
+void run_typed(const Problem& p, const void* in, void* out) {
+  const std::vector<double>& w64 = p.correlation_weights();
+  std::vector<T> w;
+  try {
+    w.assign(w64.begin(), w64.end());
+  } catch (const std::bad_alloc&) {
+    throw Error("cpu strategy: cannot allocate " + std::to_string(w64.size() * sizeof(T)) +
+                " bytes for the filter weights");
+  }
+  const Job<T> j = make_job<T>(p, in, out, w.data());
+  const int threads = team_size(j);
   Workspace<T> ws(j, threads);
+  // Progress: the units done so far, reported from the calling thread (thread 0 of the team).
+  const auto& progress = p.progress();
   if (threads <= 1) {
-    for (std::int64_t u = 0; u < j.units; ++u) ws.run(j, u, 0);
+    for (std::int64_t u = 0; u < j.units; ++u) {
+      ws.run(j, u, 0);
+      if (progress) progress(double(u + 1) / double(j.units));
+    }
     return;
   }
+  std::atomic<std::int64_t> done{0};
   // Consecutive units share input rows (3-D: planes z-1, z, z+1 ... for plane z), so each grab is
   // a run of units; ~4 grabs per thread still balance a machine whose cores are not all ours.
   const std::int64_t grab = std::max<std::int64_t>(1, j.units / (4 * threads));
 #pragma omp parallel for num_threads(threads) schedule(dynamic, grab)
-  for (std::int64_t u = 0; u < j.units; ++u) ws.run(j, u, omp_get_thread_num());
+  for (std::int64_t u = 0; u < j.units; ++u) {
+    ws.run(j, u, omp_get_thread_num());
+    const std::int64_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (progress && omp_get_thread_num() == 0) progress(double(d) / double(j.units));
+  }
+  if (progress) progress(1.0);
 }
 
 class FastStrategy final : public Strategy {
@@ -569,6 +624,9 @@ class FastStrategy final : public Strategy {
       run_typed<float>(p, b.input, b.output);
     else
       run_typed<double>(p, b.input, b.output);
+  }
+  std::vector<MemoryUse> workspace(const Problem& p) const override {
+    return p.dtype() == DType::f32 ? workspace_typed<float>(p) : workspace_typed<double>(p);
   }
 };
 }  // namespace fast

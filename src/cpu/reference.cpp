@@ -2,6 +2,7 @@
 // boundary mode. O(elements * taps); the oracle for every other strategy.
 #include "cpu/reference.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -18,25 +19,53 @@ inline std::int64_t resolve(std::int64_t i, std::int64_t n, Boundary b) {
   return -1;
 }
 
+// The taps [lo, hi) of an axis worth visiting for output coordinate i: with zero ghost cells
+// only those that land inside the array (the others add 0), so a filter far larger than the
+// array costs the oracle no more than the array allows.
+struct TapRange {
+  std::int64_t lo, hi;
+};
+inline TapRange taps_for(std::int64_t i, std::int64_t a, std::int64_t k, std::int64_t n,
+                         Boundary b) {
+  switch (b) {
+    case Boundary::zero: return {std::max<std::int64_t>(0, a - i), std::min(k, a - i + n)};
+  }
+  return {0, k};
+}
+
+// The definition, from the filter as the user gave it (not the Problem's cropped correlation
+// weights, so that the cropping is checked too): correlate reads N[i - k/2 + j] with weight F[j];
+// convolve is the same sum with F flipped on every axis, i.e. anchor k - 1 - k/2.
 template <class T>
 void reference_impl(const Problem& p, const T* in, double* out, bool absolute) {
-  const Dims3 n = p.dims3(), k = p.filter_dims3(), a = p.anchor3();
-  const std::vector<double>& w = p.correlation_weights();
+  const auto& progress = p.progress();
+  const Dims3 n = p.dims3(), k = to_dims3(p.filter().extents(), p.rank());
+  const bool flip = p.op() == Op::convolve;
+  const auto anchor = [flip](std::int64_t e) { return flip ? e - 1 - e / 2 : e / 2; };
+  const Dims3 a{anchor(k.z), anchor(k.y), anchor(k.x)};  // padded axes: extent 1, anchor 0
+  const std::vector<double>& f = p.filter().weights();
+  std::vector<double> w(f.begin(), f.end());
+  if (flip) std::reverse(w.begin(), w.end());  // every axis flipped = the flat order reversed
   const std::int64_t item = n.count();
+  const std::int64_t rows = p.batch() * n.z * n.y;
   for (std::int64_t b = 0; b < p.batch(); ++b) {
     const T* src = in + b * item;
     double* dst = out + b * item;
     for (std::int64_t z = 0; z < n.z; ++z)
-      for (std::int64_t y = 0; y < n.y; ++y)
+      for (std::int64_t y = 0; y < n.y; ++y) {
+        if (progress) progress(double((b * n.z + z) * n.y + y) / double(rows));
         for (std::int64_t x = 0; x < n.x; ++x) {
           double acc = 0.0;
-          for (std::int64_t fz = 0; fz < k.z; ++fz) {
+          const TapRange tz = taps_for(z, a.z, k.z, n.z, p.boundary());
+          const TapRange ty = taps_for(y, a.y, k.y, n.y, p.boundary());
+          const TapRange tx = taps_for(x, a.x, k.x, n.x, p.boundary());
+          for (std::int64_t fz = tz.lo; fz < tz.hi; ++fz) {
             const std::int64_t iz = resolve(z - a.z + fz, n.z, p.boundary());
             if (iz < 0) continue;
-            for (std::int64_t fy = 0; fy < k.y; ++fy) {
+            for (std::int64_t fy = ty.lo; fy < ty.hi; ++fy) {
               const std::int64_t iy = resolve(y - a.y + fy, n.y, p.boundary());
               if (iy < 0) continue;
-              for (std::int64_t fx = 0; fx < k.x; ++fx) {
+              for (std::int64_t fx = tx.lo; fx < tx.hi; ++fx) {
                 const std::int64_t ix = resolve(x - a.x + fx, n.x, p.boundary());
                 if (ix < 0) continue;
                 const double wv = w[(fz * k.y + fy) * k.x + fx];
@@ -47,7 +76,9 @@ void reference_impl(const Problem& p, const T* in, double* out, bool absolute) {
           }
           dst[(z * n.y + y) * n.x + x] = acc;
         }
+      }
   }
+  if (progress) progress(1.0);
 }
 
 class ReferenceStrategy final : public Strategy {
@@ -59,9 +90,19 @@ class ReferenceStrategy final : public Strategy {
   }
   Status can_implement(const Problem&) const override { return Status::success(); }
   int priority(const Problem&) const override { return -100; }
+  std::vector<MemoryUse> workspace(const Problem& p) const override {
+    return {{"the float64 results", double(p.elements()) * 8, MemorySpace::host},
+            {"the filter weights", double(p.filter().taps()) * 8, MemorySpace::host}};
+  }
   void run(const Problem& p, const Buffers& b, void*) const override {
     const std::int64_t n = p.elements();
-    std::vector<double> tmp(static_cast<std::size_t>(n));
+    std::vector<double> tmp;
+    try {
+      tmp.resize(static_cast<std::size_t>(n));
+    } catch (const std::bad_alloc&) {
+      throw Error("reference: cannot allocate " + std::to_string(n * 8) +
+                  " bytes for the float64 results");
+    }
     reference_f64(p, b.input, tmp.data());
     if (p.dtype() == DType::f32) {
       float* o = static_cast<float*>(b.output);

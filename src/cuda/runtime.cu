@@ -96,17 +96,42 @@ void run_cuda_on_host_buffers(const Strategy& s, const Problem& p, const void* i
   HALO_CUDA_CHECK(cudaStreamSynchronize(st), "running " + what);
 }
 
+namespace {
+// CUDA's version number 12040 as "12.4".
+std::string cuda_version(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+// Why no GPU is usable, given what cudaGetDeviceCount returned (e) and found, in plain words:
+// the runtime's own text for a missing driver ("CUDA driver version is insufficient for CUDA
+// runtime version") reads like a broken install on a machine that simply has no GPU. The driver's
+// version (0: no driver installed) tells the cases apart; the CUDA error's name comes last.
+std::string no_gpu_reason(cudaError_t e) {
+  int driver = 0, runtime = 0;
+  if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+  if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = CUDART_VERSION;
+  (void)cudaGetLastError();
+  std::string what;
+  if (driver == 0)
+    what = "no NVIDIA GPU driver found: no GPU usable";
+  else if (e == cudaErrorInsufficientDriver)
+    what = "the NVIDIA driver (CUDA " + cuda_version(driver) + ") is older than this build's " +
+           "CUDA runtime (" + cuda_version(runtime) + "): update the driver";
+  else if (e == cudaErrorNoDevice || e == cudaSuccess)
+    what = "no CUDA-capable GPU found (NVIDIA driver for CUDA " + cuda_version(driver) +
+           " installed)";
+  else
+    what = std::string("no GPU usable: ") + cudaGetErrorString(e);
+  return e == cudaSuccess ? what : what + " (" + cudaGetErrorName(e) + ")";
+}
+}  // namespace
+
 std::vector<DeviceInfo> query_cuda_devices(std::string* why_none) {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) {
+  if (e != cudaSuccess || n == 0) {
     (void)cudaGetLastError();
-    if (why_none)
-      *why_none = std::string(cudaGetErrorString(e)) + " (" + cudaGetErrorName(e) + ")";
-    return {};
-  }
-  if (n == 0) {
-    if (why_none) *why_none = "no CUDA device found";
+    if (why_none) *why_none = no_gpu_reason(e);
     return {};
   }
   std::vector<DeviceInfo> devs;
@@ -130,6 +155,20 @@ std::vector<DeviceInfo> query_cuda_devices(std::string* why_none) {
   }
   if (devs.empty() && why_none) *why_none = "cudaGetDeviceProperties failed on every device";
   return devs;
+}
+
+double device_memory_free(std::string* what) {
+  int dev = 0;
+  std::size_t free_b = 0, total_b = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (what) *what = std::string("the GPU's free memory is unknown: ") + cudaGetErrorString(e);
+    return 0;
+  }
+  if (what) *what = "free on GPU " + std::to_string(dev) + ", of " + cuda::gib(total_b);
+  return double(free_b);
 }
 
 std::string cuda_archs() {

@@ -14,7 +14,13 @@
 // tuples of integers), never evaluated.
 #include "io/npy.hpp"
 
+#include "core/parse.hpp"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,6 +32,7 @@
 #include <limits>
 #include <new>
 #include <string_view>
+#include <utility>
 
 namespace halo::io {
 namespace {
@@ -123,7 +130,7 @@ class HeaderParser {
       const std::size_t key_at = pos_;
       const std::string key = parse_string("a quoted key");
       skip_space();
-      expect(':', "':' after key '" + key + "'");
+      expect(':', "':' after key '" + detail::printable(key) + "'");
       skip_space();
       bool* seen = nullptr;
       if (key == "descr") {
@@ -141,16 +148,17 @@ class HeaderParser {
         h.shape = parse_shape();
       } else {
         pos_ = key_at;
-        malformed("unexpected key '" + key + "' (expected 'descr', 'fortran_order', 'shape')");
+        malformed("unexpected key '" + detail::printable(key) +
+                  "' (expected 'descr', 'fortran_order', 'shape')");
       }
       if (*seen) {
         pos_ = key_at;
-        malformed("duplicate key '" + key + "'");
+        malformed("duplicate key '" + detail::printable(key) + "'");
       }
       *seen = true;
       skip_space();
       if (consume('}')) break;
-      expect(',', "',' or '}' after the value of '" + key + "'");
+      expect(',', "',' or '}' after the value of '" + detail::printable(key) + "'");
       skip_space();
     }
     skip_space();
@@ -164,19 +172,8 @@ class HeaderParser {
  private:
   // "PATH: malformed .npy header (WHAT, at offset N): HEADER" with the header made printable.
   [[noreturn]] void malformed(const std::string& what) const {
-    std::string shown;
-    for (unsigned char c : text_.substr(0, 160)) {
-      if (c >= 0x20 && c < 0x7f) {
-        shown += static_cast<char>(c);
-      } else {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\x%02x", c);
-        shown += buf;
-      }
-    }
-    if (text_.size() > 160) shown += "...";
-    fail(path_,
-         "malformed .npy header (" + what + ", at offset " + std::to_string(pos_) + "): " + shown);
+    fail(path_, "malformed .npy header (" + what + ", at offset " + std::to_string(pos_) +
+                    "): " + detail::printable(text_));
   }
 
   char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
@@ -310,7 +307,7 @@ DType parse_descr(const std::string& path, const std::string& descr) {
       !descr.empty() && std::string_view("<>=|").find(descr[0]) != std::string_view::npos;
   const char order = has_order ? descr[0] : '=';
   const std::string code = has_order ? descr.substr(1) : descr;
-  const std::string quoted = "'" + descr + "'";
+  const std::string quoted = "'" + detail::printable(descr) + "'";
   const std::string supported = "halo reads float32 ('<f4') and float64 ('<f8')";
 
   if (code == "f4" || code == "f8") {
@@ -365,39 +362,248 @@ std::string make_preamble(DType dtype, const std::vector<std::int64_t>& shape) {
   throw Error("npy header too long");  // unreachable for 1-4 dims
 }
 
-// A temporary file next to the destination, removed unless committed.
-class TempFile {
- public:
-  explicit TempFile(const std::string& dest) {
-    static std::atomic<unsigned long> counter{0};
-    name_ = dest + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  }
-  ~TempFile() {
-    if (file_) std::fclose(file_);
-    if (created_ && !committed_) std::remove(name_.c_str());
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
+// ---------------------------------------------------------------------------------------------
+// Outputs: the rules of npy.hpp
+// ---------------------------------------------------------------------------------------------
 
-  const std::string& name() const { return name_; }
-  std::FILE* file() const { return file_; }
-  // "wbx": create, never open an existing file. Returns false (errno set) on failure.
-  bool open() {
-    file_ = std::fopen(name_.c_str(), "wbx");
-    created_ = file_ != nullptr;
-    return created_;
+std::string errno_text() { return std::strerror(errno); }
+
+// How an output is written, once its path is resolved.
+struct Destination {
+  enum Kind { standard_output, in_place, replace } kind = replace;
+  std::string name;    // for messages: the path as given, and where its symlinks led
+  std::string target;  // the file written: the path with every symlink followed
+  std::string dir;     // target's directory, where a replacement's temporary file goes
+  int keep_mode = -1;  // an existing file's permission bits, given to its replacement
+};
+
+// Symlinks followed before giving up, as Linux's own limit.
+constexpr int kMaxSymlinks = 40;
+
+// The directory part of a path: "." for a bare name, "/" for "/name".
+std::string parent_dir(const std::string& p) {
+  const std::size_t slash = p.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : p.substr(0, slash);
+}
+
+// Whether the effective user (whose rights open() and rename() check) may `how` (W_OK, X_OK) p;
+// errno says why not.
+bool may(const std::string& p, int how) {
+  return ::faccessat(AT_FDCWD, p.c_str(), how, AT_EACCESS) == 0;
+}
+
+std::string octal_mode(mode_t m) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(m & 07777));
+  return buf;
+}
+
+// Where the symlink `link` points, a relative target taken against the link's directory.
+std::string follow_link(const std::string& path, const std::string& link) {
+  std::string to(256, '\0');
+  for (;;) {
+    const ssize_t n = ::readlink(link.c_str(), to.data(), to.size());
+    if (n < 0) fail(path, "cannot read the symbolic link " + link + ": " + errno_text());
+    if (static_cast<std::size_t>(n) < to.size()) {
+      to.resize(static_cast<std::size_t>(n));
+      break;
+    }
+    to.resize(to.size() * 2);  // possibly truncated: read again with more room
   }
-  // fclose, whose failure (a deferred write error) is reported; the stream is gone either way.
-  bool close() {
-    std::FILE* f = file_;
-    file_ = nullptr;
-    return std::fclose(f) == 0;
+  if (to.empty()) fail(path, "the symbolic link " + link + " is empty");
+  const std::string dir = parent_dir(link);
+  return to[0] == '/' || dir == "." ? to : dir + "/" + to;
+}
+
+// Applies the rules of npy.hpp to `path`: follows its symlinks, refuses what cannot or must not be
+// written, and says how the rest is written. Creates, opens and changes nothing.
+Destination resolve_output(const std::string& path) {
+  Destination d;
+  if (path.empty()) fail(path, "cannot write to an empty path");
+  if (path == "-") {
+    const int flags = ::fcntl(STDOUT_FILENO, F_GETFL);
+    if (flags < 0) fail(path, "cannot write to standard output: it is closed");
+    if ((flags & O_ACCMODE) == O_RDONLY)
+      fail(path, "cannot write to standard output: it is open for reading only");
+    d.kind = Destination::standard_output;
+    return d;
   }
-  void commit() { committed_ = true; }
+
+  // One link at a time rather than realpath(), which fails on a dangling link whose target is
+  // the file to create. A missing path (or one under a file) is left to the directory checks.
+  const auto named = [&](const std::string& target) {
+    return target == path ? path : path + " (a symbolic link to " + target + ")";
+  };
+  std::string p = path;
+  struct stat st {};
+  bool exists = true;
+  for (int links = 0;; ++links) {
+    if (::lstat(p.c_str(), &st) != 0) {
+      if (errno != ENOENT && errno != ENOTDIR) fail(named(p), "cannot reach it: " + errno_text());
+      exists = false;
+      break;
+    }
+    if (!S_ISLNK(st.st_mode)) break;
+    if (links == kMaxSymlinks) fail(path, "too many levels of symbolic links");
+    p = follow_link(path, p);
+  }
+  d.name = named(p);
+  d.target = p;
+  d.dir = parent_dir(p);
+
+  if (exists) {
+    if (S_ISDIR(st.st_mode)) fail(d.name, "is a directory");
+    if (S_ISSOCK(st.st_mode))
+      fail(d.name, "is a socket; halo writes to files, devices, FIFOs and '-' (standard output)");
+    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode)) {
+      if (!may(p, W_OK)) fail(d.name, "cannot write to it: " + errno_text());
+      d.kind = Destination::in_place;
+      return d;
+    }
+    if (!S_ISREG(st.st_mode))
+      fail(d.name, "is not a regular file, a device or a FIFO; halo does not write to it");
+    const std::string keep = "; halo does not replace it: make it writable or remove it first";
+    // Root passes access() for every file, so a file without any write bit is taken as a
+    // request to keep it, for root too.
+    if ((st.st_mode & 0222) == 0)
+      fail(d.name, "the existing file is read-only (mode " + octal_mode(st.st_mode) + ")" + keep);
+    if (!may(p, W_OK)) {
+      if (errno == EROFS) fail(d.name, "is on a read-only file system");
+      if (errno == EACCES)
+        fail(d.name, "the existing file is not writable by this user (mode " +
+                         octal_mode(st.st_mode) + ", owner uid " + std::to_string(st.st_uid) + ")" +
+                         keep);
+      fail(d.name, "cannot write to it: " + errno_text());
+    }
+    d.keep_mode = static_cast<int>(st.st_mode & 0777);
+  }
+
+  // The temporary file is created in the target's directory and renamed there.
+  struct stat ds {};
+  if (::stat(d.dir.c_str(), &ds) != 0) {
+    if (errno == ENOENT)
+      fail(d.name, "the directory " + d.dir + " does not exist (" + errno_text() + ")");
+    fail(d.name, "cannot reach the directory " + d.dir + ": " + errno_text());
+  }
+  if (!S_ISDIR(ds.st_mode)) fail(d.name, d.dir + " is not a directory");
+  if (!may(d.dir, W_OK | X_OK)) {
+    if (errno == EROFS) fail(d.name, "the directory " + d.dir + " is on a read-only file system");
+    fail(d.name, "the directory " + d.dir + " is not writable: " + errno_text());
+  }
+  d.kind = Destination::replace;
+  return d;
+}
+
+// Blocks SIGPIPE in this thread while alive, so that writing to a FIFO or pipe whose reader has
+// gone fails with EPIPE (an error naming the path) instead of killing the process; a SIGPIPE
+// raised meanwhile is discarded.
+class NoSigpipe {
+ public:
+  NoSigpipe() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~NoSigpipe() {
+    sigset_t pending;
+    sigpending(&pending);
+    if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
+      const timespec now{0, 0};
+      while (sigtimedwait(&pipe_, nullptr, &now) < 0 && errno == EINTR) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  NoSigpipe(const NoSigpipe&) = delete;
+  NoSigpipe& operator=(const NoSigpipe&) = delete;
 
  private:
-  std::string name_;
-  std::FILE* file_ = nullptr;
+  sigset_t pipe_, old_;
+  bool was_pending_ = false;
+};
+
+// write() of all n bytes through short writes and EINTR, at most 1 GiB per call (one write()
+// moves less than 2 GiB on Linux). False, errno set, on failure.
+bool write_all(int fd, const char* p, std::size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, std::min<std::size_t>(n, std::size_t(1) << 30));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      if (w == 0) errno = EIO;
+      return false;
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+// One output being written to its Destination: a temporary file renamed over the target by
+// commit() (replace), the target itself (in place), or standard output. The temporary file is
+// removed unless committed.
+class OutputFile {
+ public:
+  explicit OutputFile(Destination d) : d_(std::move(d)) {}
+  ~OutputFile() {
+    if (fd_ >= 0 && fd_ != STDOUT_FILENO) ::close(fd_);
+    if (created_ && !committed_) ::unlink(temp_.c_str());
+  }
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  void open() {
+    if (d_.kind == Destination::standard_output) {
+      std::fflush(stdout);  // what the program printed before comes first
+      fd_ = STDOUT_FILENO;
+    } else if (d_.kind == Destination::in_place) {
+      // No O_CREAT, no O_TRUNC: a device or FIFO is written as it is (a FIFO waits for a reader).
+      fd_ = ::open(d_.target.c_str(), O_WRONLY | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd_ < 0) fail(d_.name, "cannot open for writing: " + errno_text());
+      struct stat st {};
+      if (::fstat(fd_, &st) != 0 ||
+          !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode)))
+        fail(d_.name, "changed while it was being opened; try again");
+    } else {
+      static std::atomic<unsigned long> counter{0};
+      temp_ = d_.target + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+      fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd_ < 0) fail(d_.name, "cannot create the temporary file " + temp_ + ": " + errno_text());
+      created_ = true;
+      if (d_.keep_mode >= 0 && ::fchmod(fd_, static_cast<mode_t>(d_.keep_mode)) != 0)
+        fail(d_.name, "cannot set the mode of the temporary file " + temp_ + ": " + errno_text());
+    }
+  }
+
+  void write(std::string_view bytes) {
+    if (!write_all(fd_, bytes.data(), bytes.size())) write_failed();
+  }
+
+  // Closes (reporting a deferred write error) and, for a replacement, renames into place.
+  void commit() {
+    if (d_.kind == Destination::standard_output) return;
+    const int fd = std::exchange(fd_, -1);
+    if (::close(fd) != 0 && errno != EINTR) write_failed();
+    if (d_.kind == Destination::replace) {
+      if (::rename(temp_.c_str(), d_.target.c_str()) != 0)
+        fail(d_.name, "cannot rename the temporary file " + temp_ + " to it: " + errno_text());
+      committed_ = true;
+    }
+  }
+
+ private:
+  [[noreturn]] void write_failed() const {
+    const std::string why = errno_text();
+    fail(d_.name,
+         "cannot write" + (temp_.empty() ? "" : " the temporary file " + temp_) + ": " + why);
+  }
+
+  Destination d_;
+  std::string temp_;
+  int fd_ = -1;
   bool created_ = false, committed_ = false;
 };
 
@@ -412,13 +618,19 @@ NpyArray::NpyArray(DType dtype, std::vector<std::int64_t> shape)
     : dtype_(dtype), shape_(std::move(shape)) {
   const std::string why = shape_problem(shape_, dtype_size(dtype_), &size_);
   if (!why.empty()) throw Error("npy array: " + why);
-  data_.reset(::operator new(nbytes(), kDataAlign));
+  try {
+    data_.reset(::operator new(nbytes(), kDataAlign));
+  } catch (const std::bad_alloc&) {
+    throw Error("cannot allocate " + std::to_string(nbytes()) + " bytes of host memory for a " +
+                type_name(dtype_) + " array of shape " + shape_string(shape_));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
 // read_npy
 // ---------------------------------------------------------------------------------------------
-NpyArray read_npy(const std::string& path) {
+NpyArray read_npy(const std::string& path,
+                  const std::function<void(const NpyHeader&)>& before_alloc) {
   FilePtr file(std::fopen(path.c_str(), "rb"));
   if (!file) fail(path, std::string("cannot open for reading: ") + std::strerror(errno));
   std::FILE* f = file.get();
@@ -493,6 +705,7 @@ NpyArray read_npy(const std::string& path) {
   }
   if (nbytes > std::numeric_limits<std::size_t>::max())
     fail(path, "shape " + shape_string(h.shape) + " is too large for this machine");
+  if (before_alloc) before_alloc(NpyHeader{dtype, h.shape, nbytes});
   NpyArray a;
   try {
     a = NpyArray(dtype, h.shape);
@@ -514,7 +727,6 @@ NpyArray read_npy(const std::string& path) {
 // ---------------------------------------------------------------------------------------------
 void write_npy(const std::string& path, DType dtype, const std::vector<std::int64_t>& shape,
                const void* data) {
-  if (path.empty()) fail(path, "cannot write an .npy file to an empty path");
   std::int64_t count = 0;
   const std::string why = shape_problem(shape, dtype_size(dtype), &count);
   if (!why.empty()) fail(path, "cannot write: " + why);
@@ -523,20 +735,20 @@ void write_npy(const std::string& path, DType dtype, const std::vector<std::int6
   const std::string preamble = make_preamble(dtype, shape);
   const std::size_t nbytes = static_cast<std::size_t>(count) * dtype_size(dtype);
 
-  TempFile tmp(path);
-  if (!tmp.open())
-    fail(path, "cannot create the temporary file " + tmp.name() + ": " + std::strerror(errno));
-  const auto write_failed = [&] {
-    fail(path, "cannot write " + tmp.name() + ": " + std::strerror(errno));
-  };
-  if (std::fwrite(preamble.data(), 1, preamble.size(), tmp.file()) != preamble.size())
-    write_failed();
-  if (std::fwrite(data, 1, nbytes, tmp.file()) != nbytes) write_failed();
-  if (std::fflush(tmp.file()) != 0) write_failed();
-  if (!tmp.close()) write_failed();
-  if (std::rename(tmp.name().c_str(), path.c_str()) != 0)
-    fail(path, "cannot rename " + tmp.name() + " to it: " + std::strerror(errno));
-  tmp.commit();
+  write_output(path, {preamble, std::string_view(static_cast<const char*>(data), nbytes)});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outputs
+// ---------------------------------------------------------------------------------------------
+void check_output_path(const std::string& path) { resolve_output(path); }
+
+void write_output(const std::string& path, std::initializer_list<std::string_view> parts) {
+  OutputFile out(resolve_output(path));
+  const NoSigpipe quiet;
+  out.open();
+  for (const std::string_view part : parts) out.write(part);
+  out.commit();
 }
 
 }  // namespace halo::io

@@ -11,13 +11,16 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 
 #include "core/detail.hpp"
+#include "core/parse.hpp"
 #include "halo/halo.hpp"
+#include "io/npy.hpp"
 
 namespace halo::tool {
 namespace {
@@ -30,18 +33,8 @@ struct BenchProblem {
 };
 
 std::vector<std::int64_t> parse_size(const std::string& text) {
-  std::vector<std::int64_t> v;
-  std::stringstream ss(text);
-  std::string part;
-  while (std::getline(ss, part, 'x')) {
-    char* end = nullptr;
-    const long long x = std::strtoll(part.c_str(), &end, 10);
-    if (part.empty() || *end || x < 1)
-      throw Error("--size '" + text + "': extents must be positive integers joined by 'x'");
-    v.push_back(x);
-  }
-  if (v.empty() || v.size() > 3) throw Error("--size '" + text + "': 1 to 3 extents expected");
-  return v;
+  return detail::parse_integer_list(text, 'x', 1, std::numeric_limits<std::int64_t>::max(), 1, 3,
+                                    "--size");
 }
 
 // The suites. Default sizes are several times the H100's 50 MB L2 on the GPU; a CPU-only run
@@ -50,17 +43,7 @@ std::vector<BenchProblem> suite_problems(const std::string& suite, bool gpu,
                                          const std::string& size, const std::string& radii) {
   std::vector<BenchProblem> out;
   std::vector<std::int64_t> radii_override;
-  if (!radii.empty()) {
-    std::stringstream ss(radii);
-    std::string part;
-    while (std::getline(ss, part, ',')) {
-      char* end = nullptr;
-      const long long r = std::strtoll(part.c_str(), &end, 10);
-      if (part.empty() || *end || r < 0 || r > 1000)
-        throw Error("--radii '" + radii + "': expected radii 0..1000 separated by commas");
-      radii_override.push_back(r);
-    }
-  }
+  if (!radii.empty()) radii_override = detail::parse_integer_list(radii, ',', 0, 1000, 1, 64, "--radii");
   auto add = [&](const std::string& name, int rank, Extents ext,
                  std::vector<std::int64_t> radii) {
     if (!size.empty()) {
@@ -118,6 +101,8 @@ double median(std::vector<double> v) {
 std::vector<double> time_cpu(const Strategy& s, const Problem& p, int warmup, int reps) {
   const std::size_t n = static_cast<std::size_t>(p.elements());
   const std::size_t eb = dtype_size(p.dtype());
+  const double bytes = double(n) * double(eb);
+  require_memory({{"the benchmark's input", bytes}, {"the benchmark's output", bytes}});
   std::vector<unsigned char> in(n * eb), out(n * eb);
   std::mt19937_64 g(std::random_device{}());
   std::uniform_real_distribution<double> d(-1, 1);
@@ -142,21 +127,10 @@ std::string problem_name(const Problem& p) {
   return s + " r=" + std::to_string(p.max_radius());
 }
 
-// Writes through a temporary name, so a failed write leaves no half-written file.
+// By halo's output rules (io/npy.hpp): a file is replaced atomically, a device, FIFO or '-'
+// (standard output) is written in place, and a bad destination is an error naming it.
 void write_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << text;
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw Error(path + ": cannot write the benchmark results");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(path + ": cannot write the benchmark results");
-  }
+  io::write_output(path, {text});
 }
 
 // What `auto` (under --backend) picks for p and why, the fastest strategy measured on p in this
@@ -223,11 +197,15 @@ nlohmann::json explain_choice(const Problem& p, const std::string& backend,
 }  // namespace
 
 int run_bench(const BenchArgs& a) {
-  if (a.reps < 1 || a.warmup < 0) throw Error("--reps must be >= 1 and --warmup >= 0");
+  const int warmup = static_cast<int>(detail::parse_integer(a.warmup, 0, 1000000, "--warmup"));
+  const int reps = static_cast<int>(detail::parse_integer(a.reps, 1, 1000000, "--reps"));
   if (a.format != "table" && a.format != "csv" && a.format != "json")
     throw Error("unknown --format '" + a.format + "' (expected table, csv or json)");
   if (a.backend != "all" && a.backend != "cpu" && a.backend != "cuda")
     throw Error("unknown --backend '" + a.backend + "' (expected all, cpu or cuda)");
+  // Result files that cannot be written are refused before the benchmark runs.
+  if (!a.output.empty()) io::check_output_path(a.output);
+  if (!a.json.empty()) io::check_output_path(a.json);
   std::string why;
   const bool gpu = cuda_available(&why);
   if (a.backend == "cuda" && !gpu) throw Error("--backend cuda: no CUDA device (" + why + ")");
@@ -280,8 +258,8 @@ int run_bench(const BenchArgs& a) {
       }
       const bool is_gpu = s->backend() == Backend::cuda;
       const detail::Ceilings& c = is_gpu ? gpu_c : cpu_c;
-      std::vector<double> ms = is_gpu ? detail::time_cuda_strategy(*s, p, a.warmup, a.reps)
-                                      : time_cpu(*s, p, a.warmup, a.reps);
+      std::vector<double> ms = is_gpu ? detail::time_cuda_strategy(*s, p, warmup, reps)
+                                      : time_cpu(*s, p, warmup, reps);
       const double med = median(ms);
       const Traffic t = s->model(p);
       const double floor_ms =
@@ -319,8 +297,8 @@ int run_bench(const BenchArgs& a) {
   if (any_cpu)
     doc["ceilings"]["cpu"] = {{"device", cpu_c.device}, {"copy_gbs", cpu_c.copy_gbs},
                               {"fma_gflops", cpu_c.fma_gflops}};
-  doc["warmup"] = a.warmup;
-  doc["reps"] = a.reps;
+  doc["warmup"] = warmup;
+  doc["reps"] = reps;
   doc["rows"] = rows;
   if (a.explain) doc["explain"] = explained;
   std::ostringstream os;

@@ -15,8 +15,8 @@ struct BenchArgs {
   std::string output;          // also write the rows (in --format) to this file
   std::string json;            // also write the full JSON document to this file
   bool explain = false;         // say what `auto` picks per problem, why, and if it was fastest
-  int warmup = 3;
-  int reps = 10;
+  std::string warmup = "3";    // untimed runs first (decimal integers, checked by run_bench)
+  std::string reps = "10";     // timed runs, the median reported
 };
 
 int run_bench(const BenchArgs& a);

@@ -11,8 +11,18 @@
 #include <sstream>
 #include <string>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <limits>
+#include <mutex>
+#include <new>
+#include <thread>
 
 #include "bench.hpp"
+#include "core/parse.hpp"
 #include "halo/halo.hpp"
 #include "io/npy.hpp"
 
@@ -36,6 +46,13 @@ Examples:
   halo analyze --rank 1 --filter 7 --out-tile 250          # 1-D: input tile 256, reduction
   halo info
 
+Outputs: a new or regular file is written to a temporary file beside it and renamed into place
+(a symlink: its target); a device or FIFO is written directly; '-' is standard output. An
+existing read-only output is an error, never replaced.
+
+Exit status: 0 on success; 1 on any error, bad arguments included. Errors go to stderr, and
+nothing is printed on stdout before one. Numbers are decimal (no 0x10, no 1e3 for integers).
+
 Filters (--filter): a .npy file of weights (float32/float64, 1-3 dims), or one of
 )";
 
@@ -57,63 +74,50 @@ std::string shape_string(const std::vector<std::int64_t>& s) {
 }
 
 std::vector<std::int64_t> parse_shape(const std::string& text) {
-  std::vector<std::int64_t> shape;
-  std::stringstream ss(text);
-  std::string part;
-  while (std::getline(ss, part, 'x')) {
-    char* end = nullptr;
-    const long long v = std::strtoll(part.c_str(), &end, 10);
-    if (part.empty() || *end != '\0' || v < 1)
-      throw Error("--shape '" + text + "': extents must be positive integers joined by 'x'");
-    shape.push_back(v);
-  }
-  if (shape.empty() || shape.size() > 4)
-    throw Error("--shape '" + text + "': 1 to 4 extents expected, e.g. 4096x4096");
-  return shape;
+  return halo::detail::parse_integer_list(text, 'x', 1, std::numeric_limits<std::int64_t>::max(),
+                                          1, 4, "--shape");
 }
 
 struct ApplyArgs {
-  std::string in, out, filter, op = "correlate", backend = "auto", strategy;
-  int axis = 0;
-  bool axis_given = false, batch = false, verbose = false, direct_sums = false;
+  std::string in, out, filter, op = "correlate", backend = "auto", strategy, axis;
+  bool batch = false, verbose = false, direct_sums = false;
 };
 
-int run_apply(const ApplyArgs& a) {
-  const halo::io::NpyArray input = halo::io::read_npy(a.in);
-  const int ndim = input.ndim();
-  const int rank = a.batch ? ndim - 1 : ndim;
-  if (a.batch && ndim < 2)
-    throw Error(a.in + ": --batch needs at least 2 dimensions (batch + 1-D), got shape " +
-                shape_string(input.shape()));
-  if (rank > halo::kMaxRank)
-    throw Error(a.in + ": shape " + shape_string(input.shape()) +
-                " has 4 dimensions; pass --batch to treat the first as a batch of 3-D arrays");
-  int axis = a.axis;
-  if (a.axis_given) {
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank)
-      throw Error("--axis " + std::to_string(a.axis) + " is out of range for a " +
-                  std::to_string(rank) + "-D array (shape " + shape_string(input.shape()) +
-                  (a.batch ? ", first axis = batch" : "") + ")");
-  }
-
-  // The filter: a weights file, or a named filter built at the array's rank (1-D with --axis).
+// Everything decided about a run before its arrays are allocated.
+struct Planned {
+  int rank = 0;
+  halo::Extents ext{1, 1, 1};
+  std::int64_t batch = 1;
   halo::Filter filter;
-  const int filter_rank = a.axis_given ? 1 : rank;
+  halo::Options opt;
+  halo::RunInfo choice;
+};
+
+// The filter of `a` for an array of `shape`: a weights file, or a named filter built at the
+// array's rank (1-D with --axis). Errors about a weights file's contents name the file.
+halo::Filter make_filter(const ApplyArgs& a, const std::vector<std::int64_t>& shape, int rank,
+                         int axis) {
+  const bool axis_given = !a.axis.empty();
+  const int filter_rank = axis_given ? 1 : rank;
+  halo::Filter filter;
   if (is_file(a.filter) ||
       (a.filter.size() > 4 && a.filter.substr(a.filter.size() - 4) == ".npy")) {
     const halo::io::NpyArray w = halo::io::read_npy(a.filter);
     if (w.ndim() > halo::kMaxRank)
       throw Error(a.filter + ": a filter has 1 to 3 dimensions, got shape " +
                   shape_string(w.shape()));
-    filter = w.dtype() == halo::DType::f32 ? halo::Filter(w.as<float>(), w.shape())
-                                           : halo::Filter(w.as<double>(), w.shape());
+    try {
+      filter = w.dtype() == halo::DType::f32 ? halo::Filter(w.as<float>(), w.shape())
+                                             : halo::Filter(w.as<double>(), w.shape());
+    } catch (const halo::Error& e) {
+      throw Error(a.filter + ": " + e.what());
+    }
     if (filter.rank() != filter_rank) {
-      if (a.axis_given)
+      if (axis_given)
         throw Error(a.filter + ": --axis needs a 1-D filter, got shape " + filter.shape_string());
       throw Error(a.filter + ": a " + std::to_string(filter.rank()) + "-D filter (" +
                   filter.shape_string() + ") does not fit the " + std::to_string(rank) +
-                  "-D array " + a.in + " (shape " + shape_string(input.shape()) + ")" +
+                  "-D array " + a.in + " (shape " + shape_string(shape) + ")" +
                   (filter.rank() == 1 ? "; name the axis with --axis" : "") +
                   (filter.rank() == rank - 1 ? "; or treat the first axis as a batch with --batch"
                                              : ""));
@@ -121,52 +125,159 @@ int run_apply(const ApplyArgs& a) {
   } else {
     filter = halo::make_named_filter(a.filter, filter_rank);
   }
-  if (a.axis_given) filter = filter.along_axis(rank, axis);
+  return axis_given ? filter.along_axis(rank, axis) : filter;
+}
 
-  halo::Options opt;
-  opt.op = halo::parse_op(a.op);
-  opt.backend = halo::parse_backend(a.backend);
-  opt.strategy = a.strategy;
-  opt.direct_sums = a.direct_sums;
+// Checks the input's shape against the arguments, builds the filter and the problem, chooses the
+// strategy, and refuses a run whose memory (input, output, filter, workspace) cannot fit: all
+// before the input's data is read.
+Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h) {
+  Planned r;
+  const int ndim = static_cast<int>(h.shape.size());
+  r.rank = a.batch ? ndim - 1 : ndim;
+  if (a.batch && ndim < 2)
+    throw Error(a.in + ": --batch needs at least 2 dimensions (batch + 1-D), got shape " +
+                shape_string(h.shape));
+  if (r.rank > halo::kMaxRank)
+    throw Error(a.in + ": shape " + shape_string(h.shape) +
+                " has 4 dimensions; pass --batch to treat the first as a batch of 3-D arrays");
+  int axis = 0;
+  if (!a.axis.empty()) {
+    const std::int64_t v = halo::detail::parse_integer(a.axis, -1000, 1000, "--axis");
+    if (v < -r.rank || v >= r.rank)
+      throw Error("--axis " + a.axis + " is out of range for a " + std::to_string(r.rank) +
+                  "-D array (shape " + shape_string(h.shape) +
+                  (a.batch ? ", first axis = batch" : "") + "): expected " +
+                  std::to_string(-r.rank) + ".." + std::to_string(r.rank - 1));
+    axis = static_cast<int>(v < 0 ? v + r.rank : v);
+  }
+  r.filter = make_filter(a, h.shape, r.rank, axis);
+  r.opt.op = halo::parse_op(a.op);
+  r.opt.backend = halo::parse_backend(a.backend);
+  r.opt.strategy = a.strategy;
+  r.opt.direct_sums = a.direct_sums;
+  for (int i = 0; i < r.rank; ++i) r.ext[i] = h.shape[i + (a.batch ? 1 : 0)];
+  r.batch = a.batch ? h.shape[0] : 1;
+  halo::Problem p(r.rank, r.ext, r.batch, r.filter, h.dtype, r.opt.op);
+  p.require_direct_sums(r.opt.direct_sums);
+  r.choice = halo::choose(p, r.opt);
+  std::vector<halo::MemoryUse> needs = halo::memory_needed(p, r.choice, halo::MemorySpace::host,
+                                                           true);
+  // The filter as given and the problem's copies of it (as given, and cropped to the array).
+  needs.push_back({"the filter weights", 8.0 * double(r.filter.taps() * 2 + p.taps())});
+  halo::require_memory(needs);
+  return r;
+}
 
-  halo::Extents ext{1, 1, 1};
-  for (int i = 0; i < rank; ++i) ext[i] = input.shape()[i + (a.batch ? 1 : 0)];
-  const std::int64_t batch = a.batch ? input.shape()[0] : 1;
+// On a terminal, a line on stderr every second once a run has taken 2 s: elapsed time, and the
+// fraction done where the strategy reports it (the CPU ones do). Quiet elsewhere and for short
+// runs; the line is cleared when the run ends.
+class ProgressLine {
+ public:
+  explicit ProgressLine(std::string what) : what_(std::move(what)) {
+    if (!::isatty(2)) return;
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~ProgressLine() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    if (printed_) std::fprintf(stderr, "\r\033[K");
+  }
+  // The callback for halo::Options::progress.
+  std::function<void(double)> callback() {
+    return [this](double f) { fraction_.store(f, std::memory_order_relaxed); };
+  }
+
+ private:
+  void loop() {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::unique_lock<std::mutex> lock(m_);
+    while (!cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; })) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (s < 2) continue;
+      const double f = fraction_.load(std::memory_order_relaxed);
+      if (f > 0)
+        std::fprintf(stderr, "\rhalo: %s: %.0f%% done, %.0f s elapsed, about %.0f s left\033[K",
+                     what_.c_str(), 100 * f, s, s * (1 - f) / f);
+      else
+        std::fprintf(stderr, "\rhalo: %s: %.0f s elapsed\033[K", what_.c_str(), s);
+      std::fflush(stderr);
+      printed_ = true;
+    }
+  }
+  std::string what_;
+  std::thread thread_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool stop_ = false, printed_ = false;
+  std::atomic<double> fraction_{0};
+};
+
+int run_apply(const ApplyArgs& a) {
+  // A destination that cannot be written is refused before any work.
+  halo::io::check_output_path(a.out);
+  Planned r;
+  const halo::io::NpyArray input =
+      halo::io::read_npy(a.in, [&](const halo::io::NpyHeader& h) { r = plan_apply(a, h); });
   halo::io::NpyArray output(input.dtype(), input.shape());
-  halo::ConstArrayView iv(input.data(), input.dtype(), rank, ext, batch);
+  halo::ConstArrayView iv(input.data(), input.dtype(), r.rank, r.ext, r.batch);
   halo::ArrayView ov;
   ov.data = output.data();
   ov.dtype = input.dtype();
-  ov.rank = rank;
-  ov.extents = ext;
-  ov.batch = batch;
+  ov.rank = r.rank;
+  ov.extents = r.ext;
+  ov.batch = r.batch;
 
+  halo::Options opt = r.opt;
+  opt.strategy = r.choice.strategy;  // as planned (and as checked for memory)
   const auto t0 = std::chrono::steady_clock::now();
-  const halo::RunInfo info = halo::apply(iv, ov, filter, opt);
+  halo::RunInfo info;
+  {
+    ProgressLine line("running " + r.choice.strategy);
+    opt.progress = line.callback();
+    info = halo::apply(iv, ov, r.filter, opt);
+  }
+  info.note = r.choice.note;
   const auto t1 = std::chrono::steady_clock::now();
   halo::io::write_npy(a.out, output);
   if (a.verbose) {
-    halo::Problem p(rank, ext, batch, filter, input.dtype(), opt.op);
+    // With the array on standard output, the report goes to standard error.
+    std::FILE* report = a.out == "-" ? stderr : stdout;
+    halo::Problem p(r.rank, r.ext, r.batch, r.filter, input.dtype(), opt.op);
     p.require_direct_sums(opt.direct_sums);
     const double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-    std::printf("%s\nstrategy %s (backend %s; %s)\n%.3f ms (including any host-device copies), "
-                "%.2f GB/s, %.2f GFLOP/s\nwrote %s\n",
-                p.describe().c_str(), info.strategy.c_str(), halo::to_string(info.backend),
-                info.note.c_str(), ms, p.bytes() / ms / 1e6, p.flops() / ms / 1e6, a.out.c_str());
+    std::fprintf(report,
+                 "%s\nstrategy %s (backend %s; %s)\n%.3f ms (including any host-device copies), "
+                 "%.2f GB/s, %.2f GFLOP/s\nwrote %s\n",
+                 p.describe().c_str(), info.strategy.c_str(), halo::to_string(info.backend),
+                 info.note.c_str(), ms, p.bytes() / ms / 1e6, p.flops() / ms / 1e6,
+                 a.out.c_str());
     if (const halo::Strategy* s = halo::find_strategy(info.strategy)) {
       const std::string plan = s->plan(p);
-      if (!plan.empty()) std::printf("plan: %s\n", plan.c_str());
+      if (!plan.empty()) std::fprintf(report, "plan: %s\n", plan.c_str());
     }
   }
   return 0;
 }
 
 int run_generate(const std::string& path, const std::string& shape_text, const std::string& dtype,
-                 std::uint64_t seed, bool seed_given) {
+                 const std::string& seed_text) {
   const auto shape = parse_shape(shape_text);
   const halo::DType t = halo::parse_dtype(dtype);
+  std::uint64_t seed = seed_text.empty()
+                           ? std::uint64_t(std::random_device{}())
+                           : std::uint64_t(halo::detail::parse_integer(
+                                 seed_text, 0, std::numeric_limits<std::int64_t>::max(), "--seed"));
+  halo::io::check_output_path(path);
+  double bytes = double(halo::dtype_size(t));
+  for (auto e : shape) bytes *= double(e);
+  halo::require_memory({{"the " + shape_string(shape) + " " + halo::to_string(t) + " array", bytes}});
   halo::io::NpyArray a(t, shape);
-  if (!seed_given) seed = std::random_device{}();
   // Uniform noise in [0, 1): a fresh, non-zero test input.
   std::int64_t n = a.size();
 #pragma omp parallel
@@ -182,8 +293,10 @@ int run_generate(const std::string& path, const std::string& shape_text, const s
     }
   }
   halo::io::write_npy(path, a);
-  std::printf("wrote %s: %s %s, uniform [0,1), seed %llu\n", path.c_str(),
-              shape_string(shape).c_str(), halo::to_string(t), (unsigned long long)seed);
+  // With the array on standard output, the report goes to standard error.
+  std::fprintf(path == "-" ? stderr : stdout, "wrote %s: %s %s, uniform [0,1), seed %llu\n",
+               path.c_str(), shape_string(shape).c_str(), halo::to_string(t),
+               (unsigned long long)seed);
   return 0;
 }
 
@@ -198,68 +311,64 @@ std::string num(double v) {
   return s;
 }
 
-std::vector<std::int64_t> parse_list(const std::string& opt, const std::string& text) {
-  std::vector<std::int64_t> v;
-  std::stringstream ss(text);
-  std::string part;
-  while (std::getline(ss, part, ',')) {
-    char* end = nullptr;
-    const long long x = std::strtoll(part.c_str(), &end, 10);
-    if (part.empty() || *end != '\0' || x < 1)
-      throw Error(opt + " '" + text + "': expected positive integers separated by commas");
-    v.push_back(x);
-  }
-  return v;
-}
-
 struct AnalyzeArgs {
-  int rank = 2;
-  std::int64_t k = 5;
-  std::string tiles, out_tiles, dtype = "f32";
+  std::string rank = "2", k = "5", tiles, out_tiles, dtype = "f32";
 };
 
-int run_analyze(const AnalyzeArgs& a) {
-  if (a.rank < 1 || a.rank > 3) throw Error("--rank must be 1, 2 or 3, got " + std::to_string(a.rank));
-  if (a.k < 1) throw Error("--filter must be a width >= 1, got " + std::to_string(a.k));
-  const std::size_t eb = halo::dtype_size(halo::parse_dtype(a.dtype));
-  const std::string d = std::to_string(a.rank);
-  std::string fs = std::to_string(a.k);
-  for (int i = 1; i < a.rank; ++i) fs += "x" + std::to_string(a.k);
-  if (a.rank == 1) fs += "-tap";
-  const std::string r = a.k % 2 ? "r = " + std::to_string(a.k / 2) : "even width";
-  std::printf("Arithmetic intensity (OP/B), %sD, %s filter (%s), %s: %zu B per element\n",
-              d.c_str(), fs.c_str(), r.c_str(), a.dtype.c_str(), eb);
-  std::printf("%-12s %8s %9s %8s %12s\n", "strategy", "IN_TILE", "OUT_TILE", "OP/B",
-              "loads saved");
-  std::printf("%-12s %8s %9s %8s %12s\n", "basic", "-", "-",
-              num(halo::model::basic_intensity(eb)).c_str(), "1");
-  std::printf("%-12s %8s %9s %8s %12s\n", "constant", "-", "-",
-              num(halo::model::constant_intensity(eb)).c_str(), "1");
+// Every argument is checked and every row computed before anything is printed.
+int run_analyze(const AnalyzeArgs& args) {
+  const int rank = static_cast<int>(halo::detail::parse_integer(args.rank, 1, 3, "--rank"));
+  const std::int64_t k = halo::detail::parse_integer(args.k, 1, 1000000, "--filter (the width)");
+  const std::size_t eb = halo::dtype_size(halo::parse_dtype(args.dtype));
   // Rows from input-tile widths (--tile, the notes' IN_TILE_DIM) and output-tile widths.
   std::vector<std::pair<std::int64_t, std::int64_t>> rows;  // (in, out)
-  if (!a.tiles.empty())
-    for (std::int64_t in : parse_list("--tile", a.tiles)) {
-      if (in < a.k)
+  const std::int64_t kMaxTile = 1 << 20;
+  if (!args.tiles.empty())
+    for (std::int64_t in :
+         halo::detail::parse_integer_list(args.tiles, ',', 1, kMaxTile, 1, 64, "--tile")) {
+      if (in < k)
         throw Error("--tile " + std::to_string(in) + " is smaller than the filter width " +
-                    std::to_string(a.k) + ": no output fits in the tile");
-      rows.emplace_back(in, in - (a.k - 1));
+                    std::to_string(k) + ": no output fits in the tile");
+      rows.emplace_back(in, in - (k - 1));
     }
-  if (!a.out_tiles.empty())
-    for (std::int64_t out : parse_list("--out-tile", a.out_tiles))
-      rows.emplace_back(out + a.k - 1, out);
+  if (!args.out_tiles.empty())
+    for (std::int64_t out :
+         halo::detail::parse_integer_list(args.out_tiles, ',', 1, kMaxTile, 1, 64, "--out-tile"))
+      rows.emplace_back(out + k - 1, out);
+
+  std::string text;
+  char line[256];
+  const auto add = [&](const char* fmt, auto... v) {
+    std::snprintf(line, sizeof line, fmt, v...);
+    text += line;
+  };
+  const std::string d = std::to_string(rank);
+  std::string fs = std::to_string(k);
+  for (int i = 1; i < rank; ++i) fs += "x" + std::to_string(k);
+  if (rank == 1) fs += "-tap";
+  const std::string r = k % 2 ? "r = " + std::to_string(k / 2) : "even width";
+  add("Arithmetic intensity (OP/B), %sD, %s filter (%s), %s: %zu B per element\n", d.c_str(),
+      fs.c_str(), r.c_str(), args.dtype.c_str(), eb);
+  add("%-12s %8s %9s %8s %12s\n", "strategy", "IN_TILE", "OUT_TILE", "OP/B", "loads saved");
+  add("%-12s %8s %9s %8s %12s\n", "basic", "-", "-",
+      num(halo::model::basic_intensity(eb)).c_str(), "1");
+  add("%-12s %8s %9s %8s %12s\n", "constant", "-", "-",
+      num(halo::model::constant_intensity(eb)).c_str(), "1");
   for (auto [in, out] : rows)
-    std::printf("%-12s %8lld %9lld %8s %12s\n", "tiled", (long long)in, (long long)out,
-                num(halo::model::tiled_intensity(a.rank, a.k, out, eb)).c_str(),
-                num(halo::model::memory_reduction(a.rank, a.k, out)).c_str());
-  std::printf("%-12s %8s %9s %8s\n", "tiled bound", "inf", "inf",
-              num(halo::model::tiled_bound(a.rank, a.k, eb)).c_str());
-  const std::string p = a.rank == 1 ? "" : "^" + d;
-  std::printf("\nbasic: 2 OP per tap over 2 loads (input, filter); constant: 2 OP over 1 load\n"
-              "tiled: OUT%s * %lld%s * 2 OP over IN%s loads of %zu B, IN = OUT + %lld; "
-              "bound %lld%s * 2 / %zu\n"
-              "loads saved: OUT%s * %lld%s / IN%s (global-memory reduction of the tile)\n",
-              p.c_str(), (long long)a.k, p.c_str(), p.c_str(), eb, (long long)(a.k - 1),
-              (long long)a.k, p.c_str(), eb, p.c_str(), (long long)a.k, p.c_str(), p.c_str());
+    add("%-12s %8lld %9lld %8s %12s\n", "tiled", (long long)in, (long long)out,
+        num(halo::model::tiled_intensity(rank, k, out, eb)).c_str(),
+        num(halo::model::memory_reduction(rank, k, out)).c_str());
+  add("%-12s %8s %9s %8s\n", "tiled bound", "inf", "inf",
+      num(halo::model::tiled_bound(rank, k, eb)).c_str());
+  const std::string p = rank == 1 ? "" : "^" + d;
+  add("\nbasic: 2 OP per tap over 2 loads (input, filter); constant: 2 OP over 1 load\n"
+      "tiled: OUT%s * %lld%s * 2 OP over IN%s loads of %zu B, IN = OUT + %lld; "
+      "bound %lld%s * 2 / %zu\n",
+      p.c_str(), (long long)k, p.c_str(), p.c_str(), eb, (long long)(k - 1), (long long)k,
+      p.c_str(), eb);
+  add("loads saved: OUT%s * %lld%s / IN%s (global-memory reduction of the tile)\n", p.c_str(),
+      (long long)k, p.c_str(), p.c_str());
+  std::fputs(text.c_str(), stdout);
   return 0;
 }
 
@@ -309,22 +418,21 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   apply->add_option("--backend", aa.backend, "auto, cpu, reference or cuda")->capture_default_str();
   apply->add_option("--strategy", aa.strategy, "run exactly this strategy (see `halo info`)");
-  auto* axis_opt =
-      apply->add_option("--axis", aa.axis, "apply a 1-D filter along this axis (negative: from the end)");
+  apply->add_option("--axis", aa.axis,
+                    "apply a 1-D filter along this axis (negative: from the end)");
   apply->add_flag("--batch", aa.batch, "the first axis is a batch: filter each item");
   apply->add_flag("--direct-sums", aa.direct_sums,
                   "every output a plain sum of its taps: no Winograd form (the GPU's 2-D float32 "
                   "radius 4, 5, 7 kernels are then slower; see docs/ACCURACY.md)");
   apply->add_flag("-v,--verbose", aa.verbose, "print the strategy chosen, time and throughput");
 
-  std::string gen_path, gen_shape = "4096x4096", gen_dtype = "f32";
-  std::uint64_t gen_seed = 0;
+  std::string gen_path, gen_shape = "4096x4096", gen_dtype = "f32", gen_seed;
   auto* gen = app.add_subcommand("generate", "write a random test array (uniform [0,1))");
   gen->add_option("output", gen_path, "output .npy")->required();
   gen->add_option("--shape", gen_shape, "extents joined by x, e.g. 4096x4096 or 256x256x256")
       ->capture_default_str();
   gen->add_option("--dtype", gen_dtype, "f32 or f64")->capture_default_str();
-  auto* seed_opt = gen->add_option("--seed", gen_seed, "random seed (default: fresh)");
+  gen->add_option("--seed", gen_seed, "random seed, a decimal integer (default: fresh)");
 
   AnalyzeArgs an;
   auto* analyze = app.add_subcommand(
@@ -338,12 +446,16 @@ int main(int argc, char** argv) {
   halo::tool::BenchArgs ba;
   auto* bench = app.add_subcommand(
       "bench", "time strategies on a suite of problems against the measured roofline");
-  bench->add_option("--suite", ba.suite, "seed (16384^2, 9x9), radii, 1d, 3d or all")
+  bench->add_option("--suite", ba.suite,
+                    "seed (2-D, 9x9), radii (2-D, r = 1-5, 7, 15), 1d (r = 4, 16, 64), "
+                    "3d (r = 1-3) or all. Sizes: runs with a GPU strategy 16384^2 (seed, radii), "
+                    "2^28 (1d), 640^3 (3d); CPU-only runs 4096^2, 2^24, 256^3")
       ->capture_default_str();
   bench->add_option("--strategy", ba.strategies, "comma-separated strategies (default: all but "
                                                  "reference)");
   bench->add_option("--backend", ba.backend, "all, cpu or cuda")->capture_default_str();
-  bench->add_option("--size", ba.size, "override the array shape, e.g. 4096x4096");
+  bench->add_option("--size", ba.size, "override the suites' array shape of this rank, e.g. "
+                                       "4096x4096");
   bench->add_option("--radii", ba.radii, "override the suite's radii, e.g. 1,2,3");
   bench->add_option("--format", ba.format, "table, csv or json")->capture_default_str();
   bench->add_option("-o,--output", ba.output, "also write the results (in --format) to this file");
@@ -355,21 +467,38 @@ int main(int argc, char** argv) {
 
   app.add_subcommand("info", "version, build options, CPU features, GPUs, strategies");
 
+  // The exit-code contract (README, --help): 0 on success, 1 on any error, usage errors
+  // included; errors go to stderr and nothing reaches stdout before one.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "halo: error: unknown command '%s' (expected %s)\n",
+                   halo::detail::printable(argv[1]).c_str(), names.c_str());
+      return 1;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "halo: error: %s\nRun `halo --help` or `halo COMMAND --help` for usage.\n",
+                 e.what());
+    return 1;
   }
   try {
-    if (apply->parsed()) {
-      aa.axis_given = axis_opt->count() > 0;
-      return run_apply(aa);
-    }
-    if (gen->parsed()) return run_generate(gen_path, gen_shape, gen_dtype, gen_seed,
-                                           seed_opt->count() > 0);
+    if (apply->parsed()) return run_apply(aa);
+    if (gen->parsed()) return run_generate(gen_path, gen_shape, gen_dtype, gen_seed);
     if (analyze->parsed()) return run_analyze(an);
     if (bench->parsed()) return halo::tool::run_bench(ba);
     return run_info();
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "halo: error: out of host memory (an allocation failed)\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "halo: error: %s\n", e.what());
     return 1;

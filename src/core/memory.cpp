@@ -1,0 +1,158 @@
+// Memory estimates made before allocating: what a run needs, what the host and device have, and
+// the refusal that names both.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include "core/detail.hpp"
+#include "halo/halo.hpp"
+
+namespace halo {
+
+namespace {
+
+// "1.50 GB", "12.0 MB", "640 B": decimal units, as the benchmarks print GB/s.
+std::string size_text(double bytes) {
+  char buf[32];
+  if (bytes >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
+  else if (bytes >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
+  else if (bytes >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.1f kB", bytes / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+  return buf;
+}
+
+// The first number after `key` in a "key: value kB" file such as /proc/meminfo, in bytes; < 0 if
+// absent.
+double meminfo_bytes(const std::string& key) {
+  std::ifstream f("/proc/meminfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.compare(0, key.size(), key) != 0 || line.size() <= key.size() ||
+        line[key.size()] != ':')
+      continue;
+    std::istringstream is(line.substr(key.size() + 1));
+    double kb = -1;
+    is >> kb;
+    return kb < 0 ? -1 : kb * 1024;
+  }
+  return -1;
+}
+
+// A whole file holding one number (cgroup files); < 0 if absent or "max".
+double file_number(const std::string& path) {
+  std::ifstream f(path);
+  std::string text;
+  if (!(f >> text) || text == "max") return -1;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  return end && *end == '\0' ? v : -1;
+}
+
+// This process's cgroup v2 directory ("0::/path" in /proc/self/cgroup), or "".
+std::string cgroup_v2_dir() {
+  std::ifstream f("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.compare(0, 3, "0::") == 0) return "/sys/fs/cgroup" + line.substr(3);
+  return "";
+}
+
+// Bytes of address space this process uses (/proc/self/statm's first field, in pages).
+double address_space_in_use() {
+  std::ifstream f("/proc/self/statm");
+  double pages = 0;
+  if (!(f >> pages)) return 0;
+  return pages * double(::sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace
+
+MemoryAvailable host_memory_available() {
+  MemoryAvailable m{std::numeric_limits<double>::infinity(), "nothing measured"};
+  const auto consider = [&m](double bytes, const std::string& what) {
+    if (bytes >= 0 && bytes < m.bytes) m = {bytes, what};
+  };
+  consider(meminfo_bytes("MemAvailable"), "MemAvailable in /proc/meminfo");
+  const std::string cg = cgroup_v2_dir();
+  if (!cg.empty()) {
+    const double limit = file_number(cg + "/memory.max");
+    if (limit >= 0)
+      consider(limit - std::max(0.0, file_number(cg + "/memory.current")),
+               "the cgroup's memory.max less its usage");
+  }
+  const double v1 = file_number("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+  if (v1 >= 0 && v1 < 1e18)  // v1 reports "no limit" as a huge number
+    consider(v1 - std::max(0.0, file_number("/sys/fs/cgroup/memory/memory.usage_in_bytes")),
+             "the cgroup's memory limit less its usage");
+  struct rlimit rl {};
+  if (::getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    consider(std::max(0.0, double(rl.rlim_cur) - address_space_in_use()),
+             "this process's address-space limit (RLIMIT_AS, ulimit -v) less what it uses");
+  return m;
+}
+
+std::vector<MemoryUse> memory_needed(const Problem& p, const RunInfo& choice, MemorySpace arrays,
+                                     bool count_arrays) {
+  const Strategy* s = find_strategy(choice.strategy);
+  if (!s) throw Error("memory_needed: unknown strategy '" + choice.strategy + "'");
+  const double array = double(p.elements()) * double(dtype_size(p.dtype()));
+  std::vector<MemoryUse> needs;
+  if (count_arrays) {
+    needs.push_back({"the input array", array, arrays});
+    needs.push_back({"the output array", array, arrays});
+  }
+  if (s->backend() == Backend::cuda && arrays == MemorySpace::host) {
+    needs.push_back({"the input's copy on the GPU", array, MemorySpace::device});
+    needs.push_back({"the output's copy on the GPU", array, MemorySpace::device});
+  }
+  for (MemoryUse& u : s->workspace(p)) {
+    u.what += " (strategy " + s->name() + ")";
+    needs.push_back(std::move(u));
+  }
+  return needs;
+}
+
+void require_memory(const std::vector<MemoryUse>& needs) {
+  for (const MemorySpace space : {MemorySpace::host, MemorySpace::device}) {
+    double total = 0;
+    std::string parts;
+    for (const MemoryUse& u : needs) {
+      if (u.space != space || u.bytes <= 0) continue;
+      total += u.bytes;
+      parts += (parts.empty() ? "" : ", ") + u.what + " " + size_text(u.bytes);
+    }
+    if (total == 0) continue;
+    double have = 0;
+    std::string limit;
+    if (space == MemorySpace::host) {
+      const MemoryAvailable m = host_memory_available();
+      have = m.bytes;
+      limit = m.limited_by;
+    } else {
+      have = detail::device_memory_free(&limit);
+    }
+    if (total <= have) continue;
+    throw Error(std::string("not enough ") + (space == MemorySpace::host ? "host" : "GPU") +
+                " memory: this run needs " + size_text(total) + " (" + parts + ") and " +
+                size_text(have) + " is available (" + limit + ")");
+  }
+}
+
+std::vector<MemoryUse> Strategy::workspace(const Problem& p) const {
+  const bool gpu = backend() == Backend::cuda;
+  return {{"the filter weights", double(p.taps()) * double(dtype_size(p.dtype())),
+           gpu ? MemorySpace::device : MemorySpace::host}};
+}
+
+}  // namespace halo

@@ -1,0 +1,32 @@
+// Strict parsing of the numbers and lists that users type (filter specs, command-line options).
+// Numbers are decimal and complete: no hex (0x10), octal, binary, exponent-only or C99 hex-float
+// (0x1p1) forms, no surrounding spaces, no '+' sign, no inf/nan. Every error names what was being
+// parsed, the text and the allowed range, and is a halo::Error.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace halo::detail {
+
+// A decimal integer in [lo, hi]: digits, with a leading '-' only when lo < 0.
+// `what` names the value in messages, e.g. "--axis" or "filter 'box:K': size".
+std::int64_t parse_integer(const std::string& text, std::int64_t lo, std::int64_t hi,
+                           const std::string& what);
+
+// A finite decimal real: [-]digits[.digits][e[-]digits] (also ".5" and "5."), in [lo, hi].
+double parse_real(const std::string& text, double lo, double hi, const std::string& what);
+
+// Integers in [lo, hi] separated by `sep` ("4096x4096", "8,16,32"), between min_count and
+// max_count of them.
+std::vector<std::int64_t> parse_integer_list(const std::string& text, char sep, std::int64_t lo,
+                                             std::int64_t hi, std::size_t min_count,
+                                             std::size_t max_count, const std::string& what);
+
+// `text` with every byte outside printable ASCII shown as \xNN (a NUL or an escape sequence from
+// a file must not cut or garble a message), cut to `max_len` bytes with "..." after.
+std::string printable(std::string_view text, std::size_t max_len = 160);
+
+}  // namespace halo::detail
