@@ -58,21 +58,6 @@ std::string error_of(F&& f) {
   return "";
 }
 
-// Runs the halo binary in `cwd` and returns only its standard output (stderr goes to a file).
-std::string run_cli_stdout(const std::string& args, const std::string& cwd, int* code) {
-  const std::string cmd = "cd '" + cwd + "' && " + std::string(HALO_CLI_PATH) + " " + args +
-                          " 2>'" + cwd + "/stderr.txt'";
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
-  *code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
-}
-
 // The read end of a FIFO, drained by a thread until the writer closes it. The FIFO is opened
 // non-blocking here, so a writer that opens it never waits and a writer that never opens it (one
 // that replaces the FIFO instead) cannot hang the test: finish() then ends the thread.
@@ -210,6 +195,16 @@ TEST_F(Output, NewAndExistingFilesAreReplacedAtomicallyKeepingTheMode) {
   EXPECT_EQ(after.st_mode & 07777, 0640u) << "the replaced file lost its permission bits";
   EXPECT_NE(after.st_ino, before.st_ino) << "an existing file is replaced (renamed over), not "
                                             "rewritten in place";
+  // Root replacing another user's file gives the new file that user's ownership.
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(out.c_str(), 4321, 4322), 0);
+    io::write_npy(out, a);
+    struct stat owned {};
+    ASSERT_EQ(::stat(out.c_str(), &owned), 0);
+    EXPECT_EQ(owned.st_uid, 4321u);
+    EXPECT_EQ(owned.st_gid, 4322u);
+    EXPECT_EQ(owned.st_mode & 07777, 0640u);
+  }
 }
 
 // A write that fails half-way (the file size limit here) leaves the old file as it was.
@@ -481,10 +476,10 @@ TEST_F(Output, CliWritesTheArrayToStandardOutputForDash) {
       run_cli("apply " + path("in.npy") + " " + path("file.npy") + " --filter box:3 --backend cpu")
           .code,
       0);
-  int code = -1;
-  const std::string bytes = run_cli_stdout(
-      "apply " + path("in.npy") + " - --filter box:3 --backend cpu", dir_.string(), &code);
-  EXPECT_EQ(code, 0) << read_bytes(path("stderr.txt"));
+  const SplitResult r = run_cli_split("apply " + path("in.npy") + " - --filter box:3 --backend cpu",
+                                      "cd '" + dir_.string() + "' &&");
+  const std::string& bytes = r.out;
+  EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_FALSE(fs::exists(path("-"))) << "a file named '-' was written";
   EXPECT_EQ(bytes, read_bytes(path("file.npy")));
   EXPECT_TRUE(same(parse(bytes), io::read_npy(path("file.npy"))));
@@ -498,9 +493,9 @@ TEST_F(Output, BenchWritesToDevNullAndStandardOutput) {
   EXPECT_TRUE(S_ISCHR(lmode("/dev/null"))) << "/dev/null is no longer a character device";
 
   // --json -: the table, then the JSON document, both on standard output and in that order.
-  int code = -1;
-  const std::string out = run_cli_stdout(bench + " --json -", dir_.string(), &code);
-  EXPECT_EQ(code, 0) << read_bytes(path("stderr.txt"));
+  const SplitResult j = run_cli_split(bench + " --json -", "cd '" + dir_.string() + "' &&");
+  const std::string& out = j.out;
+  EXPECT_EQ(j.code, 0) << j.err;
   EXPECT_FALSE(fs::exists(path("-"))) << "a file named '-' was written";
   const std::size_t json_at = out.find("\n{");
   ASSERT_NE(json_at, std::string::npos) << out;

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <new>
 
 #include "core/parse.hpp"
 
@@ -47,7 +48,12 @@ static std::vector<double> widen(const T* w, const std::vector<std::int64_t>& sh
   if (shape.empty() || shape.size() > kMaxRank)
     throw Error("filter rank must be 1..3, got " + std::to_string(shape.size()));
   const std::int64_t n = detail::checked_product(shape.data(), int(shape.size()), "filter");
-  return std::vector<double>(w, w + n);
+  try {
+    return std::vector<double>(w, w + n);
+  } catch (const std::bad_alloc&) {
+    throw Error("cannot allocate " + std::to_string(n * 8) + " bytes for the " +
+                std::to_string(n) + " float64 weights of the filter");
+  }
 }
 
 Filter::Filter(const float* w, std::vector<std::int64_t> shape) : Filter(widen(w, shape), shape) {}

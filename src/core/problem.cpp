@@ -1,6 +1,7 @@
 // Problem: validation up front, the correlation every strategy computes, the roofline numbers.
 #include <algorithm>
 #include <limits>
+#include <new>
 #include <sstream>
 
 #include "core/detail.hpp"
@@ -33,7 +34,13 @@ Problem::Problem(int rank, const Extents& extents, std::int64_t batch, const Fil
   if (per > std::numeric_limits<std::int64_t>::max() / batch / 8)
     throw Error("array of " + std::to_string(per) + " x batch " + std::to_string(batch) +
                 " elements is too large");
-  std::vector<double> w = filter.weights();
+  std::vector<double> w;
+  try {
+    w = filter.weights();
+  } catch (const std::bad_alloc&) {
+    throw Error("cannot allocate " + std::to_string(filter.taps() * 8) +
+                " bytes for a copy of the filter's weights");
+  }
   // Flipping every axis of a C-order array reverses its flat order.
   if (op == Op::convolve) std::reverse(w.begin(), w.end());
   // Output i reads input i - anchor + j, so along an axis of extent n only the taps j in

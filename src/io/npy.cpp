@@ -375,6 +375,8 @@ struct Destination {
   std::string target;  // the file written: the path with every symlink followed
   std::string dir;     // target's directory, where a replacement's temporary file goes
   int keep_mode = -1;  // an existing file's permission bits, given to its replacement
+  uid_t keep_uid = 0;  // and its owner, given to it when root replaces another user's file
+  gid_t keep_gid = 0;
 };
 
 // Symlinks followed before giving up, as Linux's own limit.
@@ -477,6 +479,8 @@ Destination resolve_output(const std::string& path) {
       fail(d.name, "cannot write to it: " + errno_text());
     }
     d.keep_mode = static_cast<int>(st.st_mode & 0777);
+    d.keep_uid = st.st_uid;
+    d.keep_gid = st.st_gid;
   }
 
   // The temporary file is created in the target's directory and renamed there.
@@ -575,6 +579,12 @@ class OutputFile {
       created_ = true;
       if (d_.keep_mode >= 0 && ::fchmod(fd_, static_cast<mode_t>(d_.keep_mode)) != 0)
         fail(d_.name, "cannot set the mode of the temporary file " + temp_ + ": " + errno_text());
+      // Only root can give a file away; a user replaces only files it may write, and keeps
+      // them as the rename leaves them.
+      if (d_.keep_mode >= 0 && ::geteuid() == 0 &&
+          ::fchown(fd_, d_.keep_uid, d_.keep_gid) != 0)
+        fail(d_.name, "cannot give the temporary file " + temp_ + " the owner of the file it " +
+                          "replaces: " + errno_text());
     }
   }
 
