@@ -1,7 +1,7 @@
 // The CPU's roofline ceilings (src/cpu/ceilings.cpp), as `halo bench` measures them: how they are
-// measured (every thread, several trials, the best kept, both copy methods), that the copy ceiling
-// is not below what the `cpu` strategy itself streams, and what `halo bench --help` says of the
-// suites' sizes.
+// measured (every thread, several trials, the best kept, both copy methods) and what
+// `halo bench --help` says of the suites' sizes. That no problem then measures above its roofline
+// is a benchmark's finding (docs/BENCHMARKS.md), not a timed test's.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -16,30 +16,6 @@
 
 namespace halo::test {
 namespace {
-
-// The `cpu` strategy's best-of-3 bytes/second (input read + output written) on a 1-D copy-like
-// problem: a 1-tap filter over 64 MiB of float32 (the size of the CPU suites' arrays), large
-// enough for the strategy's non-temporal stores and larger than the caches.
-double cpu_strategy_best_bytes_per_second() {
-  const Strategy* s = find_strategy("cpu");
-  EXPECT_NE(s, nullptr);
-  if (!s) return 0;
-  const std::int64_t n = std::int64_t(16) << 20;
-  const Problem p(1, {n, 1, 1}, 1, make_named_filter("delta:1", 1), DType::f32);
-  std::vector<float> in(static_cast<std::size_t>(n), 1.0f), out(static_cast<std::size_t>(n));
-  s->run(p, Buffers{in.data(), out.data()}, nullptr);  // warm-up: pages, threads
-  double best = 0;
-  for (int trial = 0; trial < 3; ++trial) {
-    const auto t0 = std::chrono::steady_clock::now();
-    s->run(p, Buffers{in.data(), out.data()}, nullptr);
-    const double sec =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    best = std::max(best, p.bytes() / sec);
-  }
-  EXPECT_EQ(out[0], 1.0f);
-  EXPECT_EQ(out.back(), 1.0f);
-  return best;
-}
 
 // How the ceilings are measured: by every thread, several trials of each loop and of both copy
 // methods (memcpy, and non-temporal stores as the `cpu` strategy writes large outputs), each
@@ -73,24 +49,6 @@ TEST(CpuCeilings, BestOfSeveralTrialsOnEveryThreadAndBothCopyMethods) {
     EXPECT_EQ(c.fma_gflops, best);
     EXPECT_EQ(c.fma_method, best_method);
   }
-}
-
-// The copy ceiling is what the memory can move; the `cpu` strategy streaming a 1-tap filter does
-// no more than copy, so it must not beat the ceiling (it did by 30% when the ceiling was a
-// median of memcpy runs, whose stores may read each destination line first). Against the noise of a
-// loaded machine: 0.9x, every side the best of its trials, and the ceiling measured before and
-// after the strategy's trials, the better kept, so that a busy spell must hold down every trial
-// of the ceiling and spare one of the strategy for this to fail wrongly.
-TEST(CpuCeilings, CopyCeilingCoversWhatTheCpuStrategyStreams) {
-  const double before = detail::measure_cpu_ceilings(DType::f32).copy_gbs;
-  const double strategy_gbs = cpu_strategy_best_bytes_per_second() / 1e9;
-  const double after = detail::measure_cpu_ceilings(DType::f32).copy_gbs;
-  const double ceiling = std::max(before, after);
-  std::printf("copy ceiling %.1f GB/s (%.1f before, %.1f after); the cpu strategy streamed %.1f "
-              "GB/s\n", ceiling, before, after, strategy_gbs);
-  EXPECT_GE(ceiling, 0.9 * strategy_gbs)
-      << "copy ceiling " << ceiling << " GB/s, the cpu strategy streamed " << strategy_gbs
-      << " GB/s";
 }
 
 // `halo bench --help` gives the sizes of each suite on each backend (bench.cpp's suite_problems).

@@ -107,6 +107,20 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// In a parallel region: waits for the whole team, then the master thread reads the clock into
+// *t0 and the team's size into *team, and no thread goes on before that. The clock of a trial
+// thus starts once every thread is there: a ceiling is what the threads can do, not how soon a
+// busy machine wakes them.
+void start_together(std::chrono::steady_clock::time_point* t0, int* team) {
+#pragma omp barrier
+#pragma omp master
+  {
+    *team = omp_get_num_threads();
+    *t0 = std::chrono::steady_clock::now();
+  }
+#pragma omp barrier
+}
+
 // The best trial (the ceiling) and how it ran.
 const Ceilings::Trial& best_of(const std::vector<Ceilings::Trial>& trials) {
   return *std::max_element(trials.begin(), trials.end(),
@@ -153,11 +167,11 @@ Ceilings measure_cpu_ceilings(DType dtype) {
     for (int trial = -1; trial < kCopyTrials; ++trial) {  // trial -1 warms up
       const bool stream = method[0] == 's';
       int team = 0;
-      const auto t0 = std::chrono::steady_clock::now();
+      double sec = 0;
+      std::chrono::steady_clock::time_point t0;
 #pragma omp parallel num_threads(threads)
       {
-#pragma omp single nowait
-        team = omp_get_num_threads();
+        start_together(&t0, &team);
 #pragma omp for schedule(dynamic)
         for (std::int64_t i = 0; i < pieces; ++i) {
           if (stream)
@@ -167,8 +181,9 @@ Ceilings measure_cpu_ceilings(DType dtype) {
           else
             std::memcpy(o + i * piece, s + i * piece, piece);
         }
+#pragma omp master
+        sec = seconds_since(t0);  // after the loop's barrier: every piece copied
       }
-      const double sec = seconds_since(t0);
       if (trial < 0) continue;
       c.threads = std::min(c.threads, team);
       c.copy_trials.push_back({method, 2.0 * double(bytes) / sec / 1e9});
@@ -185,21 +200,21 @@ Ceilings measure_cpu_ceilings(DType dtype) {
   for (int trial = -1; trial < kFmaTrials; ++trial) {
     std::int64_t lanes = 0, chains = 0;
     int team = 0;
-    double sink = 0;
-    const auto t0 = std::chrono::steady_clock::now();
+    double sink = 0, sec = 0;
+    std::chrono::steady_clock::time_point t0;
 #pragma omp parallel num_threads(threads) reduction(+ : sink)
     {
+      start_together(&t0, &team);
       std::int64_t l = 0, k = 0;
 #pragma omp for schedule(dynamic)
       for (std::int64_t i = 0; i < fma_pieces; ++i)
         sink += dtype == DType::f32 ? HWY_DYNAMIC_DISPATCH(cpu::FmaF32)(iters, &l, &k)
                                     : HWY_DYNAMIC_DISPATCH(cpu::FmaF64)(iters, &l, &k);
-#pragma omp single nowait
-      team = omp_get_num_threads();
+#pragma omp master
+      sec = seconds_since(t0);  // after the loop's barrier: every piece done
 #pragma omp critical
       if (l > 0) lanes = l, chains = k;
     }
-    const double sec = seconds_since(t0);
     if (sink == 42.0) c.device += " ";  // keeps the loops' results alive
     if (trial < 0) continue;
     c.threads = std::min(c.threads, team);
