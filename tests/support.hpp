@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -211,6 +212,24 @@ std::string check_strategy(const std::string& strategy, int rank, Extents ext, s
      << "); seed " << fresh_seed();
   return os.str();
 }
+
+// A fresh temporary directory per test, named after the suite, the process and the test, and
+// removed afterwards.
+class TempDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("halo-" + std::string(info->test_suite_name()) + "-" + std::to_string(::getpid()) +
+            "-" + info->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::filesystem::path dir_;
+};
 
 #ifdef HALO_CLI_PATH
 // Runs the built `halo` binary with `args`; returns its exit code and stdout+stderr.

@@ -14,18 +14,8 @@ namespace fs = std::filesystem;
 namespace halo::test {
 namespace {
 
-class Cli : public ::testing::Test {
+class Cli : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("halo-cli-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
   // Expects failure with `phrase` in the message and no file at `out` afterwards.
   void expect_failure(const std::string& args, const std::string& phrase, const std::string& out) {
     const Result r = run_cli(args);
@@ -37,8 +27,6 @@ class Cli : public ::testing::Test {
     for (const auto& e : fs::directory_iterator(dir_))
       EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << e.path();
   }
-
-  fs::path dir_;
 };
 
 TEST_F(Cli, HelpShowsExamples) {

@@ -241,19 +241,13 @@ TEST(Progress, CpuStrategiesReportMonotoneFractionsEndingAtOne) {
 // ------------------------------------------------------------------------------------------------
 // The command line
 // ------------------------------------------------------------------------------------------------
-class Hostile : public ::testing::Test {
+class Hostile : public TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("halo-hostile-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    TempDirTest::SetUp();
     const std::vector<float> img = random_vector<float>(64 * 64);
     io::write_npy(path("img.npy"), DType::f32, {64, 64}, img.data());
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   // Fails with exit code 1, `phrase` on stderr, nothing on stdout, and no output file.
   void expect_error(const std::string& args, const std::string& phrase,
@@ -265,7 +259,6 @@ class Hostile : public ::testing::Test {
     EXPECT_EQ(r.out, "") << "`" << args << "` printed on stdout before its error";
     EXPECT_FALSE(fs::exists(path("out.npy"))) << args;
   }
-  fs::path dir_;
 };
 
 TEST_F(Hostile, EveryErrorExitsWithOneAndPrintsNothingOnStdout) {

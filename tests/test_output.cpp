@@ -108,20 +108,27 @@ class FifoReader {
   std::thread thread_;
 };
 
-class Output : public ::testing::Test {
+class Output : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("halo-output-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
   void TearDown() override {
     expect_no_temporaries();
-    fs::remove_all(dir_);
+    TempDirTest::TearDown();
   }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Makes nodes of the null (1, 3) and the full (1, 7) devices inside the temporary directory;
+  // returns why they cannot be made or opened here, or "".
+  std::string make_device_nodes(std::string* null_dev, std::string* full_dev) {
+    *null_dev = path("null");
+    *full_dev = path("full");
+    if (::mknod(null_dev->c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0 ||
+        ::mknod(full_dev->c_str(), S_IFCHR | 0666, makedev(1, 7)) != 0)
+      return std::string("mknod: ") + std::strerror(errno);
+    const int probe = ::open(null_dev->c_str(), O_WRONLY);
+    if (probe < 0)
+      return std::string("device nodes cannot be opened here: ") + std::strerror(errno);
+    ::close(probe);
+    return "";
+  }
 
   // A fresh random float32 array; big enough (by default) to overflow a pipe's buffer.
   static io::NpyArray array(std::int64_t h = 300, std::int64_t w = 301) {
@@ -168,8 +175,6 @@ class Output : public ::testing::Test {
           << "message for " << out << " lacks '" << phrase << "': " << written;
     EXPECT_EQ(listing(), before) << "a failed write_npy changed the directory";
   }
-
-  fs::path dir_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -310,14 +315,9 @@ TEST_F(Output, FifoWhoseReaderLeavesIsAnError) {
 
 TEST_F(Output, CharacterDeviceIsWrittenNotReplaced) {
   if (::geteuid() != 0) GTEST_SKIP() << "creating device nodes needs root";
-  // The null device's and the full device's numbers, as new nodes inside the temporary directory.
-  const std::string null_dev = path("null"), full_dev = path("full");
-  if (::mknod(null_dev.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0 ||
-      ::mknod(full_dev.c_str(), S_IFCHR | 0666, makedev(1, 7)) != 0)
-    GTEST_SKIP() << "mknod: " << std::strerror(errno);
-  const int probe = ::open(null_dev.c_str(), O_WRONLY);
-  if (probe < 0) GTEST_SKIP() << "device nodes cannot be opened here: " << std::strerror(errno);
-  ::close(probe);
+  std::string null_dev, full_dev;
+  if (const std::string why = make_device_nodes(&null_dev, &full_dev); !why.empty())
+    GTEST_SKIP() << why;
 
   EXPECT_NO_THROW(io::check_output_path(null_dev));
   EXPECT_NO_THROW(io::write_npy(null_dev, array()));
@@ -424,13 +424,9 @@ TEST_F(Output, CliWritesToAFifo) {
 
 TEST_F(Output, CliWritesToACharacterDevice) {
   if (::geteuid() != 0) GTEST_SKIP() << "creating device nodes needs root";
-  const std::string null_dev = path("null"), full_dev = path("full");
-  if (::mknod(null_dev.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0 ||
-      ::mknod(full_dev.c_str(), S_IFCHR | 0666, makedev(1, 7)) != 0)
-    GTEST_SKIP() << "mknod: " << std::strerror(errno);
-  const int probe = ::open(null_dev.c_str(), O_WRONLY);
-  if (probe < 0) GTEST_SKIP() << "device nodes cannot be opened here: " << std::strerror(errno);
-  ::close(probe);
+  std::string null_dev, full_dev;
+  if (const std::string why = make_device_nodes(&null_dev, &full_dev); !why.empty())
+    GTEST_SKIP() << why;
   io::write_npy(path("in.npy"), array(16, 16));
 
   const Result ok =
