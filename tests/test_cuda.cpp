@@ -49,26 +49,6 @@ constexpr DType dtype_of() {
   return std::is_same<T, float>::value ? DType::f32 : DType::f64;
 }
 
-// Compares `got` with the float64 reference of p on `in`; "" if every element is within the
-// tolerance of support.hpp, else the first mismatch.
-template <class T>
-std::string compare(const std::string& strategy, const Problem& p, const std::vector<T>& in,
-                    const std::vector<T>& got) {
-  const std::size_t n = static_cast<std::size_t>(p.elements());
-  std::vector<double> ref(n);
-  cpu::reference_f64(p, in.data(), ref.data());
-  const std::vector<double> tol = tolerances(strategy, p, in);
-  std::int64_t bad = 0, first = -1;
-  for (std::size_t i = 0; i < n; ++i)
-    if (!(std::fabs(double(got[i]) - ref[i]) <= tol[i]))
-      if (bad++ == 0) first = std::int64_t(i);
-  if (bad == 0) return "";
-  std::ostringstream os;
-  os << p.describe() << ": " << bad << " of " << n << " wrong; first at " << first << ": got "
-     << got[first] << ", want " << ref[first] << "; seed " << fresh_seed();
-  return os.str();
-}
-
 // Device pointers and a caller's non-blocking stream: the input is copied on that stream, the
 // strategy runs on it, the result is copied back on it; only the stream is synchronised. A
 // strategy that used another stream would race with the copies.

@@ -151,9 +151,9 @@ TEST(Limits, FiltersLargerThanTheArrayAreCroppedExactly) {
     for (const Op op : {Op::correlate, Op::convolve})
       for (const DType t : {DType::f32, DType::f64}) {
         const Problem p(c.rank, c.ext, 2, random_filter(c.filter), t, op);
-        ASSERT_TRUE(p.filter_cropped()) << p.describe();
+        ASSERT_TRUE(p.filter_folded()) << p.describe();
         for (int i = 0; i < c.rank; ++i) EXPECT_LE(p.filter_extents()[i], 2 * c.ext[i] - 1);
-        EXPECT_TRUE(has(p.describe(), "cropped to")) << p.describe();
+        EXPECT_TRUE(has(p.describe(), "folded to")) << p.describe();
         const std::int64_t n = p.elements();
         std::vector<double> ref(n), scale(n);
         const auto run = [&](auto zero) {
@@ -360,7 +360,7 @@ TEST_F(Hostile, AFilterMuchLargerThanTheArrayRunsInBoundedTime) {
   const std::string img = path("img.npy"), out = path("out.npy");
   const SplitResult r = run_cli_split("apply " + img + " " + out + " --filter box:3000 -v --backend cpu");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_TRUE(has(r.out, "cropped to 127x127")) << r.out;
+  EXPECT_TRUE(has(r.out, "folded to 127x127")) << r.out;
   // Against the definition: the 3000x3000 box over the 64x64 array.
   const io::NpyArray o = io::read_npy(out), in = io::read_npy(img);
   const Problem p(2, {64, 64, 1}, 1, make_named_filter("box:3000", 2), DType::f32);

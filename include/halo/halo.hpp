@@ -10,7 +10,7 @@
 //                                                          scipy.ndimage.convolve, even k too)
 //
 // Output P has the extents of N ("same" size). Input elements outside N (ghost cells) take the
-// value given by the boundary mode (zero: the seed notes' ghost cells). An optional leading batch
+// value given by the boundary mode (Boundary, Edges; constant 0: the seed notes' ghost cells). An optional leading batch
 // dimension applies one filter to many arrays.
 #pragma once
 
@@ -32,8 +32,15 @@ inline constexpr int kMaxRank = 3;
 // ---------------------------------------------------------------------------------------------
 enum class DType { f32, f64 };
 enum class Op { correlate, convolve };
-// Only `zero` exists today; the enum leaves room for constant, nearest, reflect, mirror, wrap.
-enum class Boundary { zero };
+// Boundary modes: what an index outside the array reads (scipy.ndimage's `mode`, same meaning):
+//   constant  cval                       (k k k | a b c d | k k k)
+//   nearest   the edge element           (a a a | a b c d | d d d)
+//   reflect   about the edge, edge kept  (c b a | a b c d | d c b)   period 2n
+//   mirror    about the edge element     (d c b | a b c d | c b a)   period 2n - 2 (n = 1: a)
+//   wrap      periodic                   (b c d | a b c d | a b c)   period n
+// Reflections and wraps repeat for filters wider than the array. The seed notes' ghost cells are
+// constant with cval 0.
+enum class Boundary { constant, nearest, reflect, mirror, wrap };
 enum class Backend { automatic, reference, cpu, cuda };
 enum class MemorySpace { host, device };
 
@@ -45,7 +52,11 @@ const char* to_string(Backend b);
 // Parse the names printed by to_string(); throw halo::Error naming the bad value otherwise.
 DType parse_dtype(const std::string& s);
 Op parse_op(const std::string& s);
-Boundary parse_boundary(const std::string& s);
+// SciPy's names and filter aliases (grid-constant, grid-mirror = reflect, grid-wrap), and, as
+// documented additions, OpenCV's and PyTorch's words: zero (constant; cval must then be 0),
+// replicate (nearest), reflect101 and reflect_101 (mirror), symmetric (reflect), circular and
+// periodic (wrap). *zero, if given, is set when the name was "zero".
+Boundary parse_boundary(const std::string& s, bool* zero = nullptr);
 Backend parse_backend(const std::string& s);  // "auto", "reference", "cpu", "cuda"
 
 // Every failure halo reports is a halo::Error whose message says what was being done and why.
@@ -152,6 +163,26 @@ Filter make_named_filter(const std::string& spec, int rank);
 std::vector<std::pair<std::string, std::string>> named_filter_help();
 
 // ---------------------------------------------------------------------------------------------
+// Edges: how a problem treats the array's edges, per axis (axis 0 first; entries beyond the
+// rank are ignored): the boundary mode, the value of constant mode, and scipy.ndimage's `origin`
+// (shifts the filter: correlate reads N[i - k/2 - origin + j]; must satisfy
+// -(k/2) <= origin <= (k-1)/2; convolve negates it as SciPy does, even extents included).
+// ---------------------------------------------------------------------------------------------
+struct Edges {
+  std::array<Boundary, kMaxRank> mode{Boundary::constant, Boundary::constant, Boundary::constant};
+  double cval = 0;  // any value, NaN and infinities included
+  std::array<std::int64_t, kMaxRank> origin{0, 0, 0};
+
+  // One mode on every axis.
+  static Edges all(Boundary m, double cval = 0) {
+    Edges e;
+    e.mode = {m, m, m};
+    e.cval = cval;
+    return e;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
 // Problem: everything a strategy needs to know, validated up front.
 // ---------------------------------------------------------------------------------------------
 class Problem {
@@ -160,27 +191,34 @@ class Problem {
   // Throws halo::Error naming the problem if the description is invalid (rank mismatch,
   // non-positive extents, element count overflow, empty filter ...).
   Problem(int rank, const Extents& extents, std::int64_t batch, const Filter& filter, DType dtype,
-          Op op = Op::correlate, Boundary boundary = Boundary::zero);
+          Op op = Op::correlate, const Edges& edges = {});
 
   int rank() const { return rank_; }
   const Extents& extents() const { return extents_; }
   std::int64_t batch() const { return batch_; }
   DType dtype() const { return dtype_; }
   Op op() const { return op_; }
-  Boundary boundary() const { return boundary_; }
+  const Edges& edges() const { return edges_; }
+  Boundary mode(int axis) const { return edges_.mode[axis]; }  // axis 0 .. rank-1
+  double cval() const { return edges_.cval; }
+  // True when every ghost cell reads 0 (constant mode, cval 0, on every axis): the seed notes'
+  // problem, the only one the zero-padding kernels compute.
+  bool zero_ghosts() const;
   const Filter& filter() const { return filter_; }  // as the user gave it
 
-  // The correlation that every strategy computes: P[i] = sum_j w[j] * N[i - anchor + j] with
-  // w = correlation_weights() (the filter flipped on every axis for convolve) and anchor = k/2
-  // for correlate, k - 1 - k/2 for convolve. Strategies never need to look at op().
-  // Taps that can only ever meet ghost cells (beyond 2n - 1 per axis of extent n) are dropped
-  // here, so a filter larger than the array costs no more than one of 2n - 1 taps per axis:
-  // correlation_weights(), filter_extents(), anchor(), taps() describe that cropped filter,
-  // filter() the one the user gave (filter_cropped() says whether they differ).
+  // The correlation that every strategy computes: P[i] = sum_j w[j] * N[map(i - anchor + j)]
+  // with w = correlation_weights() (the filter flipped on every axis for convolve), anchor =
+  // k/2 + origin for correlate, k - 1 - k/2 - origin for convolve, and map the boundary mode's
+  // index map (src/core/boundary.hpp). Strategies never need to look at op() or origin.
+  // Taps beyond the array's reach (2n - 1 per axis of extent n) read what a tap at the reach's
+  // edge reads, for every output, and are folded into it (dropped when ghosts are zero), so a
+  // filter larger than the array costs no more than about 2n + 1 taps per axis:
+  // correlation_weights(), filter_extents(), anchor(), taps() describe that folded filter,
+  // filter() the one the user gave (filter_folded() says whether their extents differ).
   const std::vector<double>& correlation_weights() const { return cweights_; }
   const Extents& filter_extents() const { return kext_; }
   const Extents& anchor() const { return anchor_; }
-  bool filter_cropped() const;
+  bool filter_folded() const;
 
   Dims3 dims3() const { return to_dims3(extents_, rank_); }
   Dims3 filter_dims3() const { return to_dims3(kext_, rank_); }
@@ -188,7 +226,7 @@ class Problem {
 
   std::int64_t elements_per_item() const;
   std::int64_t elements() const;  // batch * elements_per_item
-  std::int64_t taps() const;  // of the correlation weights (the cropped filter)
+  std::int64_t taps() const;  // of the correlation weights (the folded filter)
   // The two numbers of the roofline: 2 FLOPs (multiply + add) per tap per output, and the bytes
   // of one read of the input and one write of the output.
   double flops() const;
@@ -219,7 +257,7 @@ class Problem {
   Filter filter_;
   DType dtype_ = DType::f32;
   Op op_ = Op::correlate;
-  Boundary boundary_ = Boundary::zero;
+  Edges edges_;
   std::vector<double> cweights_;
   bool direct_sums_ = false;
   Extents anchor_{0, 0, 0};
@@ -293,7 +331,7 @@ const Strategy* find_strategy(const std::string& name);
 // ---------------------------------------------------------------------------------------------
 struct Options {
   Op op = Op::correlate;
-  Boundary boundary = Boundary::zero;
+  Edges edges;  // boundary mode per axis, cval, origin (scipy.ndimage's)
   Backend backend = Backend::automatic;
   std::string strategy;    // empty: choose; otherwise that strategy or an error
   bool direct_sums = false;  // every output a plain sum of taps, no Winograd form (ACCURACY.md)

@@ -4,15 +4,75 @@
 #include <new>
 #include <sstream>
 
+#include "core/boundary.hpp"
 #include "core/detail.hpp"
 #include "halo/halo.hpp"
 
 namespace halo {
 
+namespace {
+
+// Where each tap of one axis goes when the filter is folded (see the Problem constructor): the
+// offset d = j - anchor of every tap reads the same elements as its representative r(d) for
+// every output, so taps with one representative are summed. Offsets that reach the array keep
+// their place; the others go to an equivalent offset: for constant and nearest, the first one
+// beyond the array on their side (it reads cval, or the edge element, for every output), or
+// nowhere for constant with cval 0 (they add 0); for the periodic modes, the offset one period
+// away inside the kept range [-lo_keep, hi_keep], which is at least a period long.
+struct AxisFold {
+  std::vector<std::int64_t> to;  // new tap index of each old tap, -1: dropped
+  std::int64_t extent = 1, anchor = 0;
+};
+
+AxisFold fold_axis(std::int64_t k, std::int64_t a, std::int64_t n, Boundary m, bool zero) {
+  const std::int64_t period = detail::mode_period(n, m);
+  const std::int64_t lo_keep = m == Boundary::reflect ? n : (period || zero) ? n - 1 : n;
+  const std::int64_t hi_keep = (period || zero) ? n - 1 : n;
+  std::vector<std::int64_t> r(static_cast<std::size_t>(k));
+  std::int64_t rmin = 0, rmax = 0;
+  bool any_drop = false;
+  for (std::int64_t j = 0; j < k; ++j) {
+    std::int64_t d = j - a;
+    if (d < -lo_keep || d > hi_keep) {
+      if (zero) {
+        r[j] = INT64_MIN;  // dropped
+        any_drop = true;
+        continue;
+      }
+      if (period) {
+        d = (d + lo_keep) % period;
+        d = (d < 0 ? d + period : d) - lo_keep;
+      } else {
+        d = d < 0 ? -lo_keep : hi_keep;
+      }
+    }
+    r[j] = d;
+    rmin = std::min(rmin, d);
+    rmax = std::max(rmax, d);
+  }
+  AxisFold f;
+  f.extent = rmax - rmin + 1;
+  f.anchor = -rmin;
+  f.to.resize(static_cast<std::size_t>(k));
+  for (std::int64_t j = 0; j < k; ++j) f.to[j] = r[j] == INT64_MIN ? -1 : r[j] - rmin;
+  (void)any_drop;
+  return f;
+}
+
+std::string modes_text(const Edges& e, int rank) {
+  bool same = true;
+  for (int i = 1; i < rank; ++i) same = same && e.mode[i] == e.mode[0];
+  std::string s;
+  for (int i = 0; i < (same ? 1 : rank); ++i) s += (i ? "," : "") + std::string(to_string(e.mode[i]));
+  return s;
+}
+
+}  // namespace
+
 Problem::Problem(int rank, const Extents& extents, std::int64_t batch, const Filter& filter,
-                 DType dtype, Op op, Boundary boundary)
+                 DType dtype, Op op, const Edges& edges)
     : rank_(rank), extents_{1, 1, 1}, batch_(batch), filter_(filter), dtype_(dtype), op_(op),
-      boundary_(boundary) {
+      edges_(edges) {
   if (rank < 1 || rank > kMaxRank)
     throw Error("problem rank must be 1, 2 or 3, got " + std::to_string(rank));
   for (int i = 0; i < rank; ++i) {
@@ -34,6 +94,22 @@ Problem::Problem(int rank, const Extents& extents, std::int64_t batch, const Fil
   if (per > std::numeric_limits<std::int64_t>::max() / batch / 8)
     throw Error("array of " + std::to_string(per) + " x batch " + std::to_string(batch) +
                 " elements is too large");
+  // Absent axes: constant, origin 0, so that comparisons of whole Edges mean what they say.
+  for (int i = rank; i < kMaxRank; ++i) {
+    edges_.mode[i] = Boundary::constant;
+    edges_.origin[i] = 0;
+  }
+  // scipy.ndimage's origin: correlate reads N[i - (k/2 + origin) + j], and convolve negates the
+  // origin (less one for an even extent), which makes its anchor k - 1 - k/2 - origin.
+  Extents a{0, 0, 0};
+  for (int i = 0; i < rank; ++i) {
+    const std::int64_t k = filter.extents()[i], o = edges_.origin[i];
+    if (o < -(k / 2) || o > (k - 1) / 2)
+      throw Error("origin " + std::to_string(o) + " on axis " + std::to_string(i) +
+                  " is out of range for a filter of extent " + std::to_string(k) + ": expected " +
+                  std::to_string(-(k / 2)) + ".." + std::to_string((k - 1) / 2));
+    a[i] = op == Op::correlate ? k / 2 + o : k - 1 - k / 2 - o;
+  }
   std::vector<double> w;
   try {
     w = filter.weights();
@@ -43,42 +119,64 @@ Problem::Problem(int rank, const Extents& extents, std::int64_t batch, const Fil
   }
   // Flipping every axis of a C-order array reverses its flat order.
   if (op == Op::convolve) std::reverse(w.begin(), w.end());
-  // Output i reads input i - anchor + j, so along an axis of extent n only the taps j in
-  // [anchor - (n-1), anchor + (n-1)] can reach the array; the others meet ghost cells alone,
-  // which are zero, and are dropped. This keeps a filter larger than the array (even a huge one)
-  // at no more than 2n - 1 taps per axis: exact, and the cost stays bounded by the array.
-  Extents lo{0, 0, 0};
-  bool cropped = false;
+  // Folding: output i reads map(i - anchor + j) (boundary.hpp), so along an axis of extent n the
+  // taps beyond the array's reach, [anchor - (n-1), anchor + (n-1)], read what a tap inside or
+  // just outside that range reads, for every output (constant: cval; nearest: the edge; the
+  // periodic modes: the tap a period away), and are summed into it; with zero ghosts they are
+  // dropped. A filter larger than the array (even a huge one) thus costs no more than about
+  // 2n + 1 taps per axis, exactly. Filters within reach are left as they are.
+  const bool zero = zero_ghosts();
+  std::array<AxisFold, kMaxRank> folds;
+  bool folded = false;
   for (int i = 0; i < rank; ++i) {
     const std::int64_t k = filter.extents()[i], n = extents_[i];
-    const std::int64_t a = op == Op::correlate ? k / 2 : k - 1 - k / 2;
-    lo[i] = std::max<std::int64_t>(0, a - (n - 1));
-    const std::int64_t hi = std::min<std::int64_t>(k - 1, a + (n - 1));
-    kext_[i] = hi - lo[i] + 1;
-    anchor_[i] = a - lo[i];
-    cropped = cropped || kext_[i] != k;
+    folds[i] = fold_axis(k, a[i], n, edges_.mode[i], zero);
+    bool identity = folds[i].extent == k;
+    for (std::int64_t j = 0; identity && j < k; ++j) identity = folds[i].to[j] == j;
+    folded = folded || !identity;
+    kext_[i] = folds[i].extent;
+    anchor_[i] = folds[i].anchor;
   }
-  if (!cropped) {
+  if (!folded) {
     cweights_ = std::move(w);
     return;
   }
+  // Absent axes of the canonical 3-D form: one tap, kept.
   const Dims3 full = to_dims3(filter.extents(), rank), part = to_dims3(kext_, rank);
-  const Dims3 off = to_dims3(lo, rank);
-  // to_dims3 pads absent axes with 1; their offset must be 0.
-  const std::int64_t oz = rank == 3 ? off.z : 0, oy = rank >= 2 ? off.y : 0, ox = off.x;
-  cweights_.resize(static_cast<std::size_t>(part.count()));
-  for (std::int64_t z = 0; z < part.z; ++z)
-    for (std::int64_t y = 0; y < part.y; ++y)
-      for (std::int64_t x = 0; x < part.x; ++x)
-        cweights_[(z * part.y + y) * part.x + x] =
-            w[((z + oz) * full.y + (y + oy)) * full.x + (x + ox)];
+  const std::vector<std::int64_t> keep{0};
+  const auto axis_map = [&](int canonical) -> const std::vector<std::int64_t>& {
+    const int axis = canonical - (kMaxRank - rank);  // z, y, x -> the problem's axis
+    return axis < 0 ? keep : folds[axis].to;
+  };
+  const auto& mz = axis_map(0);
+  const auto& my = axis_map(1);
+  const auto& mx = axis_map(2);
+  cweights_.assign(static_cast<std::size_t>(part.count()), 0.0);
+  for (std::int64_t z = 0; z < full.z; ++z) {
+    if (mz[z] < 0) continue;
+    for (std::int64_t y = 0; y < full.y; ++y) {
+      if (my[y] < 0) continue;
+      for (std::int64_t x = 0; x < full.x; ++x) {
+        if (mx[x] < 0) continue;
+        cweights_[(mz[z] * part.y + my[y]) * part.x + mx[x]] +=
+            w[(z * full.y + y) * full.x + x];
+      }
+    }
+  }
+}
+
+bool Problem::zero_ghosts() const {
+  if (edges_.cval != 0) return false;  // NaN too
+  for (int i = 0; i < rank_; ++i)
+    if (edges_.mode[i] != Boundary::constant) return false;
+  return true;
 }
 
 std::int64_t Problem::taps() const {
   return detail::checked_product(kext_.data(), rank_, "filter");
 }
 
-bool Problem::filter_cropped() const {
+bool Problem::filter_folded() const {
   for (int i = 0; i < rank_; ++i)
     if (kext_[i] != filter_.extents()[i]) return true;
   return false;
@@ -118,9 +216,18 @@ std::string Problem::describe() const {
   os << rank_ << "D " << detail::join_extents(extents_, rank_) << " " << to_string(dtype_);
   if (batch_ > 1) os << " batch " << batch_;
   os << ", filter " << filter_.shape_string();
-  if (filter_cropped())
-    os << " (cropped to " << detail::join_extents(kext_, rank_) << ", the taps that reach the array)";
-  os << ", " << to_string(op_) << ", " << to_string(boundary_);
+  if (filter_folded())
+    os << " (folded to " << detail::join_extents(kext_, rank_) << ", the taps that reach the array)";
+  os << ", " << to_string(op_) << ", " << modes_text(edges_, rank_);
+  bool constant = false;
+  for (int i = 0; i < rank_; ++i) constant = constant || edges_.mode[i] == Boundary::constant;
+  if (constant) os << " " << edges_.cval;
+  bool shifted = false;
+  for (int i = 0; i < rank_; ++i) shifted = shifted || edges_.origin[i] != 0;
+  if (shifted) {
+    os << ", origin ";
+    for (int i = 0; i < rank_; ++i) os << (i ? "," : "") << edges_.origin[i];
+  }
   return os.str();
 }
 

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/detail.hpp"
+#include "core/parse.hpp"
 #include "halo/halo.hpp"
 
 namespace halo {
@@ -13,7 +14,11 @@ const char* to_string(DType t) { return t == DType::f32 ? "f32" : "f64"; }
 const char* to_string(Op op) { return op == Op::correlate ? "correlate" : "convolve"; }
 const char* to_string(Boundary b) {
   switch (b) {
-    case Boundary::zero: return "zero";
+    case Boundary::constant: return "constant";
+    case Boundary::nearest: return "nearest";
+    case Boundary::reflect: return "reflect";
+    case Boundary::mirror: return "mirror";
+    case Boundary::wrap: return "wrap";
   }
   return "?";
 }
@@ -37,9 +42,28 @@ Op parse_op(const std::string& s) {
   if (s == "convolve") return Op::convolve;
   throw Error("unknown operation '" + s + "' (expected correlate or convolve)");
 }
-Boundary parse_boundary(const std::string& s) {
-  if (s == "zero") return Boundary::zero;
-  throw Error("unknown boundary mode '" + s + "' (supported: zero)");
+Boundary parse_boundary(const std::string& s, bool* zero) {
+  struct Name {
+    const char* name;
+    Boundary mode;
+  };
+  // SciPy's names and its filter aliases first, then the documented additions.
+  static const Name names[] = {
+      {"constant", Boundary::constant}, {"nearest", Boundary::nearest},
+      {"reflect", Boundary::reflect},   {"mirror", Boundary::mirror},
+      {"wrap", Boundary::wrap},         {"grid-constant", Boundary::constant},
+      {"grid-mirror", Boundary::reflect}, {"grid-wrap", Boundary::wrap},
+      {"zero", Boundary::constant},     {"replicate", Boundary::nearest},
+      {"reflect101", Boundary::mirror}, {"reflect_101", Boundary::mirror},
+      {"symmetric", Boundary::reflect}, {"circular", Boundary::wrap},
+      {"periodic", Boundary::wrap},
+  };
+  if (zero) *zero = s == "zero";
+  for (const Name& n : names)
+    if (s == n.name) return n.mode;
+  std::string known;
+  for (const Name& n : names) known += (known.empty() ? "" : ", ") + std::string(n.name);
+  throw Error("unknown boundary mode '" + detail::printable(s) + "' (expected " + known + ")");
 }
 Backend parse_backend(const std::string& s) {
   if (s == "auto") return Backend::automatic;

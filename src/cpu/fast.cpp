@@ -617,7 +617,11 @@ class FastStrategy final : public Strategy {
     return "OpenMP threads + Highway SIMD (" + simd_best_target() +
            "), register-blocked direct correlation, zero-padded row copies per thread";
   }
-  Status can_implement(const Problem&) const override { return Status::success(); }
+  Status can_implement(const Problem& p) const override {
+    if (!p.zero_ghosts())
+      return Status::failure("cpu computes zero ghost cells only (mode constant, cval 0) so far");
+    return Status::success();
+  }
   int priority(const Problem&) const override { return 10; }
   void run(const Problem& p, const Buffers& b, void*) const override {
     if (p.dtype() == DType::f32)

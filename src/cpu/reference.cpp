@@ -6,43 +6,49 @@
 #include <cmath>
 #include <vector>
 
+#include "core/boundary.hpp"
 #include "core/detail.hpp"
 
 namespace halo::cpu {
 namespace {
 
-// Index of coordinate i on an axis of extent n under the boundary mode, or -1 for a zero ghost.
-inline std::int64_t resolve(std::int64_t i, std::int64_t n, Boundary b) {
-  switch (b) {
-    case Boundary::zero: return (i < 0 || i >= n) ? -1 : i;
-  }
-  return -1;
-}
-
-// The taps [lo, hi) of an axis worth visiting for output coordinate i: with zero ghost cells
-// only those that land inside the array (the others add 0), so a filter far larger than the
-// array costs the oracle no more than the array allows.
+// The taps [lo, hi) of an axis worth visiting for output coordinate i: with zero ghosts on that
+// axis (constant mode, cval 0) only those that land inside the array (the others add 0), so a
+// filter far larger than the array costs the oracle no more than the array allows.
 struct TapRange {
   std::int64_t lo, hi;
 };
 inline TapRange taps_for(std::int64_t i, std::int64_t a, std::int64_t k, std::int64_t n,
-                         Boundary b) {
-  switch (b) {
-    case Boundary::zero: return {std::max<std::int64_t>(0, a - i), std::min(k, a - i + n)};
-  }
-  return {0, k};
+                         bool zero) {
+  if (!zero) return {0, k};
+  return {std::max<std::int64_t>(0, a - i), std::min(k, a - i + n)};
 }
 
-// The definition, from the filter as the user gave it (not the Problem's cropped correlation
-// weights, so that the cropping is checked too): correlate reads N[i - k/2 + j] with weight F[j];
+// The definition, from the filter as the user gave it (not the Problem's folded correlation
+// weights, so that the folding is checked too): correlate reads N[i - k/2 + j] with weight F[j];
 // convolve is the same sum with F flipped on every axis, i.e. anchor k - 1 - k/2.
 template <class T>
 void reference_impl(const Problem& p, const T* in, double* out, bool absolute) {
   const auto& progress = p.progress();
   const Dims3 n = p.dims3(), k = to_dims3(p.filter().extents(), p.rank());
   const bool flip = p.op() == Op::convolve;
-  const auto anchor = [flip](std::int64_t e) { return flip ? e - 1 - e / 2 : e / 2; };
-  const Dims3 a{anchor(k.z), anchor(k.y), anchor(k.x)};  // padded axes: extent 1, anchor 0
+  // SciPy's origin: correlate's anchor k/2 + origin, convolve's k - 1 - k/2 - origin.
+  const Extents origin = p.edges().origin;
+  const Dims3 o = to_dims3(origin, p.rank());
+  const auto anchor = [flip](std::int64_t e, std::int64_t org) {
+    return flip ? e - 1 - e / 2 - org : e / 2 + org;
+  };
+  // Padded axes: extent 1, origin 1 from to_dims3's padding, so their origin is taken as 0.
+  const int r = p.rank();
+  const Dims3 a{anchor(k.z, r == 3 ? o.z : 0), anchor(k.y, r >= 2 ? o.y : 0), anchor(k.x, o.x)};
+  // Each axis's mode (canonical z, y, x; padded axes have extent 1 and never leave it).
+  const auto mode_of = [&](int canonical) {
+    const int axis = canonical - (kMaxRank - r);
+    return axis < 0 ? Boundary::constant : p.mode(axis);
+  };
+  const Boundary mz = mode_of(0), my = mode_of(1), mx = mode_of(2);
+  const bool zero = p.cval() == 0;
+  const double cval = p.cval();
   const std::vector<double>& f = p.filter().weights();
   std::vector<double> w(f.begin(), f.end());
   if (flip) std::reverse(w.begin(), w.end());  // every axis flipped = the flat order reversed
@@ -56,20 +62,20 @@ void reference_impl(const Problem& p, const T* in, double* out, bool absolute) {
         if (progress) progress(double((b * n.z + z) * n.y + y) / double(rows));
         for (std::int64_t x = 0; x < n.x; ++x) {
           double acc = 0.0;
-          const TapRange tz = taps_for(z, a.z, k.z, n.z, p.boundary());
-          const TapRange ty = taps_for(y, a.y, k.y, n.y, p.boundary());
-          const TapRange tx = taps_for(x, a.x, k.x, n.x, p.boundary());
+          const TapRange tz = taps_for(z, a.z, k.z, n.z, zero && mz == Boundary::constant);
+          const TapRange ty = taps_for(y, a.y, k.y, n.y, zero && my == Boundary::constant);
+          const TapRange tx = taps_for(x, a.x, k.x, n.x, zero && mx == Boundary::constant);
           for (std::int64_t fz = tz.lo; fz < tz.hi; ++fz) {
-            const std::int64_t iz = resolve(z - a.z + fz, n.z, p.boundary());
-            if (iz < 0) continue;
+            const std::int64_t iz = detail::map_index(z - a.z + fz, n.z, mz);
             for (std::int64_t fy = ty.lo; fy < ty.hi; ++fy) {
-              const std::int64_t iy = resolve(y - a.y + fy, n.y, p.boundary());
-              if (iy < 0) continue;
+              const std::int64_t iy = detail::map_index(y - a.y + fy, n.y, my);
               for (std::int64_t fx = tx.lo; fx < tx.hi; ++fx) {
-                const std::int64_t ix = resolve(x - a.x + fx, n.x, p.boundary());
-                if (ix < 0) continue;
+                const std::int64_t ix = detail::map_index(x - a.x + fx, n.x, mx);
                 const double wv = w[(fz * k.y + fy) * k.x + fx];
-                const double v = static_cast<double>(src[(iz * n.y + iy) * n.x + ix]);
+                // -1 on any axis: a constant-mode ghost, which reads cval.
+                const double v = iz < 0 || iy < 0 || ix < 0
+                                     ? cval
+                                     : static_cast<double>(src[(iz * n.y + iy) * n.x + ix]);
                 acc += absolute ? std::fabs(wv) * std::fabs(v) : wv * v;
               }
             }

@@ -259,8 +259,10 @@ inline Status check(Kernel kernel, const Problem& p, const DeviceLimits& dev = D
   const char* axis_name[3] = {"x", "y", "z"};
   const std::int64_t kk[3] = {k.x, k.y, k.z}, aa[3] = {a.x, a.y, a.z};
 
-  if (p.boundary() != Boundary::zero)
-    return Status::failure(std::string(name) + " implements the zero boundary only");
+  if (!p.zero_ghosts())
+    return Status::failure(std::string(name) +
+                           " computes zero ghost cells only (the seed notes' kernels): mode "
+                           "constant with cval 0");
   for (int i = 0; i < 3; ++i)
     if (kk[i] > (1 << 30))
       return Status::failure("filter extent " + std::to_string(kk[i]) + " exceeds 2^30");

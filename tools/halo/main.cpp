@@ -80,8 +80,60 @@ std::vector<std::int64_t> parse_shape(const std::string& text) {
 
 struct ApplyArgs {
   std::string in, out, filter, op = "correlate", backend = "auto", strategy, axis;
+  std::string mode = "constant", cval = "0", origin = "0";
   bool batch = false, verbose = false, direct_sums = false;
 };
+
+// --mode, --cval, --origin: one value for every axis or one per axis (with --axis, one: the
+// filter's axis). cval is a decimal number, or nan, inf, -inf.
+halo::Edges parse_edges(const ApplyArgs& a, int rank, int axis) {
+  const bool axis_given = !a.axis.empty();
+  const int per_axis = axis_given ? 1 : rank;
+  halo::Edges e;
+  bool zero = false;
+  std::vector<std::string> modes;
+  for (std::size_t start = 0;;) {
+    const std::size_t end = a.mode.find(',', start);
+    modes.push_back(a.mode.substr(start, end == std::string::npos ? end : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  if (modes.size() != 1 && int(modes.size()) != per_axis)
+    throw Error("--mode '" + halo::detail::printable(a.mode) + "': give one mode or " +
+                std::to_string(per_axis) + " (one per axis" + (axis_given ? " of the filter" : "") +
+                "), got " + std::to_string(modes.size()));
+  for (int i = 0; i < rank; ++i) {
+    bool z = false;
+    const std::size_t which = modes.size() == 1 ? 0 : std::size_t(axis_given ? 0 : i);
+    try {
+      e.mode[i] = halo::parse_boundary(modes[which], &z);
+    } catch (const halo::Error& err) {
+      throw Error(std::string("--mode: ") + err.what());
+    }
+    zero = zero || z;
+  }
+  if (a.cval == "nan" || a.cval == "NaN")
+    e.cval = std::numeric_limits<double>::quiet_NaN();
+  else if (a.cval == "inf" || a.cval == "-inf")
+    e.cval = (a.cval[0] == '-' ? -1 : 1) * std::numeric_limits<double>::infinity();
+  else
+    e.cval = halo::detail::parse_real(a.cval, -std::numeric_limits<double>::max(),
+                                      std::numeric_limits<double>::max(),
+                                      "--cval (a decimal number, nan, inf or -inf)");
+  if (zero && !(e.cval == 0))
+    throw Error("--mode zero means constant with cval 0, but --cval is " + a.cval +
+                "; use --mode constant");
+  const auto origins = halo::detail::parse_integer_list(a.origin, ',', -(std::int64_t(1) << 40),
+                                                        std::int64_t(1) << 40, 1, 3, "--origin");
+  if (origins.size() != 1 && int(origins.size()) != per_axis)
+    throw Error("--origin '" + a.origin + "': give one origin or " + std::to_string(per_axis) +
+                " (one per axis" + (axis_given ? " of the filter" : "") + "), got " +
+                std::to_string(origins.size()));
+  for (int i = 0; i < rank; ++i)
+    e.origin[i] = axis_given ? (i == axis ? origins[0] : 0)
+                             : origins[origins.size() == 1 ? 0 : std::size_t(i)];
+  return e;
+}
 
 // Everything decided about a run before its arrays are allocated.
 struct Planned {
@@ -91,6 +143,7 @@ struct Planned {
   halo::Filter filter;
   halo::Options opt;
   halo::RunInfo choice;
+  halo::Problem problem;  // as planned: what -v describes
 };
 
 // The filter of `a` for an array of `shape`: a weights file, or a named filter built at the
@@ -156,9 +209,10 @@ Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h) {
   r.opt.backend = halo::parse_backend(a.backend);
   r.opt.strategy = a.strategy;
   r.opt.direct_sums = a.direct_sums;
+  r.opt.edges = parse_edges(a, r.rank, axis);
   for (int i = 0; i < r.rank; ++i) r.ext[i] = h.shape[i + (a.batch ? 1 : 0)];
   r.batch = a.batch ? h.shape[0] : 1;
-  halo::Problem p(r.rank, r.ext, r.batch, r.filter, h.dtype, r.opt.op);
+  halo::Problem p(r.rank, r.ext, r.batch, r.filter, h.dtype, r.opt.op, r.opt.edges);
   p.require_direct_sums(r.opt.direct_sums);
   r.choice = halo::choose(p, r.opt);
   std::vector<halo::MemoryUse> needs = halo::memory_needed(p, r.choice, halo::MemorySpace::host,
@@ -166,6 +220,7 @@ Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h) {
   // The filter as given and the problem's copies of it (as given, and cropped to the array).
   needs.push_back({"the filter weights", 8.0 * double(r.filter.taps() * 2 + p.taps())});
   halo::require_memory(needs);
+  r.problem = p;
   return r;
 }
 
@@ -248,8 +303,7 @@ int run_apply(const ApplyArgs& a) {
   if (a.verbose) {
     // With the array on standard output, the report goes to standard error.
     std::FILE* report = a.out == "-" ? stderr : stdout;
-    halo::Problem p(r.rank, r.ext, r.batch, r.filter, input.dtype(), opt.op);
-    p.require_direct_sums(opt.direct_sums);
+    const halo::Problem& p = r.problem;
     const double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
     std::fprintf(report,
                  "%s\nstrategy %s (backend %s; %s)\n%.3f ms (including any host-device copies), "
@@ -420,6 +474,17 @@ int main(int argc, char** argv) {
   apply->add_option("--strategy", aa.strategy, "run exactly this strategy (see `halo info`)");
   apply->add_option("--axis", aa.axis,
                     "apply a 1-D filter along this axis (negative: from the end)");
+  apply->add_option("--mode", aa.mode,
+                    "boundary mode, one or one per axis: constant, nearest, reflect, mirror, "
+                    "wrap (SciPy's; also grid-constant, grid-mirror, grid-wrap, and zero, "
+                    "replicate, reflect101, symmetric, circular, periodic)")
+      ->capture_default_str();
+  apply->add_option("--cval", aa.cval, "the value outside the array in constant mode (nan, inf "
+                                       "allowed)")
+      ->capture_default_str();
+  apply->add_option("--origin", aa.origin,
+                    "SciPy's origin, one or one per axis: shifts the filter; -(k/2)..(k-1)/2")
+      ->capture_default_str();
   apply->add_flag("--batch", aa.batch, "the first axis is a batch: filter each item");
   apply->add_flag("--direct-sums", aa.direct_sums,
                   "every output a plain sum of its taps: no Winograd form (the GPU's 2-D float32 "

@@ -119,6 +119,8 @@ class FastStrategy final : public Strategy {
            "weights as FFMA operands";
   }
   Status can_implement(const Problem& p) const override {
+    if (!p.zero_ghosts())
+      return Status::failure("fast computes zero ghost cells only (mode constant, cval 0) so far");
     const int r = static_cast<int>(p.max_radius());
     if (compiled_radius(p.rank(), p.dtype(), r) < 0) {
       int top = 0;

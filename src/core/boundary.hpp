@@ -1,0 +1,58 @@
+// The one index map of the boundary modes: which input element coordinate i of an axis of extent
+// n reads under a mode (scipy.ndimage's meaning, for any distance from the array), on the host
+// and on the device. The reference, the folding of wide filters in Problem, the CPU paths and the
+// GPU border passes all use it.
+#pragma once
+
+#include <cstdint>
+
+#include "halo/halo.hpp"
+
+#if defined(__CUDACC__)
+#define HALO_HOST_DEVICE __host__ __device__
+#else
+#define HALO_HOST_DEVICE
+#endif
+
+namespace halo::detail {
+
+// The input index that coordinate i reads, or -1 for cval (constant mode outside the array).
+HALO_HOST_DEVICE inline std::int64_t map_index(std::int64_t i, std::int64_t n, Boundary m) {
+  if (i >= 0 && i < n) return i;
+  switch (m) {
+    case Boundary::constant:
+      return -1;
+    case Boundary::nearest:
+      return i < 0 ? 0 : n - 1;
+    case Boundary::wrap: {
+      const std::int64_t r = i % n;
+      return r < 0 ? r + n : r;
+    }
+    case Boundary::reflect: {  // d c b a | a b c d | d c b a: period 2n
+      const std::int64_t p = 2 * n;
+      std::int64_t r = i % p;
+      if (r < 0) r += p;
+      return r < n ? r : p - 1 - r;
+    }
+    case Boundary::mirror: {  // d c b | a b c d | c b a: period 2n - 2; one element: itself
+      if (n == 1) return 0;
+      const std::int64_t p = 2 * n - 2;
+      std::int64_t r = i % p;
+      if (r < 0) r += p;
+      return r < n ? r : p - r;
+    }
+  }
+  return -1;
+}
+
+// The period of map_index in i (0: none, constant and nearest).
+HALO_HOST_DEVICE inline std::int64_t mode_period(std::int64_t n, Boundary m) {
+  switch (m) {
+    case Boundary::wrap: return n;
+    case Boundary::reflect: return 2 * n;
+    case Boundary::mirror: return n == 1 ? 1 : 2 * n - 2;
+    default: return 0;
+  }
+}
+
+}  // namespace halo::detail
