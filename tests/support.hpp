@@ -171,8 +171,10 @@ struct Mismatch {
 // Returns a description of the first mismatch, or "" if every element is within tolerance.
 template <class T>
 std::string check_strategy(const std::string& strategy, int rank, Extents ext, std::int64_t batch,
-                           const Filter& f, Op op, bool direct_sums = false) {
-  Problem p(rank, ext, batch, f, std::is_same<T, float>::value ? DType::f32 : DType::f64, op);
+                           const Filter& f, Op op, bool direct_sums = false,
+                           const Edges& edges = {}) {
+  Problem p(rank, ext, batch, f, std::is_same<T, float>::value ? DType::f32 : DType::f64, op,
+            edges);
   p.require_direct_sums(direct_sums);
   const std::int64_t n = p.elements();
   std::vector<T> in = random_vector<T>(n);
@@ -186,6 +188,7 @@ std::string check_strategy(const std::string& strategy, int rank, Extents ext, s
   opt.op = op;
   opt.strategy = strategy;
   opt.direct_sums = direct_sums;
+  opt.edges = edges;
   ConstArrayView iv(in.data(), p.dtype(), rank, ext, batch);
   ArrayView ov;
   ov.data = out.data();

@@ -90,14 +90,44 @@ std::vector<Case> sweep_cases() {
 
 class StrategySweep : public ::testing::TestWithParam<std::string> {};
 
+// The boundary treatments of the sweep: zero ghosts (the seed notes'), then every mode, constant
+// with a cval that is not 0, and the origin at either limit on the last axis (case by case, so
+// that the sweep stays a few seconds long).
+std::vector<Edges> sweep_edges(const Case& c, std::size_t index) {
+  std::vector<Edges> v{Edges{}};
+  Edges shifted;  // zero ghosts, the filter shifted by an origin at a limit
+  shifted.origin[0] = index % 2 ? -(c.filter[0] / 2) : (c.filter[0] - 1) / 2;
+  v.push_back(shifted);
+  const Boundary modes[] = {Boundary::constant, Boundary::nearest, Boundary::reflect,
+                            Boundary::mirror, Boundary::wrap};
+  for (Boundary m : modes) {
+    Edges e = Edges::all(m, m == Boundary::constant ? 1.5 : 0.0);
+    const std::int64_t k = c.filter.back();
+    e.origin[c.rank - 1] = index % 2 ? (k - 1) / 2 : -(k / 2);
+    v.push_back(e);
+  }
+  // Per-axis modes where there are several axes.
+  if (c.rank > 1) {
+    Edges e;
+    e.mode = {Boundary::reflect, Boundary::wrap, Boundary::nearest};
+    if (c.rank == 3) e.mode = {Boundary::wrap, Boundary::constant, Boundary::mirror};
+    e.cval = -2;
+    v.push_back(e);
+  }
+  return v;
+}
+
 template <class T>
 void sweep(const Strategy& s) {
   int ran = 0, refused = 0, failed = 0;
-  for (const Case& c : sweep_cases()) {
+  const std::vector<Case> cases = sweep_cases();
+  for (std::size_t ci = 0; ci < cases.size(); ++ci)
+  for (const Edges& edges : sweep_edges(cases[ci], ci)) {
+    const Case& c = cases[ci];
     const Filter f = random_filter(c.filter);
     for (Op op : {Op::correlate, Op::convolve}) {
       const Problem p(c.rank, c.ext, c.batch, f,
-                      std::is_same<T, float>::value ? DType::f32 : DType::f64, op);
+                      std::is_same<T, float>::value ? DType::f32 : DType::f64, op, edges);
       const Status st = s.can_implement(p);
       if (!st) {
         EXPECT_FALSE(st.reason.empty()) << s.name() << " refused " << p.describe()
@@ -105,7 +135,8 @@ void sweep(const Strategy& s) {
         ++refused;
         continue;
       }
-      const std::string err = check_strategy<T>(s.name(), c.rank, c.ext, c.batch, f, op);
+      const std::string err =
+          check_strategy<T>(s.name(), c.rank, c.ext, c.batch, f, op, false, edges);
       ++ran;
       if (!err.empty()) {
         ADD_FAILURE() << s.name() << ": " << err;

@@ -463,6 +463,7 @@ HWY_AFTER_NAMESPACE();
 
 #include "hwy/aligned_allocator.h"
 
+#include "core/boundary.hpp"
 #include "core/detail.hpp"
 
 namespace halo::cpu {
@@ -609,6 +610,117 @@ void run_typed(const Problem& p, const void* in, void* out) {
   if (progress) progress(1.0);
 }
 
+// The outputs within the filter's reach of an edge, where a mode other than zero ghosts differs
+// from what run_typed computed: boxes of canonical (z, y, x) coordinates, [lo, hi) per axis,
+// disjoint: the z bands whole, then the y bands of the z interior, then the x bands of the rest.
+struct Box {
+  std::int64_t lo[3], hi[3];
+  std::int64_t count() const { return (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]); }
+};
+
+std::vector<Box> border_boxes(const Dims3& n, const Dims3& k, const Dims3& a) {
+  const std::int64_t ext[3] = {n.z, n.y, n.x}, kk[3] = {k.z, k.y, k.x}, aa[3] = {a.z, a.y, a.x};
+  std::int64_t lo[3], hi[3];  // the interior per axis: outputs whose window stays inside
+  for (int d = 0; d < 3; ++d) {
+    lo[d] = std::min(aa[d], ext[d]);
+    hi[d] = std::max(lo[d], ext[d] - (kk[d] - 1 - aa[d]));
+  }
+  std::vector<Box> boxes;
+  for (int d = 0; d < 3; ++d) {
+    Box b{};
+    for (int e = 0; e < 3; ++e) {  // earlier axes: their interior; later axes: everything
+      b.lo[e] = e < d ? lo[e] : 0;
+      b.hi[e] = e < d ? hi[e] : ext[e];
+    }
+    Box low = b, high = b;
+    low.hi[d] = lo[d];
+    high.lo[d] = hi[d];
+    for (const Box& x : {low, high})
+      if (x.count() > 0) boxes.push_back(x);
+  }
+  return boxes;
+}
+
+// Modes other than zero ghosts: run_typed computes every output with zero ghosts (right for the
+// interior, with the Problem's folded weights), then each border box is recomputed from a slab
+// of the input extended as the mode says (core/boundary.hpp's map, cval), filtered by the same
+// kernel, of which only the outputs whose windows lie inside the slab are kept. The slabs cover
+// the border band only (a few rows or planes per edge).
+template <class T>
+void fix_borders(const Problem& p, const T* in, T* out) {
+  const int rank = p.rank();
+  const Dims3 n = p.dims3(), k = p.filter_dims3(), a = p.anchor3();
+  const std::vector<Box> boxes = border_boxes(n, k, a);
+  if (boxes.empty()) return;
+  // The folded correlation as a filter of its own, anchored where the Problem anchors it.
+  std::vector<std::int64_t> fshape(rank);
+  Edges anchored;
+  for (int i = 0; i < rank; ++i) {
+    fshape[i] = p.filter_extents()[i];
+    anchored.origin[i] = p.anchor()[i] - fshape[i] / 2;
+  }
+  const Filter folded(p.correlation_weights(), fshape);
+  const std::int64_t ext[3] = {n.z, n.y, n.x}, kk[3] = {k.z, k.y, k.x}, aa[3] = {a.z, a.y, a.x};
+  Boundary mode[3];
+  for (int d = 0; d < 3; ++d) {
+    const int axis = d - (kMaxRank - rank);
+    mode[d] = axis < 0 ? Boundary::constant : p.mode(axis);
+  }
+  const T cval = static_cast<T>(p.cval());
+  std::vector<T> slab, result;
+  std::vector<std::int64_t> map[3];
+  for (std::int64_t item = 0; item < p.batch(); ++item) {
+    const T* src = in + item * n.count();
+    T* dst = out + item * n.count();
+    for (const Box& b : boxes) {
+      // The slab: the box grown by the filter's reach, each coordinate mapped by the mode.
+      std::int64_t se[3];
+      for (int d = 0; d < 3; ++d) {
+        se[d] = b.hi[d] - b.lo[d] + kk[d] - 1;
+        map[d].resize(static_cast<std::size_t>(se[d]));
+        for (std::int64_t i = 0; i < se[d]; ++i)
+          map[d][i] = detail::map_index(b.lo[d] - aa[d] + i, ext[d], mode[d]);
+      }
+      slab.resize(static_cast<std::size_t>(se[0] * se[1] * se[2]));
+      result.resize(slab.size());
+      for (std::int64_t z = 0; z < se[0]; ++z)
+        for (std::int64_t y = 0; y < se[1]; ++y) {
+          T* row = slab.data() + (z * se[1] + y) * se[2];
+          const std::int64_t iz = map[0][z], iy = map[1][y];
+          for (std::int64_t x = 0; x < se[2]; ++x) {
+            const std::int64_t ix = map[2][x];
+            row[x] = iz < 0 || iy < 0 || ix < 0 ? cval : src[(iz * n.y + iy) * n.x + ix];
+          }
+        }
+      Extents sext{1, 1, 1};
+      for (int i = 0; i < rank; ++i) sext[i] = se[kMaxRank - rank + i];
+      const Problem sp(rank, sext, 1, folded, p.dtype(), Op::correlate, anchored);
+      run_typed<T>(sp, slab.data(), result.data());
+      // Output (z, y, x) of the box sits at slab coordinate (z - lo + a, ...).
+      for (std::int64_t z = b.lo[0]; z < b.hi[0]; ++z)
+        for (std::int64_t y = b.lo[1]; y < b.hi[1]; ++y) {
+          const T* r = result.data() +
+                       ((z - b.lo[0] + aa[0]) * se[1] + (y - b.lo[1] + aa[1])) * se[2] + aa[2];
+          std::copy(r, r + (b.hi[2] - b.lo[2]), dst + (z * n.y + y) * n.x + b.lo[2]);
+        }
+    }
+  }
+}
+
+// The largest slab fix_borders builds, in elements (its input and its result each take this).
+std::int64_t largest_slab(const Problem& p) {
+  if (p.zero_ghosts()) return 0;
+  const Dims3 n = p.dims3(), k = p.filter_dims3(), a = p.anchor3();
+  std::int64_t most = 0;
+  const std::int64_t kk[3] = {k.z, k.y, k.x};
+  for (const Box& b : border_boxes(n, k, a)) {
+    std::int64_t c = 1;
+    for (int d = 0; d < 3; ++d) c *= b.hi[d] - b.lo[d] + kk[d] - 1;
+    most = std::max(most, c);
+  }
+  return most;
+}
+
 class FastStrategy final : public Strategy {
  public:
   std::string name() const override { return "cpu"; }
@@ -617,20 +729,26 @@ class FastStrategy final : public Strategy {
     return "OpenMP threads + Highway SIMD (" + simd_best_target() +
            "), register-blocked direct correlation, zero-padded row copies per thread";
   }
-  Status can_implement(const Problem& p) const override {
-    if (!p.zero_ghosts())
-      return Status::failure("cpu computes zero ghost cells only (mode constant, cval 0) so far");
-    return Status::success();
-  }
+  Status can_implement(const Problem&) const override { return Status::success(); }
   int priority(const Problem&) const override { return 10; }
   void run(const Problem& p, const Buffers& b, void*) const override {
-    if (p.dtype() == DType::f32)
+    if (p.dtype() == DType::f32) {
       run_typed<float>(p, b.input, b.output);
-    else
+      if (!p.zero_ghosts())
+        fix_borders(p, static_cast<const float*>(b.input), static_cast<float*>(b.output));
+    } else {
       run_typed<double>(p, b.input, b.output);
+      if (!p.zero_ghosts())
+        fix_borders(p, static_cast<const double*>(b.input), static_cast<double*>(b.output));
+    }
   }
   std::vector<MemoryUse> workspace(const Problem& p) const override {
-    return p.dtype() == DType::f32 ? workspace_typed<float>(p) : workspace_typed<double>(p);
+    std::vector<MemoryUse> w =
+        p.dtype() == DType::f32 ? workspace_typed<float>(p) : workspace_typed<double>(p);
+    if (const std::int64_t slab = largest_slab(p))
+      w.push_back({"the border slabs of the boundary mode",
+                   2.0 * double(slab) * double(dtype_size(p.dtype())), MemorySpace::host});
+    return w;
   }
 };
 }  // namespace fast
