@@ -12,7 +12,9 @@
  * FMA/cycle per core on 15x15 in cache (Zen 4). R <= ky always (R = 1 for 1-row filters and 1-D).
  *
  * Edges: ghost rows (y or z outside) are skipped. Ghost columns come from zero-padded copies of
- * rows, per thread, in the cheaper of two modes (see Unit): wide rows read the input directly
+ * rows, per thread, in the cheaper of two modes (see Unit). With a boundary mode other than zero
+ * ghosts, a ghost row is the row the mode maps it to (or a row of cval) and the padding holds
+ * the mapped columns: the same kernel, modes at the cost of the edge copies only: wide rows read the input directly
  * and copy only the tiles of the blocks at the two ends of the rows; narrow rows and 3-D
  * volumes read every row through a ring of padded row copies (each input row copied once per
  * filter plane as the strip marches down). Extra memory per thread: at most ~512 KiB of row
@@ -31,6 +33,8 @@
 #include <string>
 #include <vector>
 
+#include "core/boundary.hpp"
+
 #ifndef HALO_CPU_FAST_COMMON
 #define HALO_CPU_FAST_COMMON
 namespace halo::cpu::fast {
@@ -46,6 +50,13 @@ struct Job {
   std::int64_t az = 0, ay = 0, ax = 0;
   int threads = 1;
   bool stream = false;  // non-temporal stores for the output (far larger than the caches)
+  // Boundary modes other than zero ghosts: ghost rows and columns read what the mode maps them
+  // to (core/boundary.hpp), a constant-mode ghost reads cval (whole ghost rows: cval_row, at
+  // least nx wide). Without them, ghost rows are skipped and ghost columns are zeros.
+  bool modes = false;
+  Boundary mz = Boundary::constant, my = Boundary::constant, mx = Boundary::constant;
+  T cval = T(0);
+  const T* cval_row = nullptr;
   // Blocking, set by Plan():
   int r = 1, v = 1;                 // rows and vectors per block
   std::int64_t cols = 1;            // columns per block: v * lanes
@@ -291,9 +302,31 @@ void Unit(const Job<T>& j, int64_t unit, const Work<T>& wk) {
   const T** rows = wk.table;           // input rows (direct) or ring rows
   const T** tile = wk.table + nrows;   // direct mode: an edge block's padded copies
 
-  // Copies input columns [left, left + width) of `src` to `dst`, zeros outside [0, nx).
+  // Copies input columns [left, left + width) of `src` to `dst`; outside [0, nx) zeros, or with
+  // a boundary mode what it maps each column to.
   const auto padded_copy = [&](T* dst, const T* src, int64_t left, int64_t width) {
     const int64_t lo = std::max<int64_t>(0, left), hi = std::min(j.nx, left + width);
+    if (j.modes) {
+      // Only columns [-ax, nx + kx - 1 - ax) are read by outputs that are stored; the rest of
+      // the copy (a block's unused columns) is zeros, so the mapping costs at most kx - 1
+      // elements per row.
+      const int64_t reach_lo = -j.ax, reach_hi = j.nx + j.kx - 1 - j.ax;
+      const auto ghost = [&](int64_t x) {
+        const int64_t ix = halo::detail::map_index(x, j.nx, j.mx);
+        return ix < 0 ? j.cval : src[ix];
+      };
+      const int64_t end = left + width;
+      // [left, a) zeros, [a, b) mapped, [b, c) the inside, [c, d) mapped, [d, end) zeros.
+      const int64_t b = std::min(std::max(lo, left), end), c = std::max(b, std::min(hi, end));
+      const int64_t a = std::min(std::max(left, reach_lo), b);
+      const int64_t e = std::max(c, std::min(end, reach_hi));
+      std::fill(dst, dst + (a - left), T(0));
+      for (int64_t x = a; x < b; ++x) dst[x - left] = ghost(x);
+      if (c > b) std::memcpy(dst + (b - left), src + b, static_cast<std::size_t>(c - b) * sizeof(T));
+      for (int64_t x = c; x < e; ++x) dst[x - left] = ghost(x);
+      std::fill(dst + (e - left), dst + width, T(0));
+      return;
+    }
     if (hi <= lo) {
       std::fill(dst, dst + width, T(0));
       return;
@@ -304,7 +337,7 @@ void Unit(const Job<T>& j, int64_t unit, const Work<T>& wk) {
   };
 
   if (j.ring)
-    for (int64_t i = 0; i < nrows; ++i) wk.held[i] = -1;
+    for (int64_t i = 0; i < nrows; ++i) wk.held[i] = INT64_MIN;  // none: ghost rows are < 0
   for (int64_t y0 = ys; y0 < ye; y0 += R) {
     const int rows_valid = static_cast<int>(std::min<int64_t>(R, ye - y0));
     T* outp[R];
@@ -315,16 +348,22 @@ void Unit(const Job<T>& j, int64_t unit, const Work<T>& wk) {
       for (int64_t t = 0; t < tr; ++t) {
         const int64_t iy = y0 - j.ay + t;
         const int64_t i = fz * tr + t;
-        if (iz < 0 || iz >= j.nz || iy < 0 || iy >= j.ny) {
+        const T* src = nullptr;
+        if (iz >= 0 && iz < j.nz && iy >= 0 && iy < j.ny) {
+          src = item_in + (iz * j.ny + iy) * j.nx;
+        } else if (j.modes) {  // a ghost row: the row the modes map it to, or cval
+          const int64_t mz = halo::detail::map_index(iz, j.nz, j.mz);
+          const int64_t my = halo::detail::map_index(iy, j.ny, j.my);
+          src = mz < 0 || my < 0 ? j.cval_row : item_in + (mz * j.ny + my) * j.nx;
+        } else {
           rows[i] = nullptr;
           continue;
         }
-        const T* src = item_in + (iz * j.ny + iy) * j.nx;
         if (!j.ring) {
           rows[i] = src;
           continue;
         }
-        const int64_t slot = fz * tr + iy % tr;
+        const int64_t slot = fz * tr + ((iy % tr) + tr) % tr;
         T* dst = wk.buf + slot * j.ring_width;
         if (wk.held[slot] != iy) {
           padded_copy(dst, src, xs - j.shift - j.ax, j.ring_width);
@@ -463,7 +502,6 @@ HWY_AFTER_NAMESPACE();
 
 #include "hwy/aligned_allocator.h"
 
-#include "core/boundary.hpp"
 #include "core/detail.hpp"
 
 namespace halo::cpu {
@@ -553,6 +591,13 @@ Job<T> make_job(const Problem& p, const void* in, void* out, const T* w) {
   j.threads = work < kSerialWork ? 1 : omp_get_max_threads();
   // Large outputs: non-temporal stores (no read-for-ownership, no eviction of the input).
   j.stream = double(p.elements()) * sizeof(T) >= kStreamBytes;
+  // Boundary modes per canonical axis (absent axes have extent 1 and no ghosts).
+  const int rank = p.rank();
+  j.modes = !p.zero_ghosts();
+  j.mz = rank == 3 ? p.mode(0) : Boundary::constant;
+  j.my = rank >= 2 ? p.mode(rank - 2) : Boundary::constant;
+  j.mx = p.mode(rank - 1);
+  j.cval = static_cast<T>(p.cval());
   Plan(j);
   return j;
 }
@@ -570,7 +615,9 @@ std::vector<MemoryUse> workspace_typed(const Problem& p) {
   const double per_thread = double(Workspace<T>::buf_elems(j)) * sizeof(T) +
                             double(Workspace<T>::table_entries(j)) * sizeof(void*) +
                             double(j.table_rows) * sizeof(std::int64_t);
-  return {{"the filter weights", double(p.taps()) * sizeof(T), MemorySpace::host},
+  return {{"the filter weights and a row of cval",
+           double(p.taps() + (j.modes && (j.ky > 1 || j.kz > 1) ? j.nx : 0)) * sizeof(T),
+           MemorySpace::host},
           {"row buffers of " + std::to_string(threads) + " threads", per_thread * threads,
            MemorySpace::host}};
 }
@@ -585,7 +632,13 @@ void run_typed(const Problem& p, const void* in, void* out) {
     throw Error("cpu strategy: cannot allocate " + std::to_string(w64.size() * sizeof(T)) +
                 " bytes for the filter weights");
   }
-  const Job<T> j = make_job<T>(p, in, out, w.data());
+  Job<T> j = make_job<T>(p, in, out, w.data());
+  // A whole row of cval, for the ghost rows of constant mode.
+  std::vector<T> cval_row;
+  if (j.modes && (j.ky > 1 || j.kz > 1)) {  // 1 x 1 filter planes never read a ghost row
+    cval_row.assign(static_cast<std::size_t>(j.nx), j.cval);
+    j.cval_row = cval_row.data();
+  }
   const int threads = team_size(j);
   Workspace<T> ws(j, threads);
   // Progress: the units done so far, reported from the calling thread (thread 0 of the team).
@@ -610,117 +663,6 @@ void run_typed(const Problem& p, const void* in, void* out) {
   if (progress) progress(1.0);
 }
 
-// The outputs within the filter's reach of an edge, where a mode other than zero ghosts differs
-// from what run_typed computed: boxes of canonical (z, y, x) coordinates, [lo, hi) per axis,
-// disjoint: the z bands whole, then the y bands of the z interior, then the x bands of the rest.
-struct Box {
-  std::int64_t lo[3], hi[3];
-  std::int64_t count() const { return (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]); }
-};
-
-std::vector<Box> border_boxes(const Dims3& n, const Dims3& k, const Dims3& a) {
-  const std::int64_t ext[3] = {n.z, n.y, n.x}, kk[3] = {k.z, k.y, k.x}, aa[3] = {a.z, a.y, a.x};
-  std::int64_t lo[3], hi[3];  // the interior per axis: outputs whose window stays inside
-  for (int d = 0; d < 3; ++d) {
-    lo[d] = std::min(aa[d], ext[d]);
-    hi[d] = std::max(lo[d], ext[d] - (kk[d] - 1 - aa[d]));
-  }
-  std::vector<Box> boxes;
-  for (int d = 0; d < 3; ++d) {
-    Box b{};
-    for (int e = 0; e < 3; ++e) {  // earlier axes: their interior; later axes: everything
-      b.lo[e] = e < d ? lo[e] : 0;
-      b.hi[e] = e < d ? hi[e] : ext[e];
-    }
-    Box low = b, high = b;
-    low.hi[d] = lo[d];
-    high.lo[d] = hi[d];
-    for (const Box& x : {low, high})
-      if (x.count() > 0) boxes.push_back(x);
-  }
-  return boxes;
-}
-
-// Modes other than zero ghosts: run_typed computes every output with zero ghosts (right for the
-// interior, with the Problem's folded weights), then each border box is recomputed from a slab
-// of the input extended as the mode says (core/boundary.hpp's map, cval), filtered by the same
-// kernel, of which only the outputs whose windows lie inside the slab are kept. The slabs cover
-// the border band only (a few rows or planes per edge).
-template <class T>
-void fix_borders(const Problem& p, const T* in, T* out) {
-  const int rank = p.rank();
-  const Dims3 n = p.dims3(), k = p.filter_dims3(), a = p.anchor3();
-  const std::vector<Box> boxes = border_boxes(n, k, a);
-  if (boxes.empty()) return;
-  // The folded correlation as a filter of its own, anchored where the Problem anchors it.
-  std::vector<std::int64_t> fshape(rank);
-  Edges anchored;
-  for (int i = 0; i < rank; ++i) {
-    fshape[i] = p.filter_extents()[i];
-    anchored.origin[i] = p.anchor()[i] - fshape[i] / 2;
-  }
-  const Filter folded(p.correlation_weights(), fshape);
-  const std::int64_t ext[3] = {n.z, n.y, n.x}, kk[3] = {k.z, k.y, k.x}, aa[3] = {a.z, a.y, a.x};
-  Boundary mode[3];
-  for (int d = 0; d < 3; ++d) {
-    const int axis = d - (kMaxRank - rank);
-    mode[d] = axis < 0 ? Boundary::constant : p.mode(axis);
-  }
-  const T cval = static_cast<T>(p.cval());
-  std::vector<T> slab, result;
-  std::vector<std::int64_t> map[3];
-  for (std::int64_t item = 0; item < p.batch(); ++item) {
-    const T* src = in + item * n.count();
-    T* dst = out + item * n.count();
-    for (const Box& b : boxes) {
-      // The slab: the box grown by the filter's reach, each coordinate mapped by the mode.
-      std::int64_t se[3];
-      for (int d = 0; d < 3; ++d) {
-        se[d] = b.hi[d] - b.lo[d] + kk[d] - 1;
-        map[d].resize(static_cast<std::size_t>(se[d]));
-        for (std::int64_t i = 0; i < se[d]; ++i)
-          map[d][i] = detail::map_index(b.lo[d] - aa[d] + i, ext[d], mode[d]);
-      }
-      slab.resize(static_cast<std::size_t>(se[0] * se[1] * se[2]));
-      result.resize(slab.size());
-      for (std::int64_t z = 0; z < se[0]; ++z)
-        for (std::int64_t y = 0; y < se[1]; ++y) {
-          T* row = slab.data() + (z * se[1] + y) * se[2];
-          const std::int64_t iz = map[0][z], iy = map[1][y];
-          for (std::int64_t x = 0; x < se[2]; ++x) {
-            const std::int64_t ix = map[2][x];
-            row[x] = iz < 0 || iy < 0 || ix < 0 ? cval : src[(iz * n.y + iy) * n.x + ix];
-          }
-        }
-      Extents sext{1, 1, 1};
-      for (int i = 0; i < rank; ++i) sext[i] = se[kMaxRank - rank + i];
-      const Problem sp(rank, sext, 1, folded, p.dtype(), Op::correlate, anchored);
-      run_typed<T>(sp, slab.data(), result.data());
-      // Output (z, y, x) of the box sits at slab coordinate (z - lo + a, ...).
-      for (std::int64_t z = b.lo[0]; z < b.hi[0]; ++z)
-        for (std::int64_t y = b.lo[1]; y < b.hi[1]; ++y) {
-          const T* r = result.data() +
-                       ((z - b.lo[0] + aa[0]) * se[1] + (y - b.lo[1] + aa[1])) * se[2] + aa[2];
-          std::copy(r, r + (b.hi[2] - b.lo[2]), dst + (z * n.y + y) * n.x + b.lo[2]);
-        }
-    }
-  }
-}
-
-// The largest slab fix_borders builds, in elements (its input and its result each take this).
-std::int64_t largest_slab(const Problem& p) {
-  if (p.zero_ghosts()) return 0;
-  const Dims3 n = p.dims3(), k = p.filter_dims3(), a = p.anchor3();
-  std::int64_t most = 0;
-  const std::int64_t kk[3] = {k.z, k.y, k.x};
-  for (const Box& b : border_boxes(n, k, a)) {
-    std::int64_t c = 1;
-    for (int d = 0; d < 3; ++d) c *= b.hi[d] - b.lo[d] + kk[d] - 1;
-    most = std::max(most, c);
-  }
-  return most;
-}
-
 class FastStrategy final : public Strategy {
  public:
   std::string name() const override { return "cpu"; }
@@ -732,23 +674,13 @@ class FastStrategy final : public Strategy {
   Status can_implement(const Problem&) const override { return Status::success(); }
   int priority(const Problem&) const override { return 10; }
   void run(const Problem& p, const Buffers& b, void*) const override {
-    if (p.dtype() == DType::f32) {
+    if (p.dtype() == DType::f32)
       run_typed<float>(p, b.input, b.output);
-      if (!p.zero_ghosts())
-        fix_borders(p, static_cast<const float*>(b.input), static_cast<float*>(b.output));
-    } else {
+    else
       run_typed<double>(p, b.input, b.output);
-      if (!p.zero_ghosts())
-        fix_borders(p, static_cast<const double*>(b.input), static_cast<double*>(b.output));
-    }
   }
   std::vector<MemoryUse> workspace(const Problem& p) const override {
-    std::vector<MemoryUse> w =
-        p.dtype() == DType::f32 ? workspace_typed<float>(p) : workspace_typed<double>(p);
-    if (const std::int64_t slab = largest_slab(p))
-      w.push_back({"the border slabs of the boundary mode",
-                   2.0 * double(slab) * double(dtype_size(p.dtype())), MemorySpace::host});
-    return w;
+    return p.dtype() == DType::f32 ? workspace_typed<float>(p) : workspace_typed<double>(p);
   }
 };
 }  // namespace fast

@@ -124,7 +124,8 @@ std::vector<double> time_cpu(const Strategy& s, const Problem& p, int warmup, in
 
 std::string problem_name(const Problem& p) {
   std::string s = std::to_string(p.rank()) + "D " + detail::join_extents(p.extents(), p.rank());
-  return s + " r=" + std::to_string(p.max_radius());
+  s += " r=" + std::to_string(p.max_radius());
+  return p.zero_ghosts() ? s : s + " " + to_string(p.mode(0));
 }
 
 // By halo's output rules (io/npy.hpp): a file is replaced atomically, a device, FIFO or '-'
@@ -199,6 +200,12 @@ nlohmann::json explain_choice(const Problem& p, const std::string& backend,
 int run_bench(const BenchArgs& a) {
   const int warmup = static_cast<int>(detail::parse_integer(a.warmup, 0, 1000000, "--warmup"));
   const int reps = static_cast<int>(detail::parse_integer(a.reps, 1, 1000000, "--reps"));
+  Boundary mode;
+  try {
+    mode = parse_boundary(a.mode);
+  } catch (const Error& e) {
+    throw Error(std::string("--mode: ") + e.what());
+  }
   if (a.format != "table" && a.format != "csv" && a.format != "json")
     throw Error("unknown --format '" + a.format + "' (expected table, csv or json)");
   if (a.backend != "all" && a.backend != "cpu" && a.backend != "cuda")
@@ -241,7 +248,8 @@ int run_bench(const BenchArgs& a) {
     std::mt19937_64 g(std::random_device{}());
     std::uniform_real_distribution<double> d(-1, 1);
     for (auto& x : w) x = d(g);
-    const Problem p(bp.rank, bp.ext, 1, Filter(w, fshape), DType::f32);
+    const Problem p(bp.rank, bp.ext, 1, Filter(w, fshape), DType::f32, Op::correlate,
+                    Edges::all(mode));
     for (const Strategy* s : strats) {
       nlohmann::json row;
       row["suite"] = bp.suite;

@@ -11,6 +11,7 @@ struct BenchArgs {
   std::string backend = "all";  // all, cpu, cuda
   std::string size;            // overrides the suite's array shape, e.g. 4096x4096
   std::string radii;           // overrides the suite's radii, e.g. 1,2,3
+  std::string mode = "constant";  // boundary mode of every problem (cval 0), e.g. reflect
   std::string format = "table";  // table, csv, json
   std::string output;          // also write the rows (in --format) to this file
   std::string json;            // also write the full JSON document to this file
