@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/boundary.hpp"
+#include "io/npy.hpp"
 #include "support.hpp"
 
 namespace halo::test {
@@ -266,6 +268,57 @@ TEST(Modes, NamesAliasesAndLimits) {
         << origin_error(4, 2, op);
     EXPECT_NE(origin_error(5, -3, op).find("expected -2..2"), std::string::npos);
   }
+}
+
+// The command line: every name and alias, per-axis lists, cval and origin, and each bad value an
+// error that names the argument, exit 1, nothing on stdout, no output written.
+TEST(ModesCli, NamesListsAndErrors) {
+  const std::string dir = ::testing::TempDir() + "halo-modes-cli-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::vector<double> img = random_vector<double>(6 * 7);
+  io::write_npy(dir + "/img.npy", DType::f64, {6, 7}, img.data());
+  const std::string base = "apply " + dir + "/img.npy " + dir + "/out.npy --filter box:3 ";
+  const auto expect_like_reference = [&](const std::string& args, const Edges& e) {
+    const SplitResult r = run_cli_split(base + args);
+    ASSERT_EQ(r.code, 0) << args << "\n" << r.err;
+    const io::NpyArray out = io::read_npy(dir + "/out.npy");
+    std::vector<double> ref(img.size());
+    cpu::reference_f64(Problem(2, {6, 7, 1}, 1, make_named_filter("box:3", 2), DType::f64,
+                               Op::correlate, e),
+                       img.data(), ref.data());
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      ASSERT_NEAR(out.as<double>()[i], ref[i], 1e-12) << args << " at " << i;
+  };
+  for (const char* name : {"constant", "nearest", "reflect", "mirror", "wrap", "grid-constant",
+                           "grid-mirror", "grid-wrap", "zero", "replicate", "reflect101",
+                           "reflect_101", "symmetric", "circular", "periodic"})
+    expect_like_reference(std::string("--mode ") + name, Edges::all(parse_boundary(name)));
+  Edges e;
+  e.mode = {Boundary::wrap, Boundary::mirror, Boundary::constant};
+  e.cval = 2.5;
+  e.origin = {-1, 1, 0};
+  expect_like_reference("--mode wrap,mirror --cval 2.5 --origin -1,1", e);
+  const SplitResult nan = run_cli_split(base + "--mode constant --cval nan");
+  EXPECT_EQ(nan.code, 0) << nan.err;
+  EXPECT_TRUE(std::isnan(io::read_npy(dir + "/out.npy").as<double>()[0]));
+  std::filesystem::remove(dir + "/out.npy");
+
+  const auto expect_error = [&](const std::string& args, const std::string& phrase) {
+    const SplitResult r = run_cli_split(base + args);
+    EXPECT_EQ(r.code, 1) << args;
+    EXPECT_NE(r.err.find(phrase), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(r.out, "") << args;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/out.npy")) << args;
+  };
+  expect_error("--mode reflective", "unknown boundary mode 'reflective'");
+  expect_error("--mode wrap,wrap,wrap", "--mode 'wrap,wrap,wrap': give one mode or 2");
+  expect_error("--origin 2", "origin 2 on axis 0 is out of range for a filter of extent 3: "
+                             "expected -1..1");
+  expect_error("--origin 0,0,0", "--origin '0,0,0': give one origin or 2");
+  expect_error("--origin 0x1", "--origin");
+  expect_error("--cval abc", "--cval");
+  expect_error("--mode zero --cval 1", "--mode zero means constant with cval 0");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
