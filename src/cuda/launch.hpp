@@ -263,6 +263,13 @@ inline Status check(Kernel kernel, const Problem& p, const DeviceLimits& dev = D
     return Status::failure(std::string(name) +
                            " computes zero ghost cells only (the seed notes' kernels): mode "
                            "constant with cval 0");
+  // The seed kernels place the filter as the notes do, centred: anchor k/2 (correlate) or
+  // k - 1 - k/2 (convolve) on every axis; an origin (or a fold) that moves it is refused.
+  for (int i = 0; i < 3; ++i)
+    if (aa[i] != kk[i] / 2 && aa[i] != kk[i] - 1 - kk[i] / 2)
+      return Status::failure(std::string(name) + " centres the filter (origin 0); this problem "
+                             "anchors it at " + std::to_string(aa[i]) + " of " +
+                             std::to_string(kk[i]) + " taps on axis " + axis_name[i]);
   for (int i = 0; i < 3; ++i)
     if (kk[i] > (1 << 30))
       return Status::failure("filter extent " + std::to_string(kk[i]) + " exceeds 2^30");
