@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/detail.hpp"
+#include "cuda/border.hpp"
 #include "cuda/check.cuh"
 #include "cuda/fast_kernels.cuh"
 
@@ -119,8 +120,6 @@ class FastStrategy final : public Strategy {
            "weights as FFMA operands";
   }
   Status can_implement(const Problem& p) const override {
-    if (!p.zero_ghosts())
-      return Status::failure("fast computes zero ghost cells only (mode constant, cval 0) so far");
     const int r = static_cast<int>(p.max_radius());
     if (compiled_radius(p.rank(), p.dtype(), r) < 0) {
       int top = 0;
@@ -144,7 +143,9 @@ class FastStrategy final : public Strategy {
                             : p.rank() == 2 ? plan_2d(p.dtype(), R, !p.direct_sums())
                                             : plan_3d(p.dtype(), R);
     return "halo " + std::to_string(r) + " -> compiled radius " + std::to_string(R) + " (" +
-           window + " window of weights as FFMA operands); " + how;
+           window + " window of weights as FFMA operands); " + how +
+           (p.zero_ghosts() ? "" : "; then a border pass recomputes the outputs within reach of "
+                                   "an edge under the boundary modes");
   }
   Summation summation(const Problem& p) const override {
     const int R = compiled_radius(p.rank(), p.dtype(), static_cast<int>(p.max_radius()));
@@ -191,6 +192,9 @@ class FastStrategy final : public Strategy {
       ok = launch_3d(in, out, g, R, win.data(), s);
     }
     if (!ok) throw Error("fast: no kernel compiled for radius " + std::to_string(R));
+    // Other modes than zero ghosts: the kernels padded with zeros; the band near the edges is
+    // recomputed under the modes.
+    if (!p.zero_ghosts()) border_pass(p, in, out, stream);
   }
 };
 
