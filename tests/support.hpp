@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -236,6 +237,16 @@ std::string compare(const std::string& strategy, const Problem& p, const std::ve
   os << p.describe() << ": " << bad << " of " << n << " wrong; first at " << first << ": got "
      << got[first] << ", want " << ref[first] << "; seed " << fresh_seed();
   return os.str();
+}
+
+// The message of the halo::Error that f throws, or "(no error)".
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 // A fresh temporary directory per test, named after the suite, the process and the test, and

@@ -21,15 +21,6 @@ namespace fs = std::filesystem;
 namespace halo::test {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 bool has(const std::string& text, const std::string& phrase) {
   return text.find(phrase) != std::string::npos;
 }

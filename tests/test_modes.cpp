@@ -15,15 +15,6 @@
 namespace halo::test {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 // ------------------------------------------------------------------------------------------------
 // The index map, by hand: a b c d at 0..3.
 // ------------------------------------------------------------------------------------------------
