@@ -52,4 +52,7 @@ std::int64_t checked_product(const std::int64_t* v, int n, const char* what);
 
 std::string join_extents(const Extents& e, int rank, const char* sep = "x");
 
+// The median of v (the mean of the middle two for an even count); v must not be empty.
+double median(std::vector<double> v);
+
 }  // namespace halo::detail

@@ -1,4 +1,5 @@
 // Enums, views and small helpers of the public header.
+#include <algorithm>
 #include <limits>
 #include <sstream>
 
@@ -145,5 +146,13 @@ ConstArrayView view(const float* d, std::vector<std::int64_t> s, std::int64_t b)
 ConstArrayView view(const double* d, std::vector<std::int64_t> s, std::int64_t b) {
   return ConstArrayView(make_view(d, DType::f64, s, b));
 }
+
+namespace detail {
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+}  // namespace detail
 
 }  // namespace halo

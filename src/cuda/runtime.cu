@@ -9,6 +9,7 @@
 #include "core/detail.hpp"
 #include "cuda/check.cuh"
 #include "cuda/common.cuh"
+#include "cuda/device_buffer.cuh"
 
 namespace halo {
 namespace cuda {
@@ -31,40 +32,6 @@ DeviceLimits current_device_limits() {
   return lim;
 }
 
-namespace {
-
-std::string gib(std::size_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / 1073741824.0);
-  return buf;
-}
-
-// A device allocation that frees itself; an allocation failure names the sizes and the free
-// memory of the device.
-struct DeviceBuffer {
-  void* p = nullptr;
-  DeviceBuffer(std::size_t bytes, const std::string& what) {
-    const cudaError_t e = cudaMalloc(&p, bytes);
-    if (e != cudaSuccess) {
-      (void)cudaGetLastError();
-      std::size_t free_b = 0, total_b = 0;
-      std::string mem;
-      if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
-        mem = "; the device has " + gib(free_b) + " free of " + gib(total_b);
-      (void)cudaGetLastError();
-      throw Error("CUDA error while allocating " + std::to_string(bytes) + " bytes (" + gib(bytes) +
-                  ") of device memory for " + what + ": " + cudaGetErrorString(e) + " (" +
-                  cudaGetErrorName(e) + ")" + mem);
-    }
-  }
-  ~DeviceBuffer() {
-    if (p) cudaFree(p);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
-
-}  // namespace
 }  // namespace cuda
 
 namespace detail {

@@ -8,6 +8,7 @@
 
 #include "core/detail.hpp"
 #include "cuda/check.cuh"
+#include "cuda/device_buffer.cuh"
 
 namespace halo::detail {
 namespace {
@@ -41,11 +42,6 @@ __global__ void fma_chains(T* out, int iters, T m, T a) {
   if (s == T(-12345)) out[0] = s;  // never true; keeps the chains alive
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 struct Events {
   cudaEvent_t start{}, stop{};
   Events() {
@@ -64,16 +60,6 @@ struct Events {
   }
 };
 
-struct DeviceBuffer {
-  void* p = nullptr;
-  explicit DeviceBuffer(std::size_t bytes) {
-    HALO_CUDA_CHECK(cudaMalloc(&p, bytes),
-                    "allocating " + std::to_string(bytes) + " bytes of device memory");
-  }
-  ~DeviceBuffer() { cudaFree(p); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
 
 template <class T>
 void fill(void* p, std::int64_t n, std::uint64_t seed) {
@@ -92,7 +78,7 @@ Ceilings measure_cuda_ceilings(DType dtype) {
   c.device = prop.name;
   // Copy: 1 GiB each way (20x the H100's L2), median of 10 after 2 warm-ups.
   const std::size_t bytes = std::size_t(1) << 30;
-  DeviceBuffer a(bytes), b(bytes);
+  cuda::DeviceBuffer a(bytes, "the copy ceiling's source"), b(bytes, "its destination");
   fill<float>(a.p, bytes / 4, 1);
   Events ev;
   std::vector<double> gbs;
@@ -133,10 +119,10 @@ std::vector<double> time_cuda_strategy(const Strategy& s, const Problem& p, int 
   // Rotate through enough buffer pairs that one pass over them is 4x the L2 cache.
   const std::size_t l2 = std::size_t(prop.l2CacheSize);
   const int sets = int(std::min<std::size_t>(8, std::max<std::size_t>(1, 4 * l2 / (2 * bytes) + 1)));
-  std::vector<std::unique_ptr<DeviceBuffer>> in, out;
+  std::vector<std::unique_ptr<cuda::DeviceBuffer>> in, out;
   for (int i = 0; i < sets; ++i) {
-    in.push_back(std::make_unique<DeviceBuffer>(bytes));
-    out.push_back(std::make_unique<DeviceBuffer>(bytes));
+    in.push_back(std::make_unique<cuda::DeviceBuffer>(bytes, "a benchmark input"));
+    out.push_back(std::make_unique<cuda::DeviceBuffer>(bytes, "a benchmark output"));
     if (p.dtype() == DType::f32)
       fill<float>(in.back()->p, p.elements(), 1234 + i);
     else

@@ -92,12 +92,6 @@ std::vector<const Strategy*> selected(const BenchArgs& a) {
   return v;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 std::vector<double> time_cpu(const Strategy& s, const Problem& p, int warmup, int reps) {
   const std::size_t n = static_cast<std::size_t>(p.elements());
   const std::size_t eb = dtype_size(p.dtype());
@@ -268,7 +262,7 @@ int run_bench(const BenchArgs& a) {
       const detail::Ceilings& c = is_gpu ? gpu_c : cpu_c;
       std::vector<double> ms = is_gpu ? detail::time_cuda_strategy(*s, p, warmup, reps)
                                       : time_cpu(*s, p, warmup, reps);
-      const double med = median(ms);
+      const double med = detail::median(ms);
       const Traffic t = s->model(p);
       const double floor_ms =
           std::max(p.bytes() / (c.copy_gbs * 1e6), p.flops() / (c.fma_gflops * 1e6));
