@@ -30,13 +30,11 @@ AxisFold fold_axis(std::int64_t k, std::int64_t a, std::int64_t n, Boundary m, b
   const std::int64_t hi_keep = (period || zero) ? n - 1 : n;
   std::vector<std::int64_t> r(static_cast<std::size_t>(k));
   std::int64_t rmin = 0, rmax = 0;
-  bool any_drop = false;
   for (std::int64_t j = 0; j < k; ++j) {
     std::int64_t d = j - a;
     if (d < -lo_keep || d > hi_keep) {
       if (zero) {
         r[j] = INT64_MIN;  // dropped
-        any_drop = true;
         continue;
       }
       if (period) {
@@ -55,7 +53,6 @@ AxisFold fold_axis(std::int64_t k, std::int64_t a, std::int64_t n, Boundary m, b
   f.anchor = -rmin;
   f.to.resize(static_cast<std::size_t>(k));
   for (std::int64_t j = 0; j < k; ++j) f.to[j] = r[j] == INT64_MIN ? -1 : r[j] - rmin;
-  (void)any_drop;
   return f;
 }
 

@@ -6,9 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <iostream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
