@@ -52,6 +52,11 @@ std::int64_t checked_product(const std::int64_t* v, int n, const char* what);
 
 std::string join_extents(const Extents& e, int rank, const char* sep = "x");
 
+// The folded correlation weights of p placed in the (2R+1)^rank window centred on the output
+// (z, y, x order, x fastest), zero where the filter does not reach; R >= p.max_radius(). Kernels
+// compiled for a radius R run any filter that fits this way (even and off-centre ones too).
+std::vector<double> centred_window(const Problem& p, int R);
+
 // The median of v (the mean of the middle two for an even count); v must not be empty.
 double median(std::vector<double> v);
 

@@ -208,6 +208,22 @@ std::int64_t Problem::max_radius() const {
   return r;
 }
 
+std::vector<double> detail::centred_window(const Problem& p, int R) {
+  const std::int64_t K = 2 * std::int64_t(R) + 1;
+  const int rank = p.rank();
+  const Dims3 k = p.filter_dims3(), a = p.anchor3();
+  const std::vector<double>& w = p.correlation_weights();
+  const std::int64_t kz = rank == 3 ? K : 1, ky = rank >= 2 ? K : 1;
+  const std::int64_t rz = rank == 3 ? R : 0, ry = rank >= 2 ? R : 0;
+  std::vector<double> win(static_cast<std::size_t>(kz * ky * K), 0.0);
+  for (std::int64_t jz = 0; jz < k.z; ++jz)
+    for (std::int64_t jy = 0; jy < k.y; ++jy)
+      for (std::int64_t jx = 0; jx < k.x; ++jx)
+        win[((jz - a.z + rz) * ky + jy - a.y + ry) * K + jx - a.x + R] =
+            w[(jz * k.y + jy) * k.x + jx];
+  return win;
+}
+
 std::string Problem::describe() const {
   std::ostringstream os;
   os << rank_ << "D " << detail::join_extents(extents_, rank_) << " " << to_string(dtype_);
