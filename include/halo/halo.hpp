@@ -44,6 +44,18 @@ enum class Boundary { constant, nearest, reflect, mirror, wrap };
 enum class Backend { automatic, reference, cpu, cuda };
 enum class MemorySpace { host, device };
 
+// The table of dtypes: one row each (a new dtype is a row here, in types.cpp, and in
+// src/core/dtype.hpp's HALO_DTYPES).
+struct DTypeInfo {
+  DType dtype;
+  const char* name;    // to_string's, e.g. "f32"
+  const char* numpy;   // NumPy's name, e.g. "float32"
+  const char* descr;   // the .npy descr halo reads and writes, e.g. "<f4"
+  std::size_t size;    // bytes per element
+};
+const DTypeInfo& dtype_info(DType t);
+const std::vector<DTypeInfo>& dtypes();  // every row, in the order of enum class DType
+
 std::size_t dtype_size(DType t);
 const char* to_string(DType t);
 const char* to_string(Op op);

@@ -9,9 +9,23 @@
 
 namespace halo {
 
-std::size_t dtype_size(DType t) { return t == DType::f32 ? 4 : 8; }
+const std::vector<DTypeInfo>& dtypes() {
+  static const std::vector<DTypeInfo> table = {
+      {DType::f32, "f32", "float32", "<f4", 4},
+      {DType::f64, "f64", "float64", "<f8", 8},
+  };
+  return table;
+}
 
-const char* to_string(DType t) { return t == DType::f32 ? "f32" : "f64"; }
+const DTypeInfo& dtype_info(DType t) {
+  for (const DTypeInfo& d : dtypes())
+    if (d.dtype == t) return d;
+  throw Error("unknown dtype " + std::to_string(static_cast<int>(t)));
+}
+
+std::size_t dtype_size(DType t) { return dtype_info(t).size; }
+
+const char* to_string(DType t) { return dtype_info(t).name; }
 const char* to_string(Op op) { return op == Op::correlate ? "correlate" : "convolve"; }
 const char* to_string(Boundary b) {
   switch (b) {
@@ -34,9 +48,15 @@ const char* to_string(Backend b) {
 }
 
 DType parse_dtype(const std::string& s) {
-  if (s == "f32" || s == "float32" || s == "float") return DType::f32;
-  if (s == "f64" || s == "float64" || s == "double") return DType::f64;
-  throw Error("unknown dtype '" + s + "' (expected f32 or f64)");
+  std::string names;
+  for (const DTypeInfo& d : dtypes()) {
+    if (s == d.name || s == d.numpy) return d.dtype;
+    names += (names.empty() ? "" : ", ") + std::string(d.name);
+  }
+  // C's names of the two floating types, as earlier versions accepted.
+  if (s == "float") return DType::f32;
+  if (s == "double") return DType::f64;
+  throw Error("unknown dtype '" + s + "' (expected one of " + names + ")");
 }
 Op parse_op(const std::string& s) {
   if (s == "correlate") return Op::correlate;

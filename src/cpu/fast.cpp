@@ -503,6 +503,7 @@ HWY_AFTER_NAMESPACE();
 #include "hwy/aligned_allocator.h"
 
 #include "core/detail.hpp"
+#include "core/dtype.hpp"
 
 namespace halo::cpu {
 std::string simd_targets();
@@ -674,13 +675,14 @@ class FastStrategy final : public Strategy {
   Status can_implement(const Problem&) const override { return Status::success(); }
   int priority(const Problem&) const override { return 10; }
   void run(const Problem& p, const Buffers& b, void*) const override {
-    if (p.dtype() == DType::f32)
-      run_typed<float>(p, b.input, b.output);
-    else
-      run_typed<double>(p, b.input, b.output);
+    dispatch_dtype(p.dtype(), [&](auto d) {
+      run_typed<typename decltype(d)::storage>(p, b.input, b.output);
+    });
   }
   std::vector<MemoryUse> workspace(const Problem& p) const override {
-    return p.dtype() == DType::f32 ? workspace_typed<float>(p) : workspace_typed<double>(p);
+    return dispatch_dtype(p.dtype(), [&](auto d) {
+      return workspace_typed<typename decltype(d)::storage>(p);
+    });
   }
 };
 }  // namespace fast

@@ -8,6 +8,7 @@
 
 #include "core/boundary.hpp"
 #include "core/detail.hpp"
+#include "core/dtype.hpp"
 
 namespace halo::cpu {
 namespace {
@@ -110,23 +111,21 @@ class ReferenceStrategy final : public Strategy {
                   " bytes for the float64 results");
     }
     reference_f64(p, b.input, tmp.data());
-    if (p.dtype() == DType::f32) {
-      float* o = static_cast<float*>(b.output);
-      for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<float>(tmp[i]);
-    } else {
-      double* o = static_cast<double*>(b.output);
-      for (std::int64_t i = 0; i < n; ++i) o[i] = tmp[i];
-    }
+    dispatch_dtype(p.dtype(), [&](auto d) {
+      using T = typename decltype(d)::storage;
+      T* o = static_cast<T*>(b.output);
+      for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(tmp[i]);
+    });
   }
 };
 
 }  // namespace
 
 void reference_f64(const Problem& p, const void* in, double* out, bool absolute) {
-  if (p.dtype() == DType::f32)
-    reference_impl(p, static_cast<const float*>(in), out, absolute);
-  else
-    reference_impl(p, static_cast<const double*>(in), out, absolute);
+  dispatch_dtype(p.dtype(), [&](auto d) {
+    using T = typename decltype(d)::storage;
+    reference_impl(p, static_cast<const T*>(in), out, absolute);
+  });
 }
 
 std::unique_ptr<Strategy> make_reference_strategy() { return std::make_unique<ReferenceStrategy>(); }

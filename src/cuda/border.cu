@@ -22,6 +22,7 @@
 
 #include "core/boundary.hpp"
 #include "core/detail.hpp"
+#include "core/dtype.hpp"
 #include "cuda/border.hpp"
 #include "cuda/check.cuh"
 #include "cuda/fast_kernels.cuh"  // Taps
@@ -416,10 +417,10 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s) {
 
 void border_pass(const Problem& p, const void* in, void* out, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
-  if (p.dtype() == DType::f32)
-    border_typed(p, static_cast<const float*>(in), static_cast<float*>(out), s);
-  else
-    border_typed(p, static_cast<const double*>(in), static_cast<double*>(out), s);
+  dispatch_dtype(p.dtype(), [&](auto d) {
+    using T = typename decltype(d)::storage;
+    border_typed(p, static_cast<const T*>(in), static_cast<T*>(out), s);
+  });
 }
 
 }  // namespace halo::cuda

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/dtype.hpp"
 #include "halo/halo.hpp"
 
 namespace halo::cuda {

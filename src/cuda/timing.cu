@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/detail.hpp"
+#include "core/dtype.hpp"
 #include "cuda/check.cuh"
 #include "cuda/device_buffer.cuh"
 
@@ -96,10 +97,10 @@ Ceilings measure_cuda_ceilings(DType dtype) {
   std::vector<double> gf;
   for (int rep = 0; rep < 7; ++rep) {
     HALO_CUDA_CHECK(cudaEventRecord(ev.start), "recording an event");
-    if (dtype == DType::f32)
-      fma_chains<float><<<blocks, threads>>>(static_cast<float*>(b.p), iters, 0.9999f, 1e-6f);
-    else
-      fma_chains<double><<<blocks, threads>>>(static_cast<double*>(b.p), iters, 0.9999, 1e-6);
+    dispatch_dtype(dtype, [&](auto d) {
+      using T = typename decltype(d)::storage;
+      fma_chains<T><<<blocks, threads>>>(static_cast<T*>(b.p), iters, T(0.9999), T(1e-6));
+    });
     HALO_CUDA_CHECK(cudaGetLastError(), "launching the FMA ceiling kernel");
     HALO_CUDA_CHECK(cudaEventRecord(ev.stop), "recording an event");
     const double ms = ev.ms();
@@ -123,10 +124,9 @@ std::vector<double> time_cuda_strategy(const Strategy& s, const Problem& p, int 
   for (int i = 0; i < sets; ++i) {
     in.push_back(std::make_unique<cuda::DeviceBuffer>(bytes, "a benchmark input"));
     out.push_back(std::make_unique<cuda::DeviceBuffer>(bytes, "a benchmark output"));
-    if (p.dtype() == DType::f32)
-      fill<float>(in.back()->p, p.elements(), 1234 + i);
-    else
-      fill<double>(in.back()->p, p.elements(), 1234 + i);
+    dispatch_dtype(p.dtype(), [&](auto d) {
+      fill<typename decltype(d)::storage>(in.back()->p, p.elements(), 1234 + i);
+    });
   }
   HALO_CUDA_CHECK(cudaDeviceSynchronize(), "filling benchmark inputs");
   Events ev;

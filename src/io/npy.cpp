@@ -56,7 +56,7 @@ constexpr bool kHostLittleEndian = true;
   throw Error((path.empty() ? std::string("(empty path)") : path) + ": " + what);
 }
 
-const char* type_name(DType t) { return t == DType::f32 ? "float32" : "float64"; }
+const char* type_name(DType t) { return dtype_info(t).numpy; }
 
 // Python's repr of a shape tuple: "()", "(5,)", "(3, 4)".
 std::string shape_string(const std::vector<std::int64_t>& shape) {
@@ -308,10 +308,16 @@ DType parse_descr(const std::string& path, const std::string& descr) {
   const char order = has_order ? descr[0] : '=';
   const std::string code = has_order ? descr.substr(1) : descr;
   const std::string quoted = "'" + detail::printable(descr) + "'";
-  const std::string supported = "halo reads float32 ('<f4') and float64 ('<f8')";
+  std::string supported = "halo reads";
+  for (std::size_t i = 0; i < dtypes().size(); ++i)
+    supported += std::string(i == 0 ? " " : i + 1 == dtypes().size() ? " and " : ", ") +
+                 dtypes()[i].numpy + " ('" + dtypes()[i].descr + "')";
 
-  if (code == "f4" || code == "f8") {
-    const DType t = code == "f4" ? DType::f32 : DType::f64;
+  const DTypeInfo* known = nullptr;
+  for (const DTypeInfo& d : dtypes())
+    if (code == d.descr + 1) known = &d;  // the descr without its byte order
+  if (known) {
+    const DType t = known->dtype;
     const bool little = order == '<' || (order != '>' && kHostLittleEndian);
     if (!little)
       fail(path, "dtype " + quoted + " is big-endian " + type_name(t) +
@@ -337,7 +343,7 @@ DType parse_descr(const std::string& path, const std::string& descr) {
 // Magic, version, header length and the header, padded as NumPy does: spaces and a final '\n' so
 // that the data starts at a multiple of 64 bytes.
 std::string make_preamble(DType dtype, const std::vector<std::int64_t>& shape) {
-  std::string dict = std::string("{'descr': '") + (dtype == DType::f32 ? "<f4" : "<f8") +
+  std::string dict = std::string("{'descr': '") + dtype_info(dtype).descr +
                      "', 'fortran_order': False, 'shape': " + shape_string(shape) + ", }";
   // Like NumPy >= 1.23: room for the first extent to grow to 21 digits, so that a header can be
   // rewritten in place when data is appended along axis 0.

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "core/detail.hpp"
+#include "core/dtype.hpp"
 #include "core/parse.hpp"
 #include "halo/halo.hpp"
 #include "io/npy.hpp"
@@ -100,10 +101,10 @@ std::vector<double> time_cpu(const Strategy& s, const Problem& p, int warmup, in
   std::mt19937_64 g(std::random_device{}());
   std::uniform_real_distribution<double> d(-1, 1);
   for (std::size_t i = 0; i < n; ++i) {
-    if (p.dtype() == DType::f32)
-      reinterpret_cast<float*>(in.data())[i] = float(d(g));
-    else
-      reinterpret_cast<double*>(in.data())[i] = d(g);
+    dispatch_dtype(p.dtype(), [&](auto t) {
+      using T = typename decltype(t)::storage;
+      reinterpret_cast<T*>(in.data())[i] = T(d(g));
+    });
   }
   std::vector<double> ms;
   for (int r = 0; r < warmup + reps; ++r) {

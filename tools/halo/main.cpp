@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "bench.hpp"
+#include "core/dtype.hpp"
 #include "core/parse.hpp"
 #include "halo/halo.hpp"
 #include "io/npy.hpp"
@@ -158,8 +159,9 @@ halo::Filter make_filter(const ApplyArgs& a, const std::vector<std::int64_t>& sh
       throw Error(a.filter + ": a filter has 1 to 3 dimensions, got shape " +
                   shape_string(w.shape()));
     try {
-      filter = w.dtype() == halo::DType::f32 ? halo::Filter(w.as<float>(), w.shape())
-                                             : halo::Filter(w.as<double>(), w.shape());
+      filter = halo::dispatch_dtype(w.dtype(), [&](auto d) {
+        return halo::Filter(w.as<typename decltype(d)::storage>(), w.shape());
+      });
     } catch (const halo::Error& e) {
       throw Error(a.filter + ": " + e.what());
     }
@@ -338,10 +340,10 @@ int run_generate(const std::string& path, const std::string& shape_text, const s
     std::uniform_real_distribution<double> d(0.0, 1.0);
 #pragma omp for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
-      if (t == halo::DType::f32)
-        a.as<float>()[i] = static_cast<float>(d(g));
-      else
-        a.as<double>()[i] = d(g);
+      halo::dispatch_dtype(t, [&](auto dt) {
+        using T = typename decltype(dt)::storage;
+        a.as<T>()[i] = static_cast<T>(d(g));
+      });
     }
   }
   halo::io::write_npy(path, a);

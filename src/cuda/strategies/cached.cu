@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(kTile1D.x)
       const i64 Next_tile_start_point = (bx + 1) * TILE_WIDTH;
       const i64 N_start_point = i - a;
       if (i < Width) {
-        T Pvalue = 0;
+        accum_t<T> Pvalue = 0;  // the sum in the accumulation type
         for (int j = 0; j < Mask_Width; j++) {
           const i64 N_index = N_start_point + j;
           if (N_index >= 0 && N_index < Width) {  // a ghost cell adds nothing
@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(kTile2D.count())
         N_s[ty][tx] = (row < height && col < width) ? Nb[row * width + col] : T(0);
         __syncthreads();
         if (col < width && row < height) {
-          T Pvalue = 0;
+          accum_t<T> Pvalue = 0;  // the sum in the accumulation type
           for (int fRow = 0; fRow < ky; fRow++) {
             for (int fCol = 0; fCol < kx; fCol++) {
               const int sRow = ty - ay + fRow, sCol = tx - ax + fCol;  // position in the tile
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(kTile3D.count())
         N_s[tz][ty][tx] = inside ? Nb[(plane * height + row) * width + col] : T(0);
         __syncthreads();
         if (inside) {
-          T Pvalue = 0;
+          accum_t<T> Pvalue = 0;  // the sum in the accumulation type
           for (int fPlane = 0; fPlane < kz; fPlane++)
             for (int fRow = 0; fRow < ky; fRow++)
               for (int fCol = 0; fCol < kx; fCol++) {
@@ -193,10 +193,10 @@ class CachedStrategy final : public CudaStrategy {
  protected:
   void launch(const Problem& p, const Launch& L, const void* in, void* out,
               cudaStream_t s) const override {
-    if (p.dtype() == DType::f32)
-      launch_cached<float>(p, L, static_cast<const float*>(in), static_cast<float*>(out), s);
-    else
-      launch_cached<double>(p, L, static_cast<const double*>(in), static_cast<double*>(out), s);
+    dispatch_dtype(p.dtype(), [&](auto d) {
+      using T = typename decltype(d)::storage;
+      launch_cached<T>(p, L, static_cast<const T*>(in), static_cast<T*>(out), s);
+    });
   }
 };
 

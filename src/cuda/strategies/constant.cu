@@ -43,7 +43,7 @@ __global__ void __launch_bounds__(kBlock1D.x)
       const i64 i = bx * blockDim.x + threadIdx.x;
       if (i >= Width) continue;
       const T* Nb = N + b * Width;
-      T Pvalue = 0;
+      accum_t<T> Pvalue = 0;  // the sum in the accumulation type
       const i64 N_start_point = i - a;
       for (int j = 0; j < Mask_Width; j++) {
         const i64 n = N_start_point + j;
@@ -152,10 +152,10 @@ class ConstantStrategy final : public CudaStrategy {
  protected:
   void launch(const Problem& p, const Launch& L, const void* in, void* out,
               cudaStream_t s) const override {
-    if (p.dtype() == DType::f32)
-      launch_constant<float>(p, L, static_cast<const float*>(in), static_cast<float*>(out), s);
-    else
-      launch_constant<double>(p, L, static_cast<const double*>(in), static_cast<double*>(out), s);
+    dispatch_dtype(p.dtype(), [&](auto d) {
+      using T = typename decltype(d)::storage;
+      launch_constant<T>(p, L, static_cast<const T*>(in), static_cast<T*>(out), s);
+    });
   }
 };
 

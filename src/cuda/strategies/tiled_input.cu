@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(kTile2D.count())
         if (col >= 0 && col < width && row >= 0 && row < height) {
           if (tileCol >= 0 && tileCol < OUT_TILE_DIM_X && tileRow >= 0 &&
               tileRow < OUT_TILE_DIM_Y) {
-            T Pvalue = 0;
+            accum_t<T> Pvalue = 0;  // the sum in the accumulation type
             for (int fRow = 0; fRow < ky; fRow++)
               for (int fCol = 0; fCol < kx; fCol++)
                 Pvalue += F_c[fRow * kx + fCol] * N_s[tileRow + fRow][tileCol + fCol];
@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(kTile3D.count())
         if (inside) {
           if (tileCol >= 0 && tileCol < OUT_TILE_DIM_X && tileRow >= 0 &&
               tileRow < OUT_TILE_DIM_Y && tilePlane >= 0 && tilePlane < OUT_TILE_DIM_Z) {
-            T Pvalue = 0;
+            accum_t<T> Pvalue = 0;  // the sum in the accumulation type
             for (int fPlane = 0; fPlane < kz; fPlane++)
               for (int fRow = 0; fRow < ky; fRow++)
                 for (int fCol = 0; fCol < kx; fCol++)
@@ -182,11 +182,10 @@ class TiledInputStrategy final : public CudaStrategy {
  protected:
   void launch(const Problem& p, const Launch& L, const void* in, void* out,
               cudaStream_t s) const override {
-    if (p.dtype() == DType::f32)
-      launch_tiled_input<float>(p, L, static_cast<const float*>(in), static_cast<float*>(out), s);
-    else
-      launch_tiled_input<double>(p, L, static_cast<const double*>(in), static_cast<double*>(out),
-                                 s);
+    dispatch_dtype(p.dtype(), [&](auto d) {
+      using T = typename decltype(d)::storage;
+      launch_tiled_input<T>(p, L, static_cast<const T*>(in), static_cast<T*>(out), s);
+    });
   }
 };
 

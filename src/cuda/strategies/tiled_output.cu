@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(kTile1D.x)
         N_ds[left + TILE_SIZE + tx] = (halo_index_right >= Width) ? T(0) : Nb[halo_index_right];
       __syncthreads();
       if (i < Width) {
-        T Pvalue = 0;
+        accum_t<T> Pvalue = 0;  // the sum in the accumulation type
         for (int j = 0; j < Mask_Width; j++) Pvalue += N_ds[tx + j] * F_c[j];
         P[b * Width + i] = Pvalue;
       }
@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(kTile2D.count())
         // Every thread computes one output.
         const i64 row = by * OUT_TILE_DIM_Y + ty, col = bx * OUT_TILE_DIM_X + tx;
         if (row < height && col < width) {
-          T Pvalue = 0;
+          accum_t<T> Pvalue = 0;  // the sum in the accumulation type
           for (int fRow = 0; fRow < ky; fRow++)
             for (int fCol = 0; fCol < kx; fCol++)
               Pvalue += F_c[fRow * kx + fCol] * N_s[(ty + fRow) * IN_TILE_DIM_X + tx + fCol];
@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(kTile3D.count())
         const i64 plane = bz * OUT_TILE_DIM_Z + tz, row = by * OUT_TILE_DIM_Y + ty,
                   col = bx * OUT_TILE_DIM_X + tx;
         if (plane < depth && row < height && col < width) {
-          T Pvalue = 0;
+          accum_t<T> Pvalue = 0;  // the sum in the accumulation type
           for (int fPlane = 0; fPlane < kz; fPlane++)
             for (int fRow = 0; fRow < ky; fRow++)
               for (int fCol = 0; fCol < kx; fCol++)
@@ -200,11 +200,10 @@ class TiledOutputStrategy final : public CudaStrategy {
  protected:
   void launch(const Problem& p, const Launch& L, const void* in, void* out,
               cudaStream_t s) const override {
-    if (p.dtype() == DType::f32)
-      launch_tiled_output<float>(p, L, static_cast<const float*>(in), static_cast<float*>(out), s);
-    else
-      launch_tiled_output<double>(p, L, static_cast<const double*>(in),
-                                  static_cast<double*>(out), s);
+    dispatch_dtype(p.dtype(), [&](auto d) {
+      using T = typename decltype(d)::storage;
+      launch_tiled_output<T>(p, L, static_cast<const T*>(in), static_cast<T*>(out), s);
+    });
   }
 };
 

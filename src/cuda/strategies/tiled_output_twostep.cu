@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(kTile1D.x)
       }
       __syncthreads();
       if (i < Width) {
-        T Pvalue = 0;
+        accum_t<T> Pvalue = 0;  // the sum in the accumulation type
         for (int j = 0; MASK_WIDTH > j; j++) Pvalue += N_ds[tx + j] * F_c[j];
         P[b * Width + i] = Pvalue;
       }
@@ -91,10 +91,10 @@ class TiledOutputTwostepStrategy final : public CudaStrategy {
  protected:
   void launch(const Problem& p, const Launch& L, const void* in, void* out,
               cudaStream_t s) const override {
-    if (p.dtype() == DType::f32)
-      launch_twostep<float>(p, L, static_cast<const float*>(in), static_cast<float*>(out), s);
-    else
-      launch_twostep<double>(p, L, static_cast<const double*>(in), static_cast<double*>(out), s);
+    dispatch_dtype(p.dtype(), [&](auto d) {
+      using T = typename decltype(d)::storage;
+      launch_twostep<T>(p, L, static_cast<const T*>(in), static_cast<T*>(out), s);
+    });
   }
 };
 
