@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/parse.hpp"
 #include "cpu/reference.hpp"
 #include "halo/halo.hpp"
 
@@ -172,13 +173,15 @@ struct Mismatch {
 
 // Runs `strategy` (through halo::apply) on fresh random input and compares with the reference.
 // Returns a description of the first mismatch, or "" if every element is within tolerance.
+// `tuning` reaches the strategy through Options::tuning (the `fast` strategy's variants).
 template <class T>
 std::string check_strategy(const std::string& strategy, int rank, Extents ext, std::int64_t batch,
                            const Filter& f, Op op, bool direct_sums = false,
-                           const Edges& edges = {}) {
+                           const Edges& edges = {}, const FastTuning& tuning = {}) {
   Problem p(rank, ext, batch, f, std::is_same<T, float>::value ? DType::f32 : DType::f64, op,
             edges);
   p.require_direct_sums(direct_sums);
+  p.set_tuning(tuning);
   const std::int64_t n = p.elements();
   std::vector<T> in = random_vector<T>(n);
   std::vector<T> out(static_cast<std::size_t>(n));
@@ -192,6 +195,7 @@ std::string check_strategy(const std::string& strategy, int rank, Extents ext, s
   opt.strategy = strategy;
   opt.direct_sums = direct_sums;
   opt.edges = edges;
+  opt.tuning = tuning;
   ConstArrayView iv(in.data(), p.dtype(), rank, ext, batch);
   ArrayView ov;
   ov.data = out.data();
@@ -213,10 +217,58 @@ std::string check_strategy(const std::string& strategy, int rank, Extents ext, s
   if (m.count == 0) return "";
   std::ostringstream os;
   os.precision(9);
-  os << p.describe() << ": " << m.count << " of " << n << " elements wrong; first at flat index "
-     << m.index << ": got " << m.got << ", want " << m.want << " (tolerance " << m.tol
+  os << p.describe() << (tuning.empty() ? "" : " tuned " + detail::tuning_string(tuning)) << ": "
+     << m.count << " of " << n << " elements wrong; first at flat index " << m.index << ": got " << m.got << ", want " << m.want << " (tolerance " << m.tol
      << "); seed " << fresh_seed();
   return os.str();
+}
+
+// The `fast` strategy's tuning variants (FastTuning, in the KEY=VALUE form of `halo --tune`) that
+// the GPU tests run besides the defaults, so that the kernels the defaults do not take are
+// checked too: every feed, the TMA ring's shapes, the 1D layouts and outputs per lane, the 3D
+// block ring's rows, runs and chunks, 2D columns per lane, passes, prefetch depths and the
+// Winograd columns on and off. scripts/gpu-check runs some of them under compute-sanitizer by
+// name (variant_test_name).
+inline const std::vector<std::string>& fast_tuning_variants() {
+  static const std::vector<std::string> v = {
+      "feed=tma",
+      "feed=tma,slots=2,box_rows=3",
+      "feed=ring",
+      "feed=prefetch",
+      "feed=direct",
+      "feed=prefetch,depth=2",
+      "feed=prefetch,depth=3",
+      "prefetch=1",
+      "tx_1d=8",
+      "tx_1d=32",
+      "feed=block",
+      "feed=block,slots=2",
+      "feed=block,slots=2,tx_1d=16,rows_3d=1,hints=1",
+      "rows_3d=4",
+      "runs=0",
+      "slots=2,runs=1,chunk=5",
+      "pad_1d=0",
+      "pad_1d=1",
+      "slots=3,pad_1d=1",
+      "slots=4,pad_1d=1",
+      "tx=8",
+      "tx=4",
+      "pass_rows=8",
+      "pass_rows=12",
+      "winograd=1",
+      "winograd=0",
+      "l2_promotion=0",
+  };
+  return v;
+}
+
+// A variant's name as a test parameter: "feed=tma,slots=2" -> "feed_tma_slots_2". (The variants
+// are written in the order of FastTuning's fields, as detail::tuning_string prints them.)
+inline std::string variant_test_name(const std::string& variant) {
+  std::string s = variant;
+  for (char& c : s)
+    if (c == '=' || c == ',') c = '_';
+  return s;
 }
 
 // Compares `got` with the float64 reference of p on `in`; "" if every element is within the

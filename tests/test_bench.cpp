@@ -86,6 +86,19 @@ TEST(Bench, BadOptionsAreErrors) {
   const Result c = run_cli("bench --strategy nope --backend cpu");
   EXPECT_NE(c.code, 0);
   EXPECT_NE(c.output.find("unknown strategy 'nope'"), std::string::npos) << c.output;
+  // --tune is parsed strictly, before anything runs; errors name the key and its range.
+  const Result t = run_cli("bench --suite seed --backend cpu --size 32x32 --tune slots=1");
+  EXPECT_NE(t.code, 0);
+  EXPECT_NE(t.output.find("--tune slots=1: expected 2..16"), std::string::npos) << t.output;
+  EXPECT_EQ(t.output.find("ceilings"), std::string::npos) << t.output;
+  const Result k = run_cli("bench --suite seed --backend cpu --size 32x32 --tune wino=0");
+  EXPECT_NE(k.code, 0);
+  EXPECT_NE(k.output.find("--tune: unknown key 'wino'"), std::string::npos) << k.output;
+  // A valid tuning is accepted (it changes only `fast`) and reported.
+  const Result ok = run_cli("bench --suite seed --backend cpu --size 32x32 --reps 1 --warmup 0 "
+                            "--tune feed=tma,winograd=0");
+  EXPECT_EQ(ok.code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("fast tuned: feed=tma,winograd=0"), std::string::npos) << ok.output;
   std::string why;
   if (!cuda_available(&why)) {
     const Result d = run_cli("bench --backend cuda");

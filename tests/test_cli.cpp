@@ -66,6 +66,28 @@ TEST_F(Cli, ApplyWritesTheFilteredArray) {
   }
 }
 
+// --tune (halo::FastTuning for the `fast` strategy): accepted on any backend, parsed strictly,
+// and an error leaves no output.
+TEST_F(Cli, ApplyTakesATuningAndRefusesABadOne) {
+  const std::vector<float> in = random_vector<float>(20 * 24);
+  io::write_npy(path("in.npy"), DType::f32, {20, 24}, in.data());
+  const Result ok = run_cli("apply " + path("in.npy") + " " + path("out.npy") +
+                            " --filter box:3 --backend cpu --tune winograd=0,slots=2");
+  EXPECT_EQ(ok.code, 0) << ok.output;
+  for (const auto& [tune, message] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"tx=5", "--tune tx=5: expected 4 or 8"},
+           {"feed=fast", "--tune feed=fast: expected direct, prefetch, ring, tma or block"},
+           {"nope=1", "--tune: unknown key 'nope'"},
+           {"depth=2,depth=3", "--tune: depth given twice"}}) {
+    const Result r = run_cli("apply " + path("in.npy") + " " + path("bad.npy") +
+                             " --filter box:3 --backend cpu --tune " + tune);
+    EXPECT_EQ(r.code, 1) << tune;
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(path("bad.npy"))) << tune;
+  }
+}
+
 TEST_F(Cli, AxisAndBatchFollowTheirDefinitions) {
   const std::vector<double> in = random_vector<double>(4 * 10 * 12);
   io::write_npy(path("in.npy"), DType::f64, {4, 10, 12}, in.data());

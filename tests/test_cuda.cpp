@@ -8,6 +8,9 @@
 //   - CudaSanitizer.*: every strategy x rank x dtype on small odd/even/edge sizes, once with the
 //     normal grid and once with the grid limited to 3x2x2 so every block loops over many tiles;
 //     scripts/gpu-check runs these under compute-sanitizer (memcheck, racecheck, synccheck);
+//   - Tuned/FastVariant.*: `fast` under each tuning variant of support.hpp (Options::tuning): the
+//     sanitizer's cases in both grids, direct sums (gpu-check runs some variants' SanitizerCases
+//     under compute-sanitizer by name); CudaFast.RingsWrapAroundOnLongStreams runs them all too;
 //   - a 2D 50000 x 50000 float32 array (2.5e9 elements, more than 2^31) with a random 5x5 filter
 //     (and a 9x9 one for `fast`'s Winograd columns).
 //
@@ -237,7 +240,7 @@ const std::vector<Case>& small_cases() {
 }
 
 template <class T>
-void sanitizer_pass(const Strategy& s) {
+void sanitizer_pass(const Strategy& s, const FastTuning& tuning = {}) {
   int i = 0;
   for (const Case& c : small_cases()) {
     const Filter f = random_filter(c.filter);
@@ -253,7 +256,7 @@ void sanitizer_pass(const Strategy& s) {
         EXPECT_FALSE(st.reason.empty());
         continue;
       }
-      EXPECT_EQ(check_strategy<T>(s.name(), c.rank, c.ext, c.batch, f, op, false, e), "")
+      EXPECT_EQ(check_strategy<T>(s.name(), c.rank, c.ext, c.batch, f, op, false, e, tuning), "")
           << s.name() << " " << p.describe();
     }
     ++i;
@@ -281,7 +284,9 @@ TEST(CudaSanitizer, EveryStrategyLoopingOverTilesInATinyGrid) {
 
 // `fast` streams long arrays through rings of shared-memory slots that a block refills as it goes
 // (each slot's barriers flip phase on every pass): long enough signals and volumes that every
-// block wraps around its ring several times, against the reference.
+// block wraps around its ring several times, against the reference, under the defaults and under
+// every tuning variant (support.hpp; the input and its reference made once per case, since the
+// reference of these sizes takes longer than all the runs).
 TEST(CudaFast, RingsWrapAroundOnLongStreams) {
   SKIP_WITHOUT_GPU();
   const struct {
@@ -295,10 +300,34 @@ TEST(CudaFast, RingsWrapAroundOnLongStreams) {
       {3, {300, 36, 136}, {3, 3, 3}},
       {3, {160, 20, 132}, {5, 5, 5}},
   };
+  std::vector<std::string> variants = {""};  // the defaults first
+  for (const std::string& v : fast_tuning_variants()) variants.push_back(v);
   for (const auto& c : cases) {
     const Filter f = random_filter(c.k);
-    EXPECT_EQ(check_strategy<float>("fast", c.rank, c.ext, 1, f, Op::correlate), "")
-        << c.rank << "D " << c.ext[0] << "x" << c.ext[1] << "x" << c.ext[2];
+    const Problem p(c.rank, c.ext, 1, f, DType::f32);
+    const std::vector<float> in = random_vector<float>(p.elements());
+    std::vector<double> ref(in.size());
+    cpu::reference_f64(p, in.data(), ref.data());
+    const std::vector<double> tol = tolerances("fast", p, in);  // direct sums (1-D, 3-D)
+    std::vector<float> out(in.size());
+    for (const std::string& v : variants) {
+      SCOPED_TRACE(p.describe() + (v.empty() ? std::string(" defaults") : " tuned " + v));
+      Options opt;
+      opt.strategy = "fast";
+      opt.tuning = v.empty() ? FastTuning{} : detail::parse_fast_tuning(v, "variant");
+      Problem q = p;
+      q.set_tuning(opt.tuning);
+      ASSERT_EQ(find_strategy("fast")->summation(q), Summation::direct);
+      poison(out);
+      ArrayView ov{out.data(), DType::f32, c.rank, c.ext, 1, MemorySpace::host};
+      apply(ConstArrayView(in.data(), DType::f32, c.rank, c.ext), ov, f, opt);
+      std::int64_t bad = 0, first = -1;
+      for (std::size_t i = 0; i < in.size(); ++i)
+        if (!(std::fabs(double(out[i]) - ref[i]) <= tol[i]))
+          if (bad++ == 0) first = std::int64_t(i);
+      EXPECT_EQ(bad, 0) << "first at " << first << ": got " << out[std::size_t(first)]
+                        << ", want " << ref[std::size_t(first)] << "; seed " << fresh_seed();
+    }
   }
 }
 
@@ -306,12 +335,11 @@ TEST(CudaFast, RingsWrapAroundOnLongStreams) {
 // Options::direct_sums: `fast` then runs the direct kernels where it would take the Winograd
 // columns (2-D f32, r = 4, 5, 7), and is held to the direct sum's tolerance; both operations, a
 // partial strip and a batch.
-TEST(CudaFast, DirectSumsWhenRequired) {
-  SKIP_WITHOUT_GPU();
+void direct_sums(const FastTuning& tuning) {
   for (const auto& k : {std::vector<std::int64_t>{9, 9}, {11, 11}, {15, 15}, {1, 9}})
     for (Op op : {Op::correlate, Op::convolve}) {
       const Filter f = random_filter(k);
-      EXPECT_EQ(check_strategy<float>("fast", 2, {70, 300, 1}, 2, f, op, true), "");
+      EXPECT_EQ(check_strategy<float>("fast", 2, {70, 300, 1}, 2, f, op, true, {}, tuning), "");
     }
   // On the adversary of support.hpp, where the Winograd form's rounding exceeds the direct
   // sum's bound (SweepSelfCheck shows it on a float32 emulation): with direct sums required the
@@ -323,11 +351,13 @@ TEST(CudaFast, DirectSumsWhenRequired) {
     for (const bool direct : {true, false}) {
       Problem p(2, {h, w, 1}, 1, f, DType::f32);
       p.require_direct_sums(direct);
+      p.set_tuning(tuning);
       std::vector<float> out(in.size());
       poison(out);
       Options opt;
       opt.strategy = "fast";
       opt.direct_sums = direct;
+      opt.tuning = tuning;
       apply(view(in.data(), {h, w}), view(out.data(), {h, w}), f, opt);
       EXPECT_EQ(compare("fast", p, in, out), "") << k << "x" << k << (direct ? " direct" : "");
       // Without direct sums, only a run that took the Winograd columns (not one whose tuning
@@ -340,6 +370,39 @@ TEST(CudaFast, DirectSumsWhenRequired) {
     }
   }
 }
+
+TEST(CudaFast, DirectSumsWhenRequired) {
+  SKIP_WITHOUT_GPU();
+  direct_sums({});
+}
+
+// ---------------------------------------------------------------------------------------------
+// `fast` under each tuning variant (support.hpp), through Options::tuning: the kernels its
+// defaults do not take, on the sanitizer's small cases (in the normal and the tiny grid) and with
+// direct sums required and not (the long streams above run every variant too).
+class FastVariant : public ::testing::TestWithParam<std::string> {
+ protected:
+  FastTuning tuning() const { return detail::parse_fast_tuning(GetParam(), "variant"); }
+};
+
+TEST_P(FastVariant, SanitizerCases) {
+  SKIP_WITHOUT_GPU();
+  const Strategy* s = find_strategy("fast");
+  ASSERT_NE(s, nullptr);
+  sanitizer_pass<float>(*s, tuning());
+  sanitizer_pass<double>(*s, tuning());
+  const GridLimitGuard guard(cuda::GridLimits{3, 2, 2});
+  sanitizer_pass<float>(*s, tuning());
+  sanitizer_pass<double>(*s, tuning());
+}
+
+TEST_P(FastVariant, DirectSumsWhenRequired) {
+  SKIP_WITHOUT_GPU();
+  direct_sums(tuning());
+}
+
+INSTANTIATE_TEST_SUITE_P(Tuned, FastVariant, ::testing::ValuesIn(fast_tuning_variants()),
+                         [](const auto& info) { return variant_test_name(info.param); });
 
 // ---------------------------------------------------------------------------------------------
 // More than 2^31 elements: 2D 50000 x 50000 float32 (10 GB in, 10 GB out on the device).

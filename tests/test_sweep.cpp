@@ -3,6 +3,9 @@
 // the input, odd and even filters, both operations, batches, ranks 1-3 and both dtypes.
 // A strategy that says it cannot implement a problem is skipped for that problem (its reason is
 // checked to be non-empty); CUDA strategies skip entirely when no device is present.
+// FastVariantSweep runs `fast` again under each tuning variant of support.hpp (Options::tuning),
+// on every case of the sweep with zero ghost cells (the kernels' own result; the border pass of
+// the other modes does not depend on the tuning), once centred and once at an origin limit.
 #include <gtest/gtest.h>
 
 #include "support.hpp"
@@ -164,6 +167,58 @@ TEST_P(StrategySweep, Float64MatchesReference) {
   if (s->backend() == Backend::cuda && !cuda_available(&why)) GTEST_SKIP() << why;
   sweep<double>(*s);
 }
+
+// `fast` under one tuning variant: every case, zero ghosts centred (correlate) and with the filter
+// shifted to an origin limit (convolve).
+template <class T>
+void variant_sweep(const FastTuning& tuning) {
+  const Strategy* s = find_strategy("fast");
+  ASSERT_NE(s, nullptr);
+  int ran = 0, refused = 0, failed = 0;
+  const std::vector<Case> cases = sweep_cases();
+  for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+    const Case& c = cases[ci];
+    const std::vector<Edges> edges = sweep_edges(c, ci);  // [0]: centred, [1]: shifted
+    const Filter f = random_filter(c.filter);
+    for (int e = 0; e < 2; ++e) {
+      const Op op = e == 0 ? Op::correlate : Op::convolve;
+      Problem p(c.rank, c.ext, c.batch, f, std::is_same<T, float>::value ? DType::f32 : DType::f64,
+                op, edges[std::size_t(e)]);
+      p.set_tuning(tuning);
+      if (!s->can_implement(p)) {
+        ++refused;
+        continue;
+      }
+      const std::string err = check_strategy<T>("fast", c.rank, c.ext, c.batch, f, op, false,
+                                                edges[std::size_t(e)], tuning);
+      ++ran;
+      if (!err.empty()) {
+        ADD_FAILURE() << err;
+        if (++failed >= 10) return;
+      }
+    }
+  }
+  EXPECT_GT(ran, 0);
+  std::printf("[ sweep    ] fast (%s) %s: %d cases ran, %d refused\n",
+              detail::tuning_string(tuning).c_str(), sizeof(T) == 4 ? "f32" : "f64", ran, refused);
+}
+
+class FastVariantSweep : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FastVariantSweep, Float32MatchesReference) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  variant_sweep<float>(detail::parse_fast_tuning(GetParam(), "variant"));
+}
+
+TEST_P(FastVariantSweep, Float64MatchesReference) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  variant_sweep<double>(detail::parse_fast_tuning(GetParam(), "variant"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Tuned, FastVariantSweep, ::testing::ValuesIn(fast_tuning_variants()),
+                         [](const auto& info) { return variant_test_name(info.param); });
 
 std::vector<std::string> strategy_names() {
   std::vector<std::string> v;

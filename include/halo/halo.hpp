@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -195,6 +196,42 @@ struct Edges {
 };
 
 // ---------------------------------------------------------------------------------------------
+// FastTuning: overrides of the choices of the `fast` CUDA strategy, for tuning runs and for the
+// tests that reach the kernels its defaults do not take. Every field left unset keeps the measured
+// default (docs/BENCHMARKS.md); a value applies where a kernel for it is compiled and is ignored
+// elsewhere (e.g. `tx` outside the 2-D radii that compile 8 columns per lane). Results are the
+// same under every tuning, within the rounding bound that Strategy::summation() states.
+// check_tuning() (called by Problem::set_tuning) refuses a value outside its field's range.
+// ---------------------------------------------------------------------------------------------
+// How rows reach the FFMAs: loaded as needed, prefetched into registers, copied by cp.async into
+// a warp's shared-memory ring, copied by the tensor memory accelerator into a warp's ring (tma)
+// or into a ring shared by the block (block: 1-D and 3-D; 2-D takes tma).
+enum class FastFeed { direct, prefetch, ring, tma, block };
+
+struct FastTuning {
+  std::optional<FastFeed> feed;    // the feed of every rank, where compiled
+  std::optional<bool> prefetch;    // the register prefetch off or on (an older switch of feed)
+  std::optional<int> depth;        // 1..4: rows in flight under the register prefetch
+  std::optional<int> slots;        // 2..16: ring slots (block rings use at most 8, 1-D padded 4)
+  std::optional<int> box_rows;     // 1..16: rows per slot of the 2-D TMA ring
+  std::optional<int> tx;           // 4 or 8: 2-D columns per lane (r = 4..6 TMA, r = 5, 6 ring)
+  std::optional<int> tx_1d;        // 8, 16 or 32: 1-D outputs per lane above r = 8
+  std::optional<bool> pad_1d;      // the 1-D padded block tile (f32, r = 32, 48, 64) off or on
+  std::optional<int> rows_3d;      // 1, 2 or 4: 3-D output rows per warp (4: block ring, r <= 2)
+  std::optional<int> hints;        // 0..3: block rings' cache hints, bit 0 reads, bit 1 stores
+  std::optional<bool> runs;        // 3-D block ring: equal runs of tile-planes, or z-chunks
+  std::optional<int> chunk;        // 1..2^30: rows (2-D) or planes (3-D) per chunk, per run
+  std::optional<int> pass_rows;    // 0 (one pass), 8, 12 or 16: 2-D filter rows per pass
+  std::optional<bool> winograd;    // 2-D f32 Winograd columns (TMA ring, r = 3..7) off or on
+  std::optional<int> l2_promotion; // 0, 64, 128 or 256: bytes the L2 fetches per tensor-map read
+
+  bool empty() const;  // no field set: the defaults everywhere
+};
+
+// Throws halo::Error naming the first field of t outside its range, and the range.
+void check_tuning(const FastTuning& t);
+
+// ---------------------------------------------------------------------------------------------
 // Problem: everything a strategy needs to know, validated up front.
 // ---------------------------------------------------------------------------------------------
 class Problem {
@@ -256,6 +293,14 @@ class Problem {
   bool direct_sums() const { return direct_sums_; }
   void require_direct_sums(bool on = true) { direct_sums_ = on; }
 
+  // Overrides of the `fast` strategy's choices (FastTuning; none by default), checked here:
+  // a value out of its field's range throws halo::Error. Options::tuning sets it in apply().
+  const FastTuning& tuning() const { return tuning_; }
+  void set_tuning(const FastTuning& t) {
+    check_tuning(t);
+    tuning_ = t;
+  }
+
   // Called by the strategies that can (the CPU ones) with the fraction of the work done, from
   // the calling thread, every row or block of rows; not part of what is computed.
   // Options::progress sets it in apply().
@@ -272,6 +317,7 @@ class Problem {
   Edges edges_;
   std::vector<double> cweights_;
   bool direct_sums_ = false;
+  FastTuning tuning_;
   Extents anchor_{0, 0, 0};
   Extents kext_{1, 1, 1};
   std::function<void(double)> progress_;
@@ -351,6 +397,9 @@ struct Options {
   // Optional: receives the fraction of the work done (0..1) from the calling thread while a CPU
   // strategy runs (Problem::progress); must not throw. CUDA strategies do not report.
   std::function<void(double)> progress;
+  // Overrides of the `fast` strategy's kernel choices (FastTuning, checked by apply()); empty:
+  // the measured defaults.
+  FastTuning tuning;
 };
 
 struct RunInfo {

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "halo/halo.hpp"
+
 namespace halo::detail {
 
 // A decimal integer in [lo, hi]: digits, with a leading '-' only when lo < 0.
@@ -24,6 +26,14 @@ double parse_real(const std::string& text, double lo, double hi, const std::stri
 std::vector<std::int64_t> parse_integer_list(const std::string& text, char sep, std::int64_t lo,
                                              std::int64_t hi, std::size_t min_count,
                                              std::size_t max_count, const std::string& what);
+
+// FastTuning from "KEY=VALUE[,KEY=VALUE...]", the keys its fields' names (feed=tma,slots=2,
+// winograd=0): feed by name (direct, prefetch, ring, tma, block), flags 0 or 1, integers in their
+// field's range. An unknown key, a key given twice or a value out of range is an error naming
+// `what` (e.g. "--tune"), the key and the range.
+FastTuning parse_fast_tuning(const std::string& text, const std::string& what);
+// The fields set in t in that form ("defaults" when none), in the order of FastTuning's fields.
+std::string tuning_string(const FastTuning& t);
 
 // `text` with every byte outside printable ASCII shown as \xNN (a NUL or an escape sequence from
 // a file must not cut or garble a message), cut to `max_len` bytes with "..." after.

@@ -143,6 +143,7 @@ RunInfo apply(ConstArrayView in, ArrayView out, const Filter& filter, const Opti
     throw Error("apply: input and output must both be host or both be device arrays");
   Problem p(in.rank, in.extents, in.batch, filter, in.dtype, opt.op, opt.edges);
   p.require_direct_sums(opt.direct_sums);
+  p.set_tuning(opt.tuning);
   p.set_progress(opt.progress);
   const auto* ib = static_cast<const char*>(in.data);
   const auto* ob = static_cast<const char*>(out.data);

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "cuda/check.cuh"
+#include "cuda/fast_policy.hpp"  // the shapes shared with the policy: kTx, Feed, round_up4 ...
 #include "halo/halo.hpp"
 
 namespace halo::cuda::fast {
@@ -24,12 +25,6 @@ struct Taps {
 };
 
 __host__ __device__ constexpr int ipow(int b, int e) { return e == 0 ? 1 : b * ipow(b, e - 1); }
-__host__ __device__ constexpr int round_up4(int r) { return (r + 3) / 4 * 4; }
-
-// Elements per lane along x: 4 (one 16-byte float4, or two double2).
-constexpr int kTx = 4;
-constexpr int kWarpsPerBlock = 4;
-constexpr int kThreads = 32 * kWarpsPerBlock;
 
 // v[i] = row[x + i] for i < NV (x = the lane's first output - RA), zero outside [0, nx). One
 // branch per row: a lane whose NV elements all lie inside the row (and with `vec`: nx % 4 == 0,
@@ -538,44 +533,16 @@ struct BlockRing {
   }
 };
 
-// Most slots of a BlockRing (its mbarriers are static shared memory).
-constexpr int kBlockRingSlots = 8;
-
-// Slots of a rank's block ring: HALO_FAST_SLOTS where it lies in [2, kBlockRingSlots], else the
-// rank's measured default.
-int block_slots(int fallback);
-
-// Whether the current GPU has the tensor memory accelerator (sm_90 and later).
-bool tma_capable();
-
-// The tensor map of a batch of 3-D arrays (2-D arrays: nz = 1) for TmaRing and BlockRing: dims (nx, ny, nz,
-// batch), boxes of box_w x box_rows x 1 x 1 elements, zeros outside. False (and the map unset)
-// where the tensor memory accelerator cannot serve the array: a GPU before sm_90, a row pitch that
-// is not a multiple of 16 bytes, a base not 16-byte aligned, an extent past 2^31 elements, or the
-// driver's encoder missing.
-// l2_promotion: the bytes the L2 fetches per read (0 none, 64, 128, 256).
+// The tensor map of a batch of 3-D arrays (2-D arrays: nz = 1) for TmaRing and BlockRing: dims
+// (nx, ny, nz, batch), boxes of box_w x box_rows x 1 x 1 elements, zeros outside. False (and the
+// map unset) where it cannot serve the array: a row pitch that is not a multiple of 16 bytes, a
+// base not 16-byte aligned, an extent past 2^31 elements, or the driver's encoder missing (the
+// policy, FastPolicy::tensor_map, chose the feed knowing these; the caller falls back to
+// FastPolicy::fallback if the encoding fails after all).
+// l2_promotion: the bytes the L2 fetches per read (0 none, 64, 128, 256: FastPolicy::l2_promotion).
 bool make_row_map(CUtensorMap* map, const void* base, int elem_bytes, std::int64_t nx,
                   std::int64_t ny, std::int64_t nz, std::int64_t batch, int box_w, int box_rows,
-                  int l2_promotion = 256);
-
-// Slots per warp of the TMA ring and rows per slot in 2-D (HALO_FAST_SLOTS, HALO_FAST_BOX_ROWS
-// override, for tuning): each rank's launcher has its defaults.
-int slots_override();
-int box_rows_override();
-
-// How a kernel gets its rows: straight from global memory (kDirect), the loads of the next rows
-// issued before this row's FFMAs (kPrefetch), through a RowRing (kRing), through a TmaRing
-// (kTma; where the tensor map can be made, else kRing), or through a BlockRing (kBlock: 1D and
-// 3D f32, where the TMA can serve the array).
-enum class Feed { kDirect, kPrefetch, kRing, kTma, kBlock };
-
-// HALO_FAST_FEED=0|1|2|3|4 forces direct, prefetch, ring, TMA ring or block ring (every rank,
-// where compiled); -1 unset.
-int feed_override();
-
-// HALO_FAST_DEPTH=1..4 forces the register prefetch's rows in flight per warp (where compiled);
-// -1 unset.
-int depth_override();
+                  int l2_promotion);
 
 // The feed in words, for the plans (`depth`: rows in flight under the register prefetch; for
 // kTma, `depth` slots of `box_rows` rows).
@@ -591,15 +558,17 @@ struct Geometry {
   bool vec = false;
 };
 
-// The GPU's multiprocessor count (current device).
-int multiprocessors();
+// The current device's facts for the policy (multiprocessors, compute capability, whether the
+// driver's tensor-map encoder was found); throws halo::Error if no device answers.
+DeviceFacts current_device_facts();
 
 // Blocks of `kernel` (launched with `threads` threads and `dynamic_smem` bytes of dynamic shared
-// memory) resident on the whole GPU at once. Sets the kernel's dynamic shared-memory limit to
-// dynamic_smem first, so the launch that follows may use it: the default limit is 48 KB for
-// static and dynamic together, so 48 KB of ring beside a few mbarriers already needs it.
+// memory) resident on the whole GPU (`sms` multiprocessors) at once. Sets the kernel's dynamic
+// shared-memory limit to dynamic_smem first, so the launch that follows may use it: the default
+// limit is 48 KB for static and dynamic together, so 48 KB of ring beside a few mbarriers already
+// needs it.
 template <class Kernel>
-std::int64_t resident_blocks(Kernel kernel, int threads, std::size_t dynamic_smem) {
+std::int64_t resident_blocks(Kernel kernel, int threads, std::size_t dynamic_smem, int sms) {
   if (dynamic_smem > 0)
     HALO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          int(dynamic_smem)),
@@ -609,62 +578,43 @@ std::int64_t resident_blocks(Kernel kernel, int threads, std::size_t dynamic_sme
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_smem) !=
       cudaSuccess)
     blocks = 1;
-  return std::int64_t(blocks > 0 ? blocks : 1) * multiprocessors();
+  return std::int64_t(blocks > 0 ? blocks : 1) * sms;
 }
 
 // Warps of `kernel` (launched with kThreads threads and `dynamic_smem` bytes of dynamic shared
-// memory) resident on the whole GPU at once.
+// memory) resident on the whole GPU (`sms` multiprocessors) at once.
 template <class Kernel>
-std::int64_t resident_warps(Kernel kernel, std::size_t dynamic_smem = 0) {
-  return resident_blocks(kernel, kThreads, dynamic_smem) * kWarpsPerBlock;
+std::int64_t resident_warps(Kernel kernel, std::size_t dynamic_smem, int sms) {
+  return resident_blocks(kernel, kThreads, dynamic_smem, sms) * kWarpsPerBlock;
 }
 
-// Splits the streamed axis (rows in 2D, planes in 3D; stream_len of them) into g.chunks chunks of
-// g.chunk, given per_chunk warps of work per chunk and `resident` warps on the GPU at once: the
-// split that wastes least, counting the idle warp slots of the last wave (every warp's work is
-// the same, so a wave 30% full costs as much as a full one) and the 2R halo rows each chunk
-// re-reads; no chunk shorter than max(16, 8R) unless the axis is.
-void fit_chunks(Geometry& g, std::int64_t stream_len, std::int64_t per_chunk, int R,
-                std::int64_t resident);
+// fit_chunks() of fast_policy.hpp into g.chunk and g.chunks (`forced`: FastPolicy::chunk).
+inline void fit_chunks(Geometry& g, std::int64_t stream_len, std::int64_t per_chunk, int R,
+                       std::int64_t resident, std::int64_t forced) {
+  const Chunking c = fit_chunks(stream_len, per_chunk, R, resident, forced);
+  g.chunk = c.chunk;
+  g.chunks = c.chunks;
+}
 
-// The length of each run when `total` units of work (3D: tile-planes) are shared out in equal
-// runs, one per resident block (`resident` blocks on the GPU at once), but no run shorter than
-// `shortest` units unless the work is (HALO_FAST_CHUNK, for tuning, asks for runs of that many
-// units instead). The blocks to launch: ceil(total / the length).
-std::int64_t even_runs(std::int64_t total, std::int64_t shortest, std::int64_t resident);
-
-// Each rank's launcher: runs the kernel of the smallest compiled radius >= r on `stream`,
-// with `window` the (2R+1)^d padded weights in the problem's dtype. Returns false if no compiled
-// radius covers r (the strategy's can_implement keeps that from happening).
+// Each rank's launcher: runs the kernels that the policy `pol` chooses (its compiled radius
+// pol.radius) on `stream`, with `window` the (2R+1)^d padded weights of that radius. Returns false
+// if no kernel is compiled for pol.radius (the strategy's can_implement keeps that from
+// happening).
 template <class T>
-bool launch_1d(const T* in, T* out, const Geometry& g, int r, const double* window,
-               cudaStream_t stream);
-// (2D: with winograd_allowed false, no kernel takes its columns in Winograd form.)
+bool launch_1d(const T* in, T* out, const Geometry& g, const FastPolicy& pol,
+               const double* window, cudaStream_t stream);
 template <class T>
-bool launch_2d(const T* in, T* out, const Geometry& g, int r, const double* window,
-               cudaStream_t stream, bool winograd_allowed);
+bool launch_2d(const T* in, T* out, const Geometry& g, const FastPolicy& pol,
+               const double* window, cudaStream_t stream);
 template <class T>
-bool launch_3d(const T* in, T* out, const Geometry& g, int r, const double* window,
-               cudaStream_t stream);
+bool launch_3d(const T* in, T* out, const Geometry& g, const FastPolicy& pol,
+               const double* window, cudaStream_t stream);
 
-// A tuning variable of the environment (HALO_FAST_*) as a non-negative integer; -1 when unset or
-// not a number. For tuning runs only: the defaults are the measured best.
-int tuning_knob(const char* name);
-
-// HALO_FAST_PREFETCH=0 or 1 forces the row prefetch off or on (every rank); -1 when unset.
-int prefetch_override();
-
-// How each rank's launcher runs a radius-R window (kernel, passes, prefetch), in words.
-std::string plan_1d(DType dtype, int R);
-std::string plan_2d(DType dtype, int R, bool winograd_allowed);
-// Whether the 2D kernel of compiled radius R takes its columns in Winograd form (where the rows
-// go through the TMA ring; elsewhere it sums directly), unless direct sums are required.
-bool winograd_2d(DType dtype, int R, bool winograd_allowed);
-std::string plan_3d(DType dtype, int R);
-
-// The compiled radius that serves a halo of r (the smallest compiled radius >= r), or -1.
-int compiled_radius_1d(DType dtype, int r);
-int compiled_radius_2d(DType dtype, int r);
-int compiled_radius_3d(DType dtype, int r);
+// How each rank's launcher runs the problem, in words: `pol` the policy for 16-byte aligned
+// arrays, `unaligned` the one for arrays that are not (what runs where no tensor map or 16-byte
+// copy can serve the rows), described where it differs.
+std::string plan_1d(const FastPolicy& pol, const FastPolicy& unaligned);
+std::string plan_2d(const FastPolicy& pol, const FastPolicy& unaligned);
+std::string plan_3d(const FastPolicy& pol, const FastPolicy& unaligned);
 
 }  // namespace halo::cuda::fast

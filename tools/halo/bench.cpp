@@ -194,6 +194,9 @@ nlohmann::json explain_choice(const Problem& p, const std::string& backend,
 int run_bench(const BenchArgs& a) {
   const int warmup = static_cast<int>(detail::parse_integer(a.warmup, 0, 1000000, "--warmup"));
   const int reps = static_cast<int>(detail::parse_integer(a.reps, 1, 1000000, "--reps"));
+  // The fast strategy's tuning (FastTuning), checked before anything runs.
+  const FastTuning tuning =
+      a.tune.empty() ? FastTuning{} : detail::parse_fast_tuning(a.tune, "--tune");
   Boundary mode;
   try {
     mode = parse_boundary(a.mode);
@@ -242,8 +245,8 @@ int run_bench(const BenchArgs& a) {
     std::mt19937_64 g(std::random_device{}());
     std::uniform_real_distribution<double> d(-1, 1);
     for (auto& x : w) x = d(g);
-    const Problem p(bp.rank, bp.ext, 1, Filter(w, fshape), DType::f32, Op::correlate,
-                    Edges::all(mode));
+    Problem p(bp.rank, bp.ext, 1, Filter(w, fshape), DType::f32, Op::correlate, Edges::all(mode));
+    p.set_tuning(tuning);
     for (const Strategy* s : strats) {
       nlohmann::json row;
       row["suite"] = bp.suite;
@@ -299,6 +302,7 @@ int run_bench(const BenchArgs& a) {
   if (any_cpu)
     doc["ceilings"]["cpu"] = {{"device", cpu_c.device}, {"copy_gbs", cpu_c.copy_gbs},
                               {"fma_gflops", cpu_c.fma_gflops}};
+  if (!tuning.empty()) doc["tuning"] = detail::tuning_string(tuning);
   doc["warmup"] = warmup;
   doc["reps"] = reps;
   doc["rows"] = rows;
@@ -329,6 +333,7 @@ int run_bench(const BenchArgs& a) {
     if (any_cpu)
       os << "ceilings (" << cpu_c.device << ", measured now): copy " << std::lround(cpu_c.copy_gbs)
          << " GB/s, FMA " << std::lround(cpu_c.fma_gflops) << " GFLOP/s\n";
+    if (!tuning.empty()) os << "fast tuned: " << detail::tuning_string(tuning) << "\n";
     std::snprintf(line, sizeof line, "%-6s %-20s %-21s %10s %10s %8s %9s %8s %9s %7s\n", "suite",
                   "problem", "strategy", "median ms", "min ms", "GB/s", "GFLOP/s", "AI model",
                   "floor ms", "of roof");

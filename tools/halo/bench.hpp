@@ -18,6 +18,7 @@ struct BenchArgs {
   bool explain = false;         // say what `auto` picks per problem, why, and if it was fastest
   std::string warmup = "3";    // untimed runs first (decimal integers, checked by run_bench)
   std::string reps = "10";     // timed runs, the median reported
+  std::string tune;            // the fast strategy's tuning, KEY=VALUE[,...] (halo::FastTuning)
 };
 
 int run_bench(const BenchArgs& a);

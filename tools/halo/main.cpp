@@ -80,6 +80,7 @@ std::vector<std::int64_t> parse_shape(const std::string& text) {
 struct ApplyArgs {
   std::string in, out, filter, op = "correlate", backend = "auto", strategy, axis;
   std::string mode = "constant", cval = "0", origin = "0";
+  std::string tune;  // KEY=VALUE[,...]: halo::FastTuning
   bool batch = false, verbose = false, direct_sums = false;
 };
 
@@ -209,11 +210,13 @@ Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h) {
   r.opt.backend = halo::parse_backend(a.backend);
   r.opt.strategy = a.strategy;
   r.opt.direct_sums = a.direct_sums;
+  if (!a.tune.empty()) r.opt.tuning = halo::detail::parse_fast_tuning(a.tune, "--tune");
   r.opt.edges = parse_edges(a, r.rank, axis);
   for (int i = 0; i < r.rank; ++i) r.ext[i] = h.shape[i + (a.batch ? 1 : 0)];
   r.batch = a.batch ? h.shape[0] : 1;
   halo::Problem p(r.rank, r.ext, r.batch, r.filter, h.dtype, r.opt.op, r.opt.edges);
   p.require_direct_sums(r.opt.direct_sums);
+  p.set_tuning(r.opt.tuning);
   r.choice = halo::choose(p, r.opt);
   std::vector<halo::MemoryUse> needs = halo::memory_needed(p, r.choice, halo::MemorySpace::host,
                                                            true);
@@ -489,6 +492,9 @@ int main(int argc, char** argv) {
   apply->add_flag("--direct-sums", aa.direct_sums,
                   "every output a plain sum of its taps: no Winograd form (the GPU's 2-D float32 "
                   "radius 4, 5, 7 kernels are then slower; see docs/ACCURACY.md)");
+  apply->add_option("--tune", aa.tune,
+                    "override the fast strategy's kernel choices, KEY=VALUE[,...] (e.g. "
+                    "winograd=0,slots=2; keys: the fields of halo::FastTuning)");
   apply->add_flag("-v,--verbose", aa.verbose, "print the strategy chosen, time and throughput");
 
   std::string gen_path, gen_shape = "4096x4096", gen_dtype = "f32", gen_seed;
@@ -529,6 +535,9 @@ int main(int argc, char** argv) {
   bench->add_option("--json", ba.json, "also write every figure as JSON to this file");
   bench->add_option("--warmup", ba.warmup, "untimed runs first")->capture_default_str();
   bench->add_option("--reps", ba.reps, "timed runs (the median is reported)")->capture_default_str();
+  bench->add_option("--tune", ba.tune,
+                    "override the fast strategy's kernel choices, KEY=VALUE[,...] (e.g. "
+                    "feed=tma,slots=6; keys: the fields of halo::FastTuning)");
   bench->add_flag("--explain", ba.explain,
                   "per problem: what auto picks and why, the fastest measured, the pick's plan");
 

@@ -30,8 +30,8 @@
 namespace halo::cuda::fast {
 namespace {
 
-constexpr int kStripMaxR = 8;  // above: the 8-outputs-per-lane layout
-constexpr int kTxWide = 8;     // outputs per lane in that layout (16 measured slower: registers)
+// kStripMaxR (above it the 8-outputs-per-lane layout) and kTxWide (its outputs per lane) are in
+// fast_policy.hpp, with the other shapes the policy chooses from.
 
 template <class T, int R>
 __global__ void __launch_bounds__(kThreads)
@@ -403,9 +403,7 @@ struct TileWalk {
   }
 };
 
-constexpr int kPadWarps1 = 8;
-constexpr int kPadTx = 16;  // outputs per lane
-constexpr int kPadMaxSlots = 4;
+constexpr int kPadWarps1 = 8;  // (kPadTx and kPadMaxSlots: fast_policy.hpp)
 // 16-byte chunks in the padded slot of a tile of radius R.
 __host__ __device__ constexpr int padded_chunks(int R) {
   return (32 * kPadWarps1 * kPadTx + 2 * round_up4(R)) / 4 * 5 / 4 + 1;
@@ -485,156 +483,67 @@ __global__ void __launch_bounds__(32 * kPadWarps1)
   }
 }
 
-// The next item's loads issued first (wide layout). ncu at r = 16 without it: 8.9 of 16.7 cycles
-// per issued instruction waiting on the loads. Measured on an H100, 2^28 float32, ms off -> on:
-// r = 12 1.266 -> 0.857, 16 1.120 -> 0.893, 24 0.963 -> 1.006, 32 1.148 -> 1.094. It costs NV
-// more registers: compiled up to kWidePfLimit (f32). HALO_FAST_PREFETCH=0/1 overrides, for tuning.
-constexpr int kWidePfLimit = 32;
+// The layouts the policy may choose beyond the default kernel of a radius: the held layout's
+// next-item prefetch (f32 up to kWidePfLimit: it costs NV more registers; f64 twice that), the
+// streamed layout's first kStreamPf groups ahead, the block ring at tile_compiled_1d() radii
+// (16 outputs per lane from r = 12) and the padded tile at pad_compiled_1d() radii.
 template <class T, int R>
-constexpr bool kWidePf = sizeof(T) == 4 && R <= kWidePfLimit;  // f64: twice the registers
-// Whether the wide layout prefetches for this dtype and radius (kWidePf: where it is compiled).
-bool wide_prefetch(DType t, int R) {
-  if (t != DType::f32 || R > kWidePfLimit) return false;
-  const int forced = prefetch_override();
-  return forced >= 0 ? forced == 1 : R != 24;
-}
-
-// Outputs per lane of the wide layout: kTxWide (inputs held, wide1d) or 16 / 32 (inputs
-// streamed, stream1d, compiled for f32). Measured on an H100, 2^28 float32 (ms, held 8 ->
-// streamed 16): r = 12 0.847 -> 0.971, 16 0.883 -> 0.941, 24 0.934 -> 0.910, 32 1.083 -> 0.935,
-// 48 1.433 -> 1.277, 64 1.911 -> 1.506; streamed 32 lost everywhere (r = 16 1.551, 64 2.274:
-// its 157 KB of code at r = 64). Below r = 24 the held layout's one-item-ahead prefetch wins; the
-// streamed one's (HALO_FAST_PREFETCH=1, 4 groups) measured within 3% of none. Streamed from
-// r = 24. HALO_FAST_1D_TX=8|16|32 picks one, for tuning. Read at every launch, so a test can
-// switch it with setenv.
-constexpr int kStreamFromR = 24;
-int wide_tx(DType t, int R) {
-  const int forced = tuning_knob("HALO_FAST_1D_TX");
-  if (t != DType::f32 || R <= kStripMaxR) return kTxWide;
-  if (forced == 8 || forced == 16 || forced == 32) return forced;
-  return R >= kStreamFromR ? 16 : kTxWide;
-}
-
-// Groups of the next item that the streaming layout loads before this item's FFMAs. The first
-// four groups are the inputs of 136 of an item's 16 * (2r+1) FFMAs (the first groups feed few
-// outputs), meant to cover a memory latency across the warps of a scheduler; they cost 16
-// registers (48 -> 72 at r = 12 .. 24, 56 -> 72 at r = 32). Compiled for 16 outputs per lane up
-// to kWidePfLimit; off unless HALO_FAST_PREFETCH=1, for tuning.
-constexpr int kStreamPf = 4;
+constexpr bool kWidePf = sizeof(T) == 4 && R <= kWidePfLimit;
 template <int R>
 constexpr bool kStreamPfCompiled = R <= kWidePfLimit;
-bool stream_prefetch(int tx, int R) {
-  return tx == 16 && R <= kWidePfLimit && prefetch_override() == 1;
-}
-
-// The block ring layout (tile1d): compiled for f32 at these radii, 8 outputs per lane, and 16
-// from r = 12. Measured on an H100, 2^28 float32 (ms, the register layouts -> block ring with 4
-// slots): r = 4 0.794 -> 0.794, 16 0.877 -> 0.803, 24 0.919 -> 0.813, 32 0.951 -> 0.804; with 6
-// slots 0.789 / 0.809 / 0.811 / 0.813, with 16 outputs per lane 0.795 / 0.873 / 0.860 / 0.888
-// (4-way bank conflicts on the slot reads); r = 8 0.828 -> 0.798, r = 12 0.846 -> 0.844. ncu at
-// r = 16: DRAM 2.69 TB/s, 1.0x the ideal traffic, 40 registers, occupancy 75% (6 blocks by
-// registers and by shared memory). It runs by default from r = 8 up to 32 (the layouts above keep
-// r <= 7 and r >= 48; at r = 4 the two measured the same); HALO_FAST_FEED=4
-// forces it at every compiled radius, any other feed keeps the layouts above;
-// HALO_FAST_1D_TX=16 picks 16 outputs per lane, HALO_FAST_SLOTS the slots, for tuning.
-constexpr bool tile_compiled(int R) {
-  return R == 4 || R == 8 || R == 12 || R == 16 || R == 24 || R == 32;
-}
 template <int R>
-constexpr bool kTileCompiled = tile_compiled(R);
+constexpr bool kTileCompiled = tile_compiled_1d(R);
 template <int R>
 constexpr bool kTile16Compiled = kTileCompiled<R> && R >= 12;
-bool block_feed(DType t, int R) {
-  const int forced = feed_override();
-  if (t != DType::f32 || !tile_compiled(R)) return false;
-  if (forced >= 0) return forced == int(Feed::kBlock);
-  return R >= 8 && prefetch_override() < 0;
-}
-// Cache hints of the block ring layout: bit 0 reads evict-first in L2, bit 1 streaming stores
-// (st.global.cs). Measured on an H100, 2^28 float32, ms for none / reads / stores / both (two
-// runs of none and stores): r = 8 0.796 0.806 / 0.798 / 0.799 0.802 / 0.800, r = 16 0.799 0.810
-// / 0.806 / 0.801 0.798 / 0.805, r = 32 0.818 0.811 / 0.811 / 0.806 0.807 / 0.810: streaming
-// stores by default. HALO_FAST_HINTS=0..3 overrides, for tuning.
-int cache_hints() {
-  const int forced = tuning_knob("HALO_FAST_HINTS");
-  return forced >= 0 && forced <= 3 ? forced : 2;
-}
-int tile_tx(int R) { return R >= 12 && tuning_knob("HALO_FAST_1D_TX") == 16 ? 16 : kTxWide; }
-constexpr int kTileSlots = 4;  // slots of the block ring (measured: see above)
-
-// Runs tile1d where the rows suit the bulk copies (16-byte pitch and alignment, sm_90); false
-// otherwise.
 template <int R>
-bool launch_tile(const float* in, float* out, Geometry g, const Taps<float, 2 * R + 1>& taps,
-                 cudaStream_t stream) {
-  if (!g.vec || !tma_capable()) return false;
-  const int slots = block_slots(kTileSlots);
+constexpr bool kPadCompiled = pad_compiled_1d(R);
+
+// Runs tile1d (the policy chose it: rows of a 16-byte pitch and alignment, sm_90).
+template <int R>
+void launch_tile(const float* in, float* out, Geometry g, const Taps<float, 2 * R + 1>& taps,
+                 const FastPolicy& pol, cudaStream_t stream) {
+  const int slots = pol.slots;
   auto go = [&](auto kernel, int txs) {
     const std::int64_t tile = 32 * kTileWarps1 * txs;
     g.strips = (g.nx + tile - 1) / tile;
     g.items = g.strips * g.batch;
     const std::size_t smem =
         std::size_t(slots) * slot_size(int(tile + 2 * round_up4(R)) * int(sizeof(float)));
-    const std::int64_t fit = resident_blocks(kernel, 32 * kTileWarps1, smem);
+    const std::int64_t fit = resident_blocks(kernel, 32 * kTileWarps1, smem, pol.multiprocessors);
     const std::int64_t blocks = g.items < fit ? g.items : fit;
     kernel<<<dim3(unsigned(blocks)), 32 * kTileWarps1, smem, stream>>>(in, out, g, taps, slots,
-                                                                        cache_hints());
+                                                                        pol.hints);
   };
   if constexpr (kTile16Compiled<R>) {
-    if (tile_tx(R) == 16) return go(tile1d<R, 16>, 16), true;
+    if (pol.outputs_per_lane == 16) return go(tile1d<R, 16>, 16);
   }
   go(tile1d<R, kTxWide>, kTxWide);
-  return true;
 }
 
-// The padded block tile (padded1d): compiled for f32 at these radii; by default from r = 48 (the
-// FFMA-bound radii, where stream1d ran L1-bound), unless a tuning variable picks another 1D
-// layout. Measured on an H100, 2^28 float32 (ms for stream1d -> padded with 2 / 3 / 4 slots):
-// r = 48 1.292 -> 1.074 / 1.127 / 1.184, r = 64 1.528 -> 1.361 / 1.432 / 1.489; r = 32 (memory-
-// bound) the block ring 0.815 -> 0.960 / 0.932. Fewer slots, more blocks per SM (2 slots of
-// 21 KB at r = 64: 5 blocks of 8 warps): a tile's FFMAs outlast its copy by far, so one tile in
-// flight per block suffices and the warps count. HALO_FAST_1D_PAD=1 forces it at every compiled
-// radius, 0 keeps it off; HALO_FAST_SLOTS=2..4 sets its slots, for tuning.
-constexpr bool pad_compiled(int R) { return R == 32 || R == 48 || R == 64; }
+// Runs padded1d (the policy chose it: rows of a 16-byte pitch and alignment).
 template <int R>
-constexpr bool kPadCompiled = pad_compiled(R);
-constexpr int kPadFromR = 48;
-constexpr int kPadSlots = 2;
-bool padded_feed(DType t, int R) {
-  if (t != DType::f32 || !pad_compiled(R)) return false;
-  const int forced = tuning_knob("HALO_FAST_1D_PAD");
-  if (forced == 0 || forced == 1) return forced == 1;
-  return R >= kPadFromR && feed_override() < 0 && prefetch_override() < 0 &&
-         tuning_knob("HALO_FAST_1D_TX") < 0;
-}
-int pad_slots() {
-  const int s = block_slots(kPadSlots);
-  return s < kPadMaxSlots ? s : kPadMaxSlots;
-}
-
-// Runs padded1d where the rows suit its 16-byte copies (g.vec); false otherwise.
-template <int R>
-bool launch_padded(const float* in, float* out, Geometry g, const Taps<float, 2 * R + 1>& taps,
-                   cudaStream_t stream) {
-  if (!g.vec) return false;
-  const int slots = pad_slots();
+void launch_padded(const float* in, float* out, Geometry g, const Taps<float, 2 * R + 1>& taps,
+                   const FastPolicy& pol, cudaStream_t stream) {
+  const int slots = pol.slots;
   const std::int64_t tile = 32 * kPadWarps1 * kPadTx;
   g.strips = (g.nx + tile - 1) / tile;
   g.items = g.strips * g.batch;
   const std::size_t smem = std::size_t(slots) * padded_chunks(R) * 16;
-  const std::int64_t fit = resident_blocks(padded1d<R>, 32 * kPadWarps1, smem);
+  const std::int64_t fit =
+      resident_blocks(padded1d<R>, 32 * kPadWarps1, smem, pol.multiprocessors);
   const std::int64_t blocks = g.items < fit ? g.items : fit;
   padded1d<R><<<dim3(unsigned(blocks)), 32 * kPadWarps1, smem, stream>>>(in, out, g, taps, slots,
-                                                                         cache_hints());
-  return true;
+                                                                         pol.hints);
 }
 
 template <class T, int R>
-void run(const T* in, T* out, Geometry g, const double* window, cudaStream_t stream) {
+void run(const T* in, T* out, Geometry g, const FastPolicy& pol, const double* window,
+         cudaStream_t stream) {
   Taps<T, 2 * R + 1> taps;
   for (int i = 0; i < 2 * R + 1; ++i) taps.w[i] = T(window[i]);
   if constexpr (std::is_same_v<T, float> && kPadCompiled<R>) {
-    if (padded_feed(DType::f32, R) && launch_padded<R>(in, out, g, taps, stream)) {
+    if (pol.layout == Layout1D::padded_tile) {
+      launch_padded<R>(in, out, g, taps, pol, stream);
       HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 1D (padded block tile, r=" +
                                               std::to_string(R) + ", n " + std::to_string(g.nx) +
                                               ", batch " + std::to_string(g.batch) + ")");
@@ -642,7 +551,8 @@ void run(const T* in, T* out, Geometry g, const double* window, cudaStream_t str
     }
   }
   if constexpr (std::is_same_v<T, float> && kTileCompiled<R>) {
-    if (block_feed(DType::f32, R) && launch_tile<R>(in, out, g, taps, stream)) {
+    if (pol.layout == Layout1D::block_tile) {
+      launch_tile<R>(in, out, g, taps, pol, stream);
       HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 1D (block ring, r=" +
                                               std::to_string(R) + ", n " + std::to_string(g.nx) +
                                               ", batch " + std::to_string(g.batch) + ")");
@@ -650,27 +560,27 @@ void run(const T* in, T* out, Geometry g, const double* window, cudaStream_t str
     }
   }
   constexpr bool strip = R <= kStripMaxR;
-  const int tx = strip ? kTx : wide_tx(sizeof(T) == 4 ? DType::f32 : DType::f64, R);
+  const int tx = strip ? kTx : pol.outputs_per_lane;
   const std::int64_t width = 32 * tx;  // outputs per warp item
   g.strips = (g.nx + width - 1) / width;
   g.items = g.strips * g.batch;
   // One wave of resident warps (or fewer, for a short signal); the warps stride over the rest.
   auto go = [&](auto kernel) {
     const std::int64_t need = (g.items + kWarpsPerBlock - 1) / kWarpsPerBlock;
-    const std::int64_t fit = resident_warps(kernel) / kWarpsPerBlock;
+    const std::int64_t fit = resident_warps(kernel, 0, pol.multiprocessors) / kWarpsPerBlock;
     const std::int64_t blocks = need < fit ? need : fit;
     kernel<<<dim3(unsigned(blocks)), kThreads, 0, stream>>>(in, out, g, taps);
   };
   if constexpr (strip) {
     go(strip1d<T, R>);
   } else if constexpr (std::is_same_v<T, float>) {
-    if (tx == 16 && kStreamPfCompiled<R> && stream_prefetch(tx, R)) {
+    if (tx == 16 && kStreamPfCompiled<R> && pol.prefetch) {
       go(stream1d<R, 16, kStreamPfCompiled<R> ? kStreamPf : 0>);
     } else if (tx == 16) {
       go(stream1d<R, 16, 0>);
     } else if (tx == 32) {
       go(stream1d<R, 32, 0>);
-    } else if (kWidePf<T, R> && wide_prefetch(DType::f32, R)) {
+    } else if (kWidePf<T, R> && pol.prefetch) {
       go(wide1d<T, R, kWidePf<T, R> ? 1 : 0>);
     } else {
       go(wide1d<T, R, 0>);
@@ -685,25 +595,22 @@ void run(const T* in, T* out, Geometry g, const double* window, cudaStream_t str
 
 }  // namespace
 
-#define HALO_FAST1D_RADII_F32(X) \
-  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(12) X(16) X(24) X(32) X(48) X(64)
-#define HALO_FAST1D_RADII_F64(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(16) X(32)
-
+// The compiled radii: HALO_FAST1D_RADII_F32 / _F64 in fast_policy.hpp.
 template <>
-bool launch_1d<float>(const float* in, float* out, const Geometry& g, int r, const double* w,
-                      cudaStream_t s) {
+bool launch_1d<float>(const float* in, float* out, const Geometry& g, const FastPolicy& pol,
+                      const double* w, cudaStream_t s) {
 #define HALO_CASE(R) \
-  if (r == R) return run<float, R>(in, out, g, w, s), true;
+  if (pol.radius == R) return run<float, R>(in, out, g, pol, w, s), true;
   HALO_FAST1D_RADII_F32(HALO_CASE)
 #undef HALO_CASE
   return false;
 }
 
 template <>
-bool launch_1d<double>(const double* in, double* out, const Geometry& g, int r, const double* w,
-                       cudaStream_t s) {
+bool launch_1d<double>(const double* in, double* out, const Geometry& g, const FastPolicy& pol,
+                       const double* w, cudaStream_t s) {
 #define HALO_CASE(R) \
-  if (r == R) return run<double, R>(in, out, g, w, s), true;
+  if (pol.radius == R) return run<double, R>(in, out, g, pol, w, s), true;
   HALO_FAST1D_RADII_F64(HALO_CASE)
 #undef HALO_CASE
   return false;
@@ -711,55 +618,49 @@ bool launch_1d<double>(const double* in, double* out, const Geometry& g, int r, 
 
 namespace {
 // The plan of the layouts that take their inputs through registers.
-std::string plan_1d_registers(DType t, int R) {
-  if (R <= kStripMaxR)
+std::string plan_1d_registers(const FastPolicy& pol) {
+  const int R = pol.radius, tx = pol.outputs_per_lane;
+  if (pol.layout == Layout1D::strip)
     return "a warp computes 128 consecutive outputs (4 per lane, 16-byte loads), striding over "
            "the signal with the next segment's loads issued first";
-  const int tx = wide_tx(t, R);
-  if (tx != kTxWide)
+  if (pol.layout == Layout1D::streamed)
     return "a lane computes " + std::to_string(tx) + " consecutive outputs, streaming its " +
            std::to_string(tx + 2 * round_up4(R)) + " inputs through registers in 16-byte " +
            "groups; next-segment prefetch " +
-           (stream_prefetch(tx, R) ? "of " + std::to_string(kStreamPf) + " groups on" : "off");
+           (pol.prefetch ? "of " + std::to_string(kStreamPf) + " groups on" : "off");
   return "a lane computes " + std::to_string(kTxWide) + " consecutive outputs from " +
          std::to_string(kTxWide + 2 * round_up4(R)) + " inputs held in registers; next-segment " +
-         "prefetch " + (wide_prefetch(t, R) ? "on" : "off");
+         "prefetch " + (pol.prefetch ? "on" : "off");
+}
+
+// Where the arrays' alignment changes the layout: what runs on arrays that are not aligned.
+std::string unaligned_note(const FastPolicy& pol, const FastPolicy& unaligned) {
+  return unaligned.layout != pol.layout
+             ? " (rows not 16-byte aligned: " + plan_1d_registers(unaligned) + ")"
+             : "";
 }
 }  // namespace
 
-std::string plan_1d(DType t, int R) {
-  if (padded_feed(t, R)) {
+std::string plan_1d(const FastPolicy& pol, const FastPolicy& unaligned) {
+  const int R = pol.radius, tx = pol.outputs_per_lane;
+  if (pol.layout == Layout1D::padded_tile) {
     return "a block of " + std::to_string(kPadWarps1) + " warps strides over tiles of " +
            std::to_string(32 * kPadWarps1 * kPadTx) + " outputs, a lane computing " +
            std::to_string(kPadTx) + " consecutive ones from its " +
            std::to_string(kPadTx + 2 * round_up4(R)) + " inputs read in 16-byte groups from a " +
            "padded shared-memory slot (16 bytes of pad per 64: no bank conflicts), " +
-           std::to_string(pad_slots()) + " slots filled by every thread with cp.async " +
-           "(rows not 16-byte aligned: " + plan_1d_registers(t, R) + ")";
+           std::to_string(pol.slots) + " slots filled by every thread with cp.async" +
+           unaligned_note(pol, unaligned);
   }
-  if (block_feed(t, R)) {
-    const int tx = tile_tx(R);
+  if (pol.layout == Layout1D::block_tile) {
     return "a block of " + std::to_string(kTileWarps1) + " warps strides over tiles of " +
            std::to_string(32 * kTileWarps1 * tx) + " outputs, a lane computing " +
-           std::to_string(tx) + " consecutive ones from its " + std::to_string(tx + 2 * round_up4(R)) +
-           " inputs read from the slot in 16-byte groups; tiles through " +
-           feed_name(Feed::kBlock, block_slots(kTileSlots)) +
-           " (rows not 16-byte aligned: " + plan_1d_registers(t, R) + ")";
+           std::to_string(tx) + " consecutive ones from its " +
+           std::to_string(tx + 2 * round_up4(R)) + " inputs read from the slot in 16-byte " +
+           "groups; tiles through " + feed_name(Feed::kBlock, pol.slots) +
+           unaligned_note(pol, unaligned);
   }
-  return plan_1d_registers(t, R);
-}
-
-int compiled_radius_1d(DType t, int r) {
-  int best = -1;
-#define HALO_CASE(R) \
-  if (best < 0 && R >= r) best = R;
-  if (t == DType::f32) {
-    HALO_FAST1D_RADII_F32(HALO_CASE)
-  } else {
-    HALO_FAST1D_RADII_F64(HALO_CASE)
-  }
-#undef HALO_CASE
-  return best;
+  return plan_1d_registers(pol);
 }
 
 }  // namespace halo::cuda::fast

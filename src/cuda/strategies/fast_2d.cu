@@ -7,8 +7,8 @@
  * once), issued up to 4 rows ahead into registers (kPrefetch), copied by cp.async into a
  * warp-private ring of row slots in shared memory (kRing) that the lanes read back, or copied
  * into such a ring by the tensor memory accelerator, 8 to 16 rows per copy (kTma: f32 wherever
- * the rows' pitch allows a tensor map). feed() says which, per dtype and radius, from
- * measurements.
+ * the rows' pitch allows a tensor map). The policy (fast_policy.hpp) says which, per dtype and
+ * radius, from measurements.
  * Which threads compute: every lane, all the time; no block-wide barriers (the ring needs only
  * __syncwarp).
  * The accumulators of the 2R+1 output rows the current input row contributes to live in registers
@@ -35,8 +35,8 @@ namespace halo::cuda::fast {
 namespace {
 
 // The TMA ring of a strip of W columns: one box per row group, or two (overlapping by the 2 * RA
-// halo columns) where W exceeds the 256 columns a box may have (8 columns per lane).
-constexpr int tma_parts(int W) { return W > 256 ? 2 : 1; }
+// halo columns) where W exceeds the 256 columns a box may have (8 columns per lane; tma_parts()
+// in fast_policy.hpp).
 template <class T, int W, int RA>
 using TmaRingOf = TmaRing<T, W, tma_parts(W), (tma_parts(W) > 1 ? 2 * RA : 0)>;
 
@@ -65,23 +65,8 @@ constexpr bool kStreamStores = F == Feed::kTma && sizeof(T) == 4 && R >= 4 && R 
 // so an input row costs (2R+1) * 8 * S FFMAs instead of (2R+1)^2 * 4 (r = 4: 216 against 324),
 // plus about 22 adds for the input transform and 8 for the output. Its points are 0, 1, -1 and
 // infinity; the rounding is bounded by the transformed terms (docs/ACCURACY.md), which the tests
-// hold these kernels to (Summation::winograd_x).
-// Segments of 3 taps per filter row of a radius-R window.
-constexpr int wino_segments(int R) { return (2 * R + 3) / 3; }
-// The first window tap of the segments (<= 0: the zero taps first where that keeps the lane's
-// windows inside its NV = 4 + 2 RA inputs), and whether the lane's windows fit those inputs at
-// all (not at r = 0, 8).
-constexpr int wino_first_tap(int R) {
-  return R - round_up4(R) > 2 * R + 1 - 3 * wino_segments(R) ? R - round_up4(R)
-                                                               : 2 * R + 1 - 3 * wino_segments(R);
-}
-constexpr bool wino_fits(int R) {
-  return wino_first_tap(R) <= 0 && wino_first_tap(R) <= 1 + round_up4(R) + R - 3 * wino_segments(R);
-}
-// Where the Winograd columns are compiled (f32 under the TMA ring): one pass, radii 3..7.
-constexpr bool wino_compiled(int R, int KY) {
-  return R >= 3 && R <= 7 && KY == 2 * R + 1 && wino_fits(R);
-}
+// hold these kernels to (Summation::winograd_x). The segments and where the form is compiled
+// (wino_segments, wino_first_tap, wino_fits, wino_compiled) are in fast_policy.hpp.
 template <int R>
 struct WinoCols {
   static constexpr int S = wino_segments(R);
@@ -341,146 +326,12 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// How rows reach the FFMAs, measured on an H100, 16384^2 float32 (docs/BENCHMARKS.md, ms for
-// HALO_FAST_FEED = 0 direct / 1 register prefetch / 2 shared-memory ring):
-//   r = 1: 0.867 / 0.877 / 1.094     r = 2: 0.915 / 0.844 / 0.996    r = 3: 0.962 / 1.048 / 0.922
-//   r = 4: 1.336 / 1.097 / 1.048     r = 5: 1.774 / 1.478 / 1.462    r = 7: 2.726 / 2.899 / 2.468
-//   r = 15 (passes of 16 rows): 14.51 / 15.57 / 11.67
-// (r = 1 then runs its prefetch 4 rows deep: see depth()). The ring wins wherever FFMAs dominate: no register copy of a prefetched row, fewer registers,
-// three rows in flight. Where the kernel only streams (r <= 2) it loses to the register paths.
-// HALO_FAST_FEED=0|1|2 (or the older HALO_FAST_PREFETCH=0|1) overrides this, for tuning.
-bool prefetch_rows(int R, int KY) {
-  const int forced = prefetch_override();
-  if (forced >= 0) return forced == 1;
-  return KY < 2 * R + 1 || R <= 2 || R >= 4;
-}
-
-bool ring_rows(int R) { return R >= 3; }
-
-// The TMA ring (f32), measured on an H100, 16384^2 float32 (ms; default feed -> TMA ring with its
-// default slots and rows): r = 1 0.793 -> 0.788, r = 2 0.862 -> 0.788, r = 3 0.915 -> 0.802,
-// r = 4 1.007 -> 0.905, r = 5 1.373 -> 1.240, r = 7 2.403 -> 2.183, r = 15 11.79 -> 11.33
-// (docs/BENCHMARKS.md has the slots x rows table). It wins at every radius measured: one copy
-// per 8 to 16 rows instead of a cp.async per lane and row, no bounds tests per row, and 52 to 80
-// registers instead of 64 to 128. f64 keeps the other feeds (not measured under the TMA ring;
-// its rows are twice the shared memory).
-bool tma_rows(DType t) { return t == DType::f32; }
-
-// Columns per lane under the TMA ring (f32): 4, or 8 (two boxes per row group: a box is at most
-// 256 columns wide), which spreads each row's fixed cost (the weights' uniform-register loads,
-// the wait, the store) over twice the FFMAs, at twice the accumulator registers. Measured on an
-// H100, 16384^2 float32 (ms, 4 -> 8 columns, 2 slots of 8 rows; registers 128 at r = 4, 168 at
-// r = 5, 6): r = 4 0.921 -> 0.912, r = 5 1.270 -> 1.228, r = 6 1.722 -> 1.689; with 8 columns
-// and slots x rows 2 x 6 / 3 x 4 / 2 x 4: r = 4 0.954 / 0.954 / 0.966, r = 5 1.237 / 1.258 /
-// 1.270. At the memory-bound r = 2, 3 (in a tuning build) 8 columns lost with every ring shape:
-// 4 columns 0.789-0.796 / 0.794-0.797, 8 with slots x rows 2 x 8 0.824 / 0.843, 3 x 6 0.803 /
-// 0.876, 2 x 12 0.817 / 0.821, 3 x 8 0.809 / 0.818, 4 x 4 0.839 / 0.869. 8 from r = 5; compiled
-// from r = 4 (kWideTma), where HALO_FAST_TX=4|8 picks one, for tuning.
+// Where 8 columns per lane are compiled: under the TMA ring (r = 4..6) and the cp.async ring
+// (r = 5, 6), f32 (wide_tma_compiled, wide_ring_compiled in fast_policy.hpp).
 template <int R>
-constexpr bool kWideTma = R >= 4 && R <= 6;
-int tma_columns(int R) {
-  static const int forced = tuning_knob("HALO_FAST_TX");
-  if (R < 4 || R > 6) return kTx;  // as kWideTma
-  return forced == 4 || forced == 8 ? forced : R >= 5 ? 8 : kTx;
-}
-
-// Columns per lane under the ring (f32): 4, or 8, which doubles the FFMAs that each row's fixed
-// cost (ring fill, waits, bounds, the store) is spread over, at twice the accumulator registers.
-// Measured on an H100, 16384^2 float32 (ms, 4 -> 8 columns; registers): r = 3 0.916 -> 1.335
-// (79 -> 96), r = 4 1.007 -> 1.165 (96 -> 128), r = 5 1.483 -> 1.372 (96 -> 168), r = 6
-// 1.874 -> 1.831, r = 7 2.406 -> 2.457, r = 8 3.067 -> 3.732, r = 10 4.785 -> 5.481, r = 15
-// 11.79 -> 12.29. Compiled where it wins (kWideRing); HALO_FAST_TX=4|8 overrides there, for
-// tuning.
+constexpr bool kWideTma = wide_tma_compiled(R);
 template <int R>
-constexpr bool kWideRing = R == 5 || R == 6;
-int ring_columns(int R) {
-  static const int forced = tuning_knob("HALO_FAST_TX");
-  if (R != 5 && R != 6) return kTx;  // as kWideRing
-  return forced == 4 || forced == 8 ? forced : 8;
-}
-
-// Rows in flight per warp under the register prefetch. Measured on an H100, 16384^2 float32
-// (ms for 1 / 2 / 3 / 4 rows): r = 1 0.879 / 0.844 / 0.798 / 0.772, r = 2 0.834 / 0.840 / 0.927 /
-// 0.892. Each deeper row costs ~20 registers, so fewer warps, yet more bytes in flight: r = 1 at
-// 4 rows (127 registers, 16 warps per SM) keeps 64 rows of 512 B in flight per SM, against 36 for
-// the 54-register direct kernel. Compiled for f32 and r <= 4; HALO_FAST_DEPTH=1..4 overrides,
-// for tuning.
-int depth(DType t, int R) {
-  const int forced = depth_override();
-  if (t != DType::f32 || R > kTx) return 1;
-  if (forced >= 1) return forced;
-  return R == 1 ? 4 : 1;
-}
-
-// The feed without the TMA ring: also what runs where no tensor map can be made for the array
-// (a row pitch that is not a multiple of 16 bytes, an unaligned base).
-Feed classic_feed(int R, int KY) {
-  const int forced = feed_override();
-  if (forced >= 0 && forced < int(Feed::kTma)) return Feed(forced);
-  if (prefetch_override() < 0 && ring_rows(R)) return Feed::kRing;
-  return prefetch_rows(R, KY) ? Feed::kPrefetch : Feed::kDirect;
-}
-
-// (2D has no block ring: HALO_FAST_FEED=4 runs the TMA ring, its nearest.)
-Feed feed(DType t, int R, int KY) {
-  const int forced = feed_override();
-  if (forced >= 0) return forced >= int(Feed::kTma) ? Feed::kTma : Feed(forced);
-  if (prefetch_override() < 0 && tma_rows(t)) return Feed::kTma;
-  return classic_feed(R, KY);
-}
-
-
-// Filter rows per pass. One pass keeps all 2R+1 rows' accumulators in registers and reads all
-// (2R+1)^2 weights per input row; at large R those weights (3.8 KB at r = 15) overflow the SM's
-// immediate-constant cache (ncu at r = 15: 36% of stall cycles on IMC misses, 190 registers,
-// 8 warps per SM). Splitting the filter into passes of kPassRows rows keeps each pass's weights
-// and accumulators small, at the price of one more read and write of the output per pass.
-// HALO_FAST_PASS_ROWS=N (0: never split; 8 for any radius, 12 or 16 for f32 r >= 10, the heights
-// compiled) overrides the choice, for tuning.
-constexpr int kPassRows = 16;
-constexpr int kSplitFromR = 12;  // measured: see docs/BENCHMARKS.md
-
-// Whether passes of KY filter rows are compiled for this dtype and radius (see run()).
-bool passes_compiled(DType t, int R, int KY) {
-  return KY < 2 * R + 1 && (KY == 8 || ((KY == 12 || KY == 16) && R >= 10 && t == DType::f32));
-}
-
-// The filter rows per pass that run for this dtype and radius: 2R+1 for one pass.
-int pass_rows(DType t, int R) {
-  static const int forced = tuning_knob("HALO_FAST_PASS_ROWS");
-  const int K = 2 * R + 1;
-  const int want = forced >= 0 ? forced : R >= kSplitFromR ? kPassRows : K;
-  return passes_compiled(t, R, want) ? want : K;
-}
-
-// Slots per warp and rows per slot of the TMA ring, measured on an H100, 16384^2 float32 (ms for
-// slots x rows 3x12 / 2x8 / 2x16; more in docs/BENCHMARKS.md): r = 1 0.788 / 0.804 / 0.803,
-// r = 2 0.788 / 0.827 / 0.805, r = 3 0.802 / 0.817 / 0.825, r = 4 1.005 / 0.905 / 0.925,
-// r = 5 1.288 / 1.240 / 1.245, r = 7 2.230 / 2.183 / 2.196, r = 15 11.41 / 11.46 / 11.33.
-// Memory-bound radii want many rows in flight (24 per warp); FFMA-bound ones fewer slots, so
-// more warps fit beside the shared memory. r = 4 in Winograd form (about 300 instructions a row
-// instead of 380) is back near the memory bound and takes the memory-bound shape: 3 x 12 0.802
-// ms against 2 x 8 0.829-0.832 (r = 5: 1.142 against 1.095-1.153, r = 7: 1.880 against
-// 1.895-1.898; both keep 2 x 8). HALO_FAST_SLOTS / HALO_FAST_BOX_ROWS override, for tuning.
-// (wg: whether the kernel takes its columns in Winograd form.)
-bool deep_ring(int R, bool wg) { return R <= 3 || (R == 4 && wg); }
-int tma_slots(int R, bool wg) {
-  const int forced = slots_override();
-  return forced >= 2 ? forced : deep_ring(R, wg) ? 3 : 2;
-}
-int tma_box_rows(int R, bool wg) {
-  const int forced = box_rows_override();
-  return forced >= 1 ? forced : deep_ring(R, wg) ? 12 : R >= kSplitFromR ? 16 : 8;
-}
-
-// Whether the TMA ring's kernel takes its columns in Winograd form (WinoCols), where compiled
-// (kWinoCompiled: f32, one pass, r = 3..7). Measured on an H100, 16384^2 float32: see
-// docs/BENCHMARKS.md. HALO_FAST_WINO=0|1 overrides, for tuning.
-bool wino_columns(int R) {
-  static const int forced = tuning_knob("HALO_FAST_WINO");
-  if (forced == 0 || forced == 1) return forced == 1;
-  return R == 4 || R == 5 || R == 7;
-}
+constexpr bool kWideRing = wide_ring_compiled(R);
 
 // The transformed weights of filter rows fy0 .. fy0 + KY - 1 (WinoCols), from the (2R+1)^2
 // window in double, rounded once.
@@ -514,10 +365,13 @@ void check_launch(const Geometry& g, int fy0) {
                                           ", batch " + std::to_string(g.batch) + ")");
 }
 
-// wg_allowed: whether the Winograd columns may run (Problem::direct_sums() not required).
+// One pass of KY filter rows from fy0, as the policy says: its feed, columns, depth and ring; the
+// Winograd columns where it chose them (one pass only: `pass_wg` false for the passes of a split
+// filter).
 template <class T, int R, int KY>
-void launch_pass(const T* in, T* out, const Geometry& g, const double* window, int fy0,
-                 bool accumulate, cudaStream_t stream, bool wg_allowed) {
+void launch_pass(const T* in, T* out, const Geometry& g, const FastPolicy& pol,
+                 const double* window, int fy0, bool accumulate, cudaStream_t stream,
+                 bool pass_wg) {
   constexpr int K = 2 * R + 1;
   Taps<T, KY * K> taps;
   for (int i = 0; i < KY * K; ++i) {
@@ -534,24 +388,25 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
   auto launch = [&](auto kernel, const auto& tp, int tx, std::size_t smem) {
     h.strips = (g.nx + 32 * tx - 1) / (32 * tx);
     // (resident_warps also sets the kernel's shared-memory limit to smem)
-    fit_chunks(h, g.ny, h.strips * g.batch, R, resident_warps(kernel, smem));
+    fit_chunks(h, g.ny, h.strips * g.batch, R, resident_warps(kernel, smem, pol.multiprocessors),
+               pol.chunk);
     h.items = h.strips * h.chunks * h.batch;
     const std::int64_t blocks = (h.items + kWarpsPerBlock - 1) / kWarpsPerBlock;
     kernel<<<dim3(unsigned(blocks)), kThreads, smem, stream>>>(in, out, h, tp, D, accumulate,
                                                                 map, slots, box_rows);
   };
   auto go = [&](auto kernel, int tx = kTx, std::size_t smem = 0) { launch(kernel, taps, tx, smem); };
-  Feed how = feed(std::is_same<T, float>::value ? DType::f32 : DType::f64, R, KY);
-  // The Winograd columns: where compiled, allowed and chosen (as winograd_2d()).
-  const bool wg = kWinoCompiled<T, R, KY> && wg_allowed && wino_columns(R);
-  if (how == Feed::kTma) {
-    slots = tma_slots(R, wg);
-    box_rows = tma_box_rows(R, wg);
+  RowPath how = pol.path;
+  const bool wg = kWinoCompiled<T, R, KY> && pass_wg && pol.winograd;
+  if (how.feed == Feed::kTma) {
+    slots = pol.slots;
+    box_rows = pol.box_rows;
     // The kernel of TX columns per lane, where its tensor map can be made.
     auto tma = [&](auto tx) {
       constexpr int TX = decltype(tx)::value;
       using Ring = TmaRingOf<T, 32 * TX + 2 * round_up4(R), round_up4(R)>;
-      if (!make_row_map(&map, in, int(sizeof(T)), g.nx, g.ny, 1, g.batch, Ring::kBoxW, box_rows))
+      if (!make_row_map(&map, in, int(sizeof(T)), g.nx, g.ny, 1, g.batch, Ring::kBoxW, box_rows,
+                        pol.l2_promotion))
         return false;
       const std::size_t smem = std::size_t(kWarpsPerBlock) * slots * Ring::slot_bytes(box_rows);
       if constexpr (TX == kTx && kWinoCompiled<T, R, KY>) {
@@ -566,16 +421,15 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
     };
     bool launched = false;
     if constexpr (std::is_same<T, float>::value && kWideTma<R>) {
-      if (tma_columns(R) == 8 && !wg)
-        launched = tma(std::integral_constant<int, 8>{});
+      if (how.columns == 8) launched = tma(std::integral_constant<int, 8>{});
     }
     if (launched || tma(std::integral_constant<int, kTx>{})) return check_launch<R, KY>(g, fy0);
-    how = classic_feed(R, KY);  // no tensor map for this array (alignment, or no TMA)
+    how = pol.fallback;  // the tensor map could not be encoded after all
   }
-  switch (how) {
+  switch (how.feed) {
     case Feed::kRing:
       if constexpr (std::is_same<T, float>::value && kWideRing<R>) {
-        if (ring_columns(R) == 8) {
+        if (how.columns == 8) {
           go(stream2d<T, R, KY, Feed::kRing, kSplit, 1, 8>, 8);
           break;
         }
@@ -584,16 +438,15 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
       break;
     case Feed::kPrefetch:
       if constexpr (std::is_same<T, float>::value && R >= 1 && R <= kTx) {
-        const int d = depth(DType::f32, R);
-        if (d == 4) {
+        if (how.depth == 4) {
           go(stream2d<T, R, KY, Feed::kPrefetch, kSplit, 4>);
           break;
         }
-        if (d == 3) {
+        if (how.depth == 3) {
           go(stream2d<T, R, KY, Feed::kPrefetch, kSplit, 3>);
           break;
         }
-        if (d == 2) {
+        if (how.depth == 2) {
           go(stream2d<T, R, KY, Feed::kPrefetch, kSplit, 2>);
           break;
         }
@@ -615,71 +468,71 @@ void launch_pass(const T* in, T* out, const Geometry& g, const double* window, i
 // r = 12 with 16 + 16 rows for 25, 22%). Compiled for the default pass height only (every other
 // height would double its kernels); the tuning heights keep a zero-padded last pass.
 template <class T, int R, int KY, bool EXACT>
-void run_passes(const T* in, T* out, const Geometry& g, const double* window,
-                cudaStream_t stream) {
+void run_passes(const T* in, T* out, const Geometry& g, const FastPolicy& pol,
+                const double* window, cudaStream_t stream) {
   constexpr int K = 2 * R + 1;
   constexpr int KL = EXACT ? K - (K - 1) / KY * KY : KY;  // the last pass's rows
   int fy0 = 0;
   for (; fy0 + KY < K; fy0 += KY)
-    launch_pass<T, R, KY>(in, out, g, window, fy0, fy0 > 0, stream, false);
-  launch_pass<T, R, KL>(in, out, g, window, fy0, fy0 > 0, stream, false);
+    launch_pass<T, R, KY>(in, out, g, pol, window, fy0, fy0 > 0, stream, false);
+  launch_pass<T, R, KL>(in, out, g, pol, window, fy0, fy0 > 0, stream, false);
 }
 
 template <class T, int R>
-void run(const T* in, T* out, const Geometry& g, const double* window, cudaStream_t stream,
-         bool wg_allowed) {
+void run(const T* in, T* out, const Geometry& g, const FastPolicy& pol, const double* window,
+         cudaStream_t stream) {
   constexpr int K = 2 * R + 1;
-  const int rows = pass_rows(std::is_same<T, float>::value ? DType::f32 : DType::f64, R);
+  const int rows = pol.pass_rows;
   if constexpr (K > 8) {
-    if (rows == 8) return run_passes<T, R, 8, false>(in, out, g, window, stream);
+    if (rows == 8) return run_passes<T, R, 8, false>(in, out, g, pol, window, stream);
   }
   if constexpr (R >= 10 && std::is_same<T, float>::value) {  // as passes_compiled() says
-    if (rows == 12) return run_passes<T, R, 12, false>(in, out, g, window, stream);
-    if (rows == 16) return run_passes<T, R, 16, 16 == kPassRows>(in, out, g, window, stream);
+    if (rows == 12) return run_passes<T, R, 12, false>(in, out, g, pol, window, stream);
+    if (rows == 16)
+      return run_passes<T, R, 16, 16 == kPassRows>(in, out, g, pol, window, stream);
   }
-  launch_pass<T, R, K>(in, out, g, window, 0, false, stream, wg_allowed);
+  launch_pass<T, R, K>(in, out, g, pol, window, 0, false, stream, true);
 }
 
 }  // namespace
 
-// Compiled radii: every r up to 8, then a few larger ones (a filter is zero-padded to the next).
-#define HALO_FAST2D_RADII_F32(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(10) X(12) X(15)
-#define HALO_FAST2D_RADII_F64(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
-
+// The compiled radii: HALO_FAST2D_RADII_F32 / _F64 in fast_policy.hpp.
 template <>
-bool launch_2d<float>(const float* in, float* out, const Geometry& g, int r, const double* w,
-                      cudaStream_t s, bool wg) {
+bool launch_2d<float>(const float* in, float* out, const Geometry& g, const FastPolicy& pol,
+                      const double* w, cudaStream_t s) {
 #define HALO_CASE(R) \
-  if (r == R) return run<float, R>(in, out, g, w, s, wg), true;
+  if (pol.radius == R) return run<float, R>(in, out, g, pol, w, s), true;
   HALO_FAST2D_RADII_F32(HALO_CASE)
 #undef HALO_CASE
   return false;
 }
 
 template <>
-bool launch_2d<double>(const double* in, double* out, const Geometry& g, int r, const double* w,
-                       cudaStream_t s, bool wg) {
+bool launch_2d<double>(const double* in, double* out, const Geometry& g, const FastPolicy& pol,
+                       const double* w, cudaStream_t s) {
 #define HALO_CASE(R) \
-  if (r == R) return run<double, R>(in, out, g, w, s, wg), true;
+  if (pol.radius == R) return run<double, R>(in, out, g, pol, w, s), true;
   HALO_FAST2D_RADII_F64(HALO_CASE)
 #undef HALO_CASE
   return false;
 }
 
-std::string plan_2d(DType t, int R, bool wg_allowed) {
-  const int K = 2 * R + 1;
-  const int rows = pass_rows(t, R);
-  const int passes = (K + rows - 1) / rows;
-  const Feed f = feed(t, R, rows);
-  const bool wg = winograd_2d(t, R, wg_allowed);
-  const int tx = t != DType::f32 || wg ? kTx
-                 : f == Feed::kRing ? ring_columns(R)
-                 : f == Feed::kTma  ? tma_columns(R)
-                                    : kTx;
+namespace {
+// A row path in words: the feed and its shape.
+std::string named(const FastPolicy& pol, const RowPath& how) {
+  return how.feed == Feed::kTma ? feed_name(how.feed, pol.slots, pol.box_rows, pol.box_copies)
+         : how.feed == Feed::kPrefetch ? feed_name(how.feed, how.depth)
+                                       : feed_name(how.feed);
+}
+}  // namespace
+
+std::string plan_2d(const FastPolicy& pol, const FastPolicy& unaligned) {
+  const int R = pol.radius, K = 2 * R + 1;
+  const int rows = pol.pass_rows, passes = pol.passes, tx = pol.path.columns;
   std::string s = "a warp streams down a " + std::to_string(32 * tx) + "-column strip, " +
                   std::to_string(rows) + " output rows of " + std::to_string(tx) +
                   " columns per lane in registers";
-  if (wg) {
+  if (pol.winograd) {
     const int segs = wino_segments(R);
     s += " (Winograd F(2,3) along x: the lane's columns as 2 pairs, each filter row as " +
          std::to_string(segs) + " segments of 3 taps, so " + std::to_string(8 * segs) +
@@ -687,44 +540,18 @@ std::string plan_2d(DType t, int R, bool wg_allowed) {
          "; the input transform shared by the " + std::to_string(K) + " filter rows)";
   }
   if (passes > 1) {
-    const int last = rows == kPassRows ? K - (passes - 1) * rows : rows;  // as run_passes
+    const int last = pol.last_pass_rows;
     s += "; the filter in " + std::to_string(passes) + " passes of " + std::to_string(rows) +
          " rows" + (last != rows ? " (the last " + std::to_string(last) + ")" : "") +
          ", each after the first adding to the output";
   }
-  auto named = [&](Feed how) {
-    return how == Feed::kTma ? feed_name(how, tma_slots(R, wg), tma_box_rows(R, wg),
-                                         tma_parts(32 * tx + 2 * round_up4(R)))
-           : how == Feed::kPrefetch ? feed_name(how, depth(t, R))
-                                    : feed_name(how);
-  };
-  s += "; " + named(f);
-  if (f == Feed::kTma) {
-    const Feed c = classic_feed(R, rows);
-    const int ctx = t == DType::f32 && c == Feed::kRing ? ring_columns(R) : kTx;
-    s += " (where the row pitch is not a multiple of 16 bytes: " + named(c) +
-         (ctx != kTx ? ", " + std::to_string(ctx) + " columns per lane" : "") + ")";
-  }
+  s += "; " + named(pol, pol.path);
+  const RowPath& u = unaligned.path;
+  if (u.feed != pol.path.feed)
+    s += " (where the rows are not 16-byte aligned or their pitch is not a multiple of 16 "
+         "bytes: " + named(unaligned, u) +
+         (u.columns != kTx ? ", " + std::to_string(u.columns) + " columns per lane" : "") + ")";
   return s;
-}
-
-bool winograd_2d(DType t, int R, bool wg_allowed) {  // as launch_pass: compiled, allowed, chosen
-  const int rows = pass_rows(t, R);
-  return wg_allowed && t == DType::f32 && feed(t, R, rows) == Feed::kTma &&
-         wino_compiled(R, rows) && wino_columns(R);
-}
-
-int compiled_radius_2d(DType t, int r) {  // declared in fast_kernels.cuh
-  int best = -1;
-#define HALO_CASE(R) \
-  if (best < 0 && R >= r) best = R;
-  if (t == DType::f32) {
-    HALO_FAST2D_RADII_F32(HALO_CASE)
-  } else {
-    HALO_FAST2D_RADII_F64(HALO_CASE)
-  }
-#undef HALO_CASE
-  return best;
 }
 
 }  // namespace halo::cuda::fast

@@ -28,10 +28,6 @@
 namespace halo::cuda::fast {
 namespace {
 
-// Two output rows per warp up to this radius (f32). Measured on an H100, 640^3 (ms, one row ->
-// two): r = 1 1.275 -> 1.196, r = 2 2.451 -> 2.403, r = 3 5.40 -> 7.33, r = 4 11.7 -> 14.2.
-constexpr int kTwoRowsUpTo = 2;
-
 // The accumulators of a warp marching along z: acc[yy][q][j] is output row y + yy, column
 // x0 + j of the q-th of the 2R+1 output planes that the current input plane feeds (q = 0 the
 // oldest).
@@ -222,7 +218,7 @@ __global__ void __launch_bounds__(kThreads)
 //   segments): one wave with no partly filled tail, and the 2R halo planes (read, and their
 //   FFMAs run) once or twice per block instead of once per chunk (what an FFMA-bound radius
 //   wants: neighbouring tiles drift apart in z, so more halo rows come from DRAM).
-constexpr int kTileWarps = 8;
+constexpr int kTileWarps = kTileWarps3D;  // fast_policy.hpp counts a slot's rows with it
 
 // One segment of a tile3d block's run: the tile's output planes [z0, z1), marching up from input
 // plane z0 - R to z1 + R - 1. The ring's cursors go on from the block's previous segment.
@@ -368,183 +364,83 @@ __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
   }
 }
 
-// Slots of the block ring (planes: slots - 1 in flight while one is read; measured: see feed()).
-constexpr int kTileSlots = 6;
-
-// The L2 fetches 64 bytes per read of the block ring's boxes (not 256: a box row is 136 floats
-// starting 16 bytes before a 512-byte boundary; see feed()).
-constexpr int kTileL2Promotion = 64;
-
-// Cache hints of tile3d: bit 0 the boxes read with L2 evict-last (the neighbouring tiles read the
-// same halo rows), bit 1 streaming stores (st.global.cs, evict-first). Measured on an H100,
-// 640^3 float32 (ms for none / reads / stores / both): r = 1 0.889 0.891 / 0.877 0.886 / 0.889 /
-// 0.869 0.873, r = 3 3.706 3.712 / 3.725 / - / 3.674 (ncu at r = 1: DRAM read 1.25 -> 1.24 GB,
-// so the gain is not fewer bytes). Both by default; HALO_FAST_HINTS=0..3 sets them, for tuning.
-int tile_hints() {
-  static const int forced = tuning_knob("HALO_FAST_HINTS");
-  return forced >= 0 && forced <= 3 ? forced : 3;
-}
-
-// Whether tile3d shares out its planes in equal runs rather than z-chunks: where FFMAs bound it
-// (r >= 2). Measured on an H100, 640^3 float32 (ms, z-chunks -> equal runs): r = 1 0.884 ->
-// 0.955-0.960 (ncu: DRAM read 1.26 -> 1.39 GB), r = 2 1.501 -> 1.413-1.426, r = 3 3.800 ->
-// 3.702-3.710. HALO_FAST_RUNS=0|1 overrides, for tuning.
-bool runs_of_planes(int R) {
-  static const int forced = tuning_knob("HALO_FAST_RUNS");
-  return forced == 0 || forced == 1 ? forced == 1 : R >= 2;
-}
-
-// Runs tile3d where a tensor map can be made for the array; false otherwise. In equal runs: one
-// block per resident slot on the GPU (fewer where a run would be shorter than max(16, 8R) planes).
+// Runs tile3d (the policy chose the block ring). In equal runs: one block per resident slot on
+// the GPU (fewer where a run would be shorter than pol.shortest_run tile-planes). False where the
+// input's tensor map cannot be encoded after all.
 template <int R, int YB>
 bool launch_tile(const float* in, float* out, Geometry g,
                  const Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps,
-                 cudaStream_t stream) {
+                 const FastPolicy& pol, cudaStream_t stream) {
   constexpr int W = 32 * kTx + 2 * round_up4(R), TY = kTileWarps * YB, H = TY + 2 * R;
   CUtensorMap map{};
   if (!make_row_map(&map, in, int(sizeof(float)), g.nx, g.ny, g.nz, g.batch, W, H,
-                    kTileL2Promotion))
+                    pol.l2_promotion))
     return false;
-  const int slots = block_slots(kTileSlots);
+  const int slots = pol.slots;
   const std::size_t smem = std::size_t(slots) * slot_size(W * H * int(sizeof(float)));
   const std::int64_t ytiles = (g.ny + TY - 1) / TY;
   const std::int64_t tiles = ytiles * g.strips * g.batch;
+  const int sms = pol.multiprocessors;
   auto go = [&](auto kernel, bool runs) {
     if (runs) {
       const std::int64_t total = tiles * g.nz;
-      const std::int64_t per_block = even_runs(total, 16 > 8 * R ? 16 : 8 * R,
-                                               resident_blocks(kernel, 32 * kTileWarps, smem));
+      const std::int64_t per_block =
+          even_runs(total, pol.shortest_run, resident_blocks(kernel, 32 * kTileWarps, smem, sms),
+                    pol.chunk);
       g.items = (total + per_block - 1) / per_block;
       kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(
-          out, g, taps, ytiles, map, slots, per_block, tile_hints());
+          out, g, taps, ytiles, map, slots, per_block, pol.hints);
     } else {
-      fit_chunks(g, g.nz, tiles, R, resident_blocks(kernel, 32 * kTileWarps, smem));
+      fit_chunks(g, g.nz, tiles, R, resident_blocks(kernel, 32 * kTileWarps, smem, sms),
+                 pol.chunk);
       g.items = tiles * g.chunks;
       kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(out, g, taps, ytiles, map,
-                                                                          slots, 0, tile_hints());
+                                                                          slots, 0, pol.hints);
     }
   };
-  if (runs_of_planes(R))
+  if (pol.runs)
     go(tile3d<R, YB, true>, true);
   else
     go(tile3d<R, YB, false>, false);
   return true;
 }
 
-// How rows reach the FFMAs, measured on an H100, 640^3 float32 (docs/BENCHMARKS.md, ms for
-// HALO_FAST_FEED = 0 direct / 1 register prefetch / 2 shared-memory ring):
-//   r = 1: 1.230 / 1.003 / 1.035    r = 2: 2.652 / 2.209 / 1.933    r = 3: 5.294 / 6.197 / 4.880
-// HALO_FAST_FEED=0|1|2 (or the older HALO_FAST_PREFETCH=0|1) overrides this, for tuning.
-bool prefetch_rows(int R) {
-  const int forced = prefetch_override();
-  if (forced >= 0) return forced == 1;
-  return R == 1 || R == 2 || R == 4;
-}
-
-Feed feed(DType t, int R);
-
-// Output rows per warp that run for this dtype and radius: 2 is compiled for f32 and r >= 1 only
-// (f64 needs twice the registers), 4 for f32 r <= 2 under the block ring. HALO_FAST_3D_ROWS=1|2|4
-// overrides the choice, for tuning.
-int rows_per_warp(DType t, int R) {
-  static const int forced = tuning_knob("HALO_FAST_3D_ROWS");
-  if (t != DType::f32 || R < 1) return 1;
-  if (forced == 1 || forced == 2) return forced;
-  if (forced == 4) return R <= 2 && feed(t, R) == Feed::kBlock ? 4 : 2;  // compiled: r <= 2
-  return R <= kTwoRowsUpTo ? 2 : 1;
-}
-
-// Where the rows come through the shared-memory ring: wherever FFMAs dominate (r >= 2).
-bool ring_rows(int R) { return R >= 2; }
-
-// The TMA ring (f32, r >= 2): one copy per plane of the 2R + YB rows a warp reads, measured on
-// an H100, 640^3 float32 (ms, cp.async ring -> TMA ring with 2 slots): r = 2 1.793 -> 1.490,
-// r = 3 4.678 -> 3.934, r = 4 10.01 -> 9.46 (r = 1: 4-row register prefetch 0.953, TMA 0.966).
-// 3 slots measured 1.486 / 3.978 at r = 2 / 3, 4 slots 1.506 / 4.087, 6 slots 1.610 / 4.465: the
-// planes are large (2R + YB rows), so fewer slots leave room for more warps.
-bool tma_rows(DType t, int R) { return t == DType::f32 && R >= 2; }
-
-// The feed without the TMA ring: also what runs where no tensor map can be made for the array.
-Feed classic_feed(int R) {
-  const int forced = feed_override();
-  if (forced >= 0 && forced < int(Feed::kTma)) return Feed(forced);
-  if (prefetch_override() < 0 && ring_rows(R)) return Feed::kRing;
-  return prefetch_rows(R) ? Feed::kPrefetch : Feed::kDirect;
-}
-
-// The block ring (f32, r >= 1): measured on an H100, 640^3 float32 (ms, the default before ->
-// block ring with 6 slots and 64-byte L2 promotion): r = 1 0.951 (4-row register prefetch) ->
-// 0.891-0.893, r = 2 1.494 (per-warp TMA ring) -> 1.493, r = 3 3.950 (per-warp TMA ring) ->
-// 3.796. Also measured: 4 slots 0.909 / 1.496 / 3.800, 3 slots 0.982 / 1.511 / 3.813; one
-// y-row per warp 0.987 / 1.591 / 3.804, four 0.913 / 1.513 (r = 1, 2); 256-byte L2 promotion
-// 0.931 at r = 1 (ncu: DRAM read 1.50 GB against 1.28 GB with 64 bytes, for 1.05 GB of input).
-// At r = 4 it lost: 11.06 ms against the per-warp TMA ring's 9.45.
-bool block_rows(DType t, int R) { return t == DType::f32 && R >= 1 && R <= 3; }
-
-Feed feed(DType t, int R) {
-  const int forced = feed_override();
-  if (forced >= 0) return Feed(forced);
-  if (prefetch_override() < 0 && block_rows(t, R)) return Feed::kBlock;
-  if (prefetch_override() < 0 && tma_rows(t, R)) return Feed::kTma;
-  return classic_feed(R);
-}
-
-// Rows in flight per warp under the register prefetch, where compiled (f32, r <= 2, a depth that
-// divides the K + YB - 1 rows per plane). Measured on an H100, 640^3 float32, r = 1, two rows per
-// warp (ms for 1 / 2 / 4 rows in flight): 1.16 / 1.00 / 0.94, at 114 / 127 / 128 registers (the
-// same 16 warps per SM). HALO_FAST_DEPTH=1..4 overrides, for tuning.
-int depth(int R, int YB) {
-  const int forced = depth_override();
-  const int nr = 2 * R + YB;
-  const int want = forced >= 1 ? forced : R == 1 ? 4 : 1;
-  return R >= 1 && R <= 2 && nr % want == 0 ? want : 1;
-}
-
-// Slots (planes) per warp of the TMA ring; HALO_FAST_SLOTS overrides, for tuning.
-int tma_slots(int) {
-  const int forced = slots_override();
-  return forced >= 2 ? forced : 2;
-}
-
+// The per-warp kernels of YB y-rows per warp, fed as `how` says (the policy's path, or its
+// fallback where the block ring's or the TMA ring's tensor map cannot be encoded after all).
 template <class T, int R, int YB>
 void launch(const T* in, T* out, Geometry g, Taps<T, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps,
-            cudaStream_t stream) {
+            const FastPolicy& pol, RowPath how, cudaStream_t stream) {
   const std::int64_t ygroups = (g.ny + YB - 1) / YB;
   CUtensorMap map{};
   int slots = 1;
   auto go = [&](auto kernel, std::size_t smem = 0) {  // smem: dynamic (the TMA ring)
     // (resident_warps also sets the kernel's shared-memory limit to smem)
-    fit_chunks(g, g.nz, ygroups * g.strips * g.batch, R, resident_warps(kernel, smem));
+    fit_chunks(g, g.nz, ygroups * g.strips * g.batch, R,
+               resident_warps(kernel, smem, pol.multiprocessors), pol.chunk);
     g.items = ygroups * g.strips * g.chunks * g.batch;
     const std::int64_t blocks = (g.items + kWarpsPerBlock - 1) / kWarpsPerBlock;
     kernel<<<dim3(unsigned(blocks)), kThreads, smem, stream>>>(in, out, g, taps, ygroups, map,
                                                                 slots);
   };
-  Feed how = feed(std::is_same<T, float>::value ? DType::f32 : DType::f64, R);
-  if (how == Feed::kBlock) {
-    if constexpr (std::is_same<T, float>::value && R >= 1) {
-      if (launch_tile<R, YB>(in, out, g, taps, stream)) return;
-    }
-    how = classic_feed(R);  // f64, r = 0, or no tensor map for this array
-  }
-  if (how == Feed::kTma) {
+  if (how.feed == Feed::kTma) {
     constexpr int W = 32 * kTx + 2 * round_up4(R), NR = 2 * R + YB;
-    slots = tma_slots(R);
-    if (make_row_map(&map, in, int(sizeof(T)), g.nx, g.ny, g.nz, g.batch, W, NR)) {
+    slots = pol.slots;
+    if (make_row_map(&map, in, int(sizeof(T)), g.nx, g.ny, g.nz, g.batch, W, NR,
+                     pol.l2_promotion)) {
       go(stream3d<T, R, YB, Feed::kTma>,
          std::size_t(kWarpsPerBlock) * slots * TmaRing<T, W>::slot_bytes(NR));
       return;
     }
-    how = classic_feed(R);  // no tensor map for this array (alignment, or no TMA)
+    how = pol.fallback;  // the tensor map could not be encoded after all
   }
-  switch (how) {
+  switch (how.feed) {
     case Feed::kRing:
       go(stream3d<T, R, YB, Feed::kRing>);
       break;
     case Feed::kPrefetch:
       if constexpr (std::is_same<T, float>::value && R >= 1 && R <= 2) {
         constexpr int NR = 2 * R + YB;
-        const int d = depth(R, YB);
+        const int d = how.depth;
         if constexpr (NR % 4 == 0) {
           if (d == 4) {
             go(stream3d<T, R, YB, Feed::kPrefetch, 4>);
@@ -574,23 +470,37 @@ void launch(const T* in, T* out, Geometry g, Taps<T, (2 * R + 1) * (2 * R + 1) *
   }
 }
 
+// The per-warp kernels for the path's rows per warp (1 or 2; two compiled for f32 r >= 1).
 template <class T, int R>
-void run(const T* in, T* out, const Geometry& g, const double* window, cudaStream_t stream) {
+void launch_rows(const T* in, T* out, const Geometry& g,
+                 const Taps<T, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps,
+                 const FastPolicy& pol, const RowPath& how, cudaStream_t stream) {
+  if constexpr (std::is_same<T, float>::value && R >= 1) {
+    if (how.rows_per_warp >= 2) return launch<T, R, 2>(in, out, g, taps, pol, how, stream);
+  }
+  launch<T, R, 1>(in, out, g, taps, pol, how, stream);
+}
+
+template <class T, int R>
+void run(const T* in, T* out, const Geometry& g, const FastPolicy& pol, const double* window,
+         cudaStream_t stream) {
   constexpr int N = (2 * R + 1) * (2 * R + 1) * (2 * R + 1);
   Taps<T, N> taps;
   for (int i = 0; i < N; ++i) taps.w[i] = T(window[i]);
-  bool launched = false;  // with more than one y-row per warp, as rows_per_warp() says
-  if constexpr (std::is_same<T, float>::value && R >= 1 && R <= 2) {  // four rows: block ring
-    if (rows_per_warp(DType::f32, R) == 4 && feed(DType::f32, R) == Feed::kBlock)
-      launched = launch_tile<R, 4>(in, out, g, taps, stream);
-  }
+  bool launched = false;
   if constexpr (std::is_same<T, float>::value && R >= 1) {
-    if (!launched && rows_per_warp(DType::f32, R) >= 2) {
-      launch<T, R, 2>(in, out, g, taps, stream);
+    if (pol.path.feed == Feed::kBlock) {
+      if constexpr (R <= 2) {  // four rows per warp: block ring, r <= 2
+        if (pol.path.rows_per_warp == 4)
+          launched = launch_tile<R, 4>(in, out, g, taps, pol, stream);
+      }
+      if (pol.path.rows_per_warp == 2) launched = launch_tile<R, 2>(in, out, g, taps, pol, stream);
+      if (pol.path.rows_per_warp == 1) launched = launch_tile<R, 1>(in, out, g, taps, pol, stream);
+      if (!launched) launch_rows<T, R>(in, out, g, taps, pol, pol.fallback, stream);
       launched = true;
     }
   }
-  if (!launched) launch<T, R, 1>(in, out, g, taps, stream);
+  if (!launched) launch_rows<T, R>(in, out, g, taps, pol, pol.path, stream);
   HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 3D (r=" + std::to_string(R) + ", " +
                                           std::to_string(g.nz) + "x" + std::to_string(g.ny) +
                                           "x" + std::to_string(g.nx) + ")");
@@ -598,68 +508,59 @@ void run(const T* in, T* out, const Geometry& g, const double* window, cudaStrea
 
 }  // namespace
 
-#define HALO_FAST3D_RADII_F32(X) X(0) X(1) X(2) X(3) X(4)
-#define HALO_FAST3D_RADII_F64(X) X(0) X(1) X(2) X(3)
-
+// The compiled radii: HALO_FAST3D_RADII_F32 / _F64 in fast_policy.hpp.
 template <>
-bool launch_3d<float>(const float* in, float* out, const Geometry& g, int r, const double* w,
-                      cudaStream_t s) {
+bool launch_3d<float>(const float* in, float* out, const Geometry& g, const FastPolicy& pol,
+                      const double* w, cudaStream_t s) {
 #define HALO_CASE(R) \
-  if (r == R) return run<float, R>(in, out, g, w, s), true;
+  if (pol.radius == R) return run<float, R>(in, out, g, pol, w, s), true;
   HALO_FAST3D_RADII_F32(HALO_CASE)
 #undef HALO_CASE
   return false;
 }
 
 template <>
-bool launch_3d<double>(const double* in, double* out, const Geometry& g, int r, const double* w,
-                       cudaStream_t s) {
+bool launch_3d<double>(const double* in, double* out, const Geometry& g, const FastPolicy& pol,
+                       const double* w, cudaStream_t s) {
 #define HALO_CASE(R) \
-  if (r == R) return run<double, R>(in, out, g, w, s), true;
+  if (pol.radius == R) return run<double, R>(in, out, g, pol, w, s), true;
   HALO_FAST3D_RADII_F64(HALO_CASE)
 #undef HALO_CASE
   return false;
 }
 
-std::string plan_3d(DType t, int R) {
-  const int rows = rows_per_warp(t, R);
-  const Feed f = feed(t, R);
-  auto named = [&](Feed how) {
-    return how == Feed::kTma                          ? feed_name(how, tma_slots(R), 2 * R + rows)
-           : how == Feed::kPrefetch && t == DType::f32 ? feed_name(how, depth(R, rows))
-                                                       : feed_name(how);
-  };
-  if (f == Feed::kBlock && t == DType::f32 && R >= 1) {
+namespace {
+// A row path in words: the feed and its shape.
+std::string named(const FastPolicy& pol, const RowPath& how) {
+  return how.feed == Feed::kTma        ? feed_name(how.feed, pol.slots, pol.box_rows)
+         : how.feed == Feed::kPrefetch ? feed_name(how.feed, how.depth)
+                                       : feed_name(how.feed);
+}
+}  // namespace
+
+std::string plan_3d(const FastPolicy& pol, const FastPolicy& unaligned) {
+  const int R = pol.radius;
+  const RowPath& how = pol.path;
+  const int rows = how.rows_per_warp;
+  // What runs where the input's rows cannot go through a tensor map.
+  const std::string other =
+      unaligned.path.feed != how.feed
+          ? " (where the rows are not 16-byte aligned or their pitch is not a multiple of 16 "
+            "bytes: " + named(unaligned, unaligned.path) + ")"
+          : "";
+  if (how.feed == Feed::kBlock) {
     const int ty = kTileWarps * rows;
     return "a block of " + std::to_string(kTileWarps) + " warps marches along z over a " +
            "128-column x " + std::to_string(ty) + "-row tile (" + std::to_string(rows) +
            " y-row(s) per warp, " + std::to_string(2 * R + 1) +
            " output planes of 4 columns per lane in registers; " +
-           (runs_of_planes(R) ? "one equal run of the tiles' planes per resident block"
-                              : "z-chunks, neighbouring tiles in step") +
-           "); planes through " + feed_name(f, block_slots(kTileSlots), ty + 2 * R) +
-           " (where the row pitch is not a multiple of 16 bytes: " + named(classic_feed(R)) + ")";
+           (pol.runs ? "one equal run of the tiles' planes per resident block"
+                     : "z-chunks, neighbouring tiles in step") +
+           "); planes through " + feed_name(how.feed, pol.slots, pol.box_rows) + other;
   }
-  const Feed shown = f == Feed::kBlock ? classic_feed(R) : f;  // f64, r = 0: no block ring
-  std::string s = "a warp marches along z over a 128-column strip of " + std::to_string(rows) +
-                  " y-row(s), " + std::to_string(2 * R + 1) +
-                  " output planes of 4 columns per lane in registers; " + named(shown);
-  if (shown == Feed::kTma)
-    s += " (where the row pitch is not a multiple of 16 bytes: " + named(classic_feed(R)) + ")";
-  return s;
-}
-
-int compiled_radius_3d(DType t, int r) {
-  int best = -1;
-#define HALO_CASE(R) \
-  if (best < 0 && R >= r) best = R;
-  if (t == DType::f32) {
-    HALO_FAST3D_RADII_F32(HALO_CASE)
-  } else {
-    HALO_FAST3D_RADII_F64(HALO_CASE)
-  }
-#undef HALO_CASE
-  return best;
+  return "a warp marches along z over a 128-column strip of " + std::to_string(rows) +
+         " y-row(s), " + std::to_string(2 * R + 1) +
+         " output planes of 4 columns per lane in registers; " + named(pol, how) + other;
 }
 
 }  // namespace halo::cuda::fast
