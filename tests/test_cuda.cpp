@@ -26,7 +26,7 @@
 #include <thread>
 
 #include "core/detail.hpp"
-#include "cuda/launch.hpp"
+#include "cuda/seeds/launch.hpp"
 #include "support.hpp"
 
 namespace halo::test {

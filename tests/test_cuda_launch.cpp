@@ -1,4 +1,4 @@
-// Host-only tests of the CUDA launch math (src/cuda/launch.hpp): no GPU and no nvcc needed, so
+// Host-only tests of the CUDA launch math (src/cuda/seeds/launch.hpp): no GPU and no nvcc needed, so
 // they run in CI. Every grid covers every output, the hardware limits hold (1024 threads per
 // block, gridDim.x < 2^31, gridDim.y/z <= 65535) also for huge shapes, the shared memory is what
 // the tile needs, and check() refuses what a strategy cannot do with a reason that has numbers.
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/launch.hpp"
+#include "cuda/seeds/launch.hpp"
 #include "halo/halo.hpp"
 
 namespace halo::cuda {

@@ -1,4 +1,4 @@
-// The `fast` strategy's policy (src/cuda/fast_policy.hpp) without a GPU: fast_policy() on
+// The `fast` strategy's policy (src/cuda/fast/policy.hpp) without a GPU: fast_policy() on
 // representative problems and made-up devices gives the measured defaults, each FastTuning field
 // changes the decision it names (and only where a kernel for it is compiled), out-of-range tuning
 // is an error naming the field, and the chunking helpers split the work as documented. Pure C++:
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/parse.hpp"
-#include "cuda/fast_policy.hpp"
+#include "cuda/fast/policy.hpp"
 #include "halo/halo.hpp"
 #include "support.hpp"
 

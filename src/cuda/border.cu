@@ -25,7 +25,7 @@
 #include "core/dtype.hpp"
 #include "cuda/border.hpp"
 #include "cuda/check.cuh"
-#include "cuda/fast_kernels.cuh"  // Taps
+#include "cuda/fast/rows.cuh"  // Taps
 
 namespace halo::cuda {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "core/detail.hpp"
 #include "cuda/check.cuh"
-#include "cuda/common.cuh"
+#include "cuda/seeds/common.cuh"
 #include "cuda/device_buffer.cuh"
 
 namespace halo {

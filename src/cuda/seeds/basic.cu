@@ -18,7 +18,7 @@
  *   array fits the grid limits (gridDim.y/z <= 65535); 64-bit element indices.
  * Limits: none beyond memory (the filter lives in global memory, any size).
  */
-#include "cuda/common.cuh"
+#include "cuda/seeds/common.cuh"
 
 namespace halo::cuda {
 namespace {

@@ -1,4 +1,4 @@
-// The choices of the `fast` strategy (strategies/fast*.cu) as one pure host function:
+// The choices of the `fast` strategy (src/cuda/fast/) as one pure host function:
 //
 //   fast_policy(problem, device facts, alignment) -> FastPolicy
 //
@@ -10,7 +10,7 @@
 // tests check it on made-up devices in every build. Tuning arrives as a value in the problem
 // (Problem::tuning(), FastTuning in halo.hpp), never through the environment. The measurements
 // behind each default are in docs/BENCHMARKS.md; the kernels they choose sit in
-// strategies/fast_1d.cu, fast_2d.cu and fast_3d.cu.
+// src/cuda/fast/kernels_1d.cu, fast/kernels_2d.cu and fast/kernels_3d.cu.
 #pragma once
 
 #include <algorithm>
@@ -115,7 +115,7 @@ constexpr bool passes_compiled(DType t, int R, int KY) {
 constexpr int kPassRows = 16;
 constexpr int kSplitFromR = 12;
 
-// Winograd columns (F(2,3) along x, fast_2d.cu): segments of 3 taps per filter row of a
+// Winograd columns (F(2,3) along x, fast/kernels_2d.cu): segments of 3 taps per filter row of a
 // radius-R window; the first window tap of the segments (<= 0: the zero taps first where that
 // keeps the lane's windows inside its 4 + 2 RA inputs), and whether the lane's windows fit those
 // inputs at all (not at r = 0, 8).
@@ -165,7 +165,7 @@ struct Alignment {
   bool output = true;
 };
 
-// The 1D kernel layouts (fast_1d.cu).
+// The 1D kernel layouts (fast/kernels_1d.cu).
 enum class Layout1D {
   strip,        // a warp owns 128 consecutive outputs, 4 per lane (r <= 8)
   held,         // a lane owns 8 outputs, all its inputs held in registers

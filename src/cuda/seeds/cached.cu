@@ -23,7 +23,7 @@
  * Limits: only the 64 KB of constant memory for the filter (16384 float32 / 8192 float64 taps);
  *   can_implement refuses larger filters with the numbers.
  */
-#include "cuda/common.cuh"
+#include "cuda/seeds/common.cuh"
 
 namespace halo::cuda {
 namespace {

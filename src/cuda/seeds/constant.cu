@@ -16,7 +16,7 @@
  * Limits: the filter must fit the 64 KB of constant memory (16384 float32 or 8192 float64 taps,
  *   e.g. 127x127 or 90x90); can_implement refuses larger ones with the numbers.
  */
-#include "cuda/common.cuh"
+#include "cuda/seeds/common.cuh"
 
 namespace halo::cuda {
 namespace {

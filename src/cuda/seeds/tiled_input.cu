@@ -20,7 +20,7 @@
  *   2D k <= 32, 3D kx <= 16, ky, kz <= 8); the filter in 64 KB of constant memory. can_implement
  *   refuses the rest with the numbers.
  */
-#include "cuda/common.cuh"
+#include "cuda/seeds/common.cuh"
 
 namespace halo::cuda {
 namespace {

@@ -20,7 +20,7 @@
  * instead of z-chunks (runs_of_planes()).
  */
 #include "cuda/check.cuh"
-#include "cuda/fast_kernels.cuh"
+#include "cuda/fast/kernels.cuh"
 
 #include <string>
 #include <type_traits>
@@ -64,7 +64,7 @@ __device__ __forceinline__ void add_row(Acc3<T, R, YB>& acc, const T (&v)[kTx + 
 // reaches, so a plane costs K+YB-1 row loads for YB output rows instead of K for one.
 template <class T, int R, int YB, Feed F, int DEPTH = 1>
 __global__ void __launch_bounds__(kThreads)
-    stream3d(const T* __restrict__ in, T* __restrict__ out, Geometry g,
+    stream3d(const T* __restrict__ in, T* __restrict__ out, Work g,
              Taps<T, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps, std::int64_t ygroups,
              const __grid_constant__ CUtensorMap map, int slots) {
   constexpr int K = 2 * R + 1;
@@ -218,7 +218,7 @@ __global__ void __launch_bounds__(kThreads)
 //   segments): one wave with no partly filled tail, and the 2R halo planes (read, and their
 //   FFMAs run) once or twice per block instead of once per chunk (what an FFMA-bound radius
 //   wants: neighbouring tiles drift apart in z, so more halo rows come from DRAM).
-constexpr int kTileWarps = kTileWarps3D;  // fast_policy.hpp counts a slot's rows with it
+constexpr int kTileWarps = kTileWarps3D;  // fast/policy.hpp counts a slot's rows with it
 
 // One segment of a tile3d block's run: the tile's output planes [z0, z1), marching up from input
 // plane z0 - R to z1 + R - 1. The ring's cursors go on from the block's previous segment.
@@ -228,7 +228,7 @@ constexpr int kTileWarps = kTileWarps3D;  // fast_policy.hpp counts a slot's row
 // 1000 FFMAs; r = 1 0.889 against 0.891.)
 template <int R, int YB>
 __device__ __forceinline__ void march_segment(
-    float* __restrict__ dst, const Geometry& g,
+    float* __restrict__ dst, const Work& g,
     const Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps, const CUtensorMap* map,
     const BlockRing& ring, BlockRing::Cursor& put, BlockRing::Cursor& get, int slots, int hints,
     std::int64_t strip, std::int64_t yt, std::int64_t b, std::int64_t z0, std::int64_t z1) {
@@ -323,7 +323,7 @@ __host__ __device__ constexpr int tile_min_blocks(int R, int YB, bool runs) {
 // With RUNS, the blocks take equal runs (per_block planes each), else z-chunks (per_block 0).
 template <int R, int YB, bool RUNS>
 __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
-    tile3d(float* __restrict__ out, Geometry g,
+    tile3d(float* __restrict__ out, Work g,
            Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps, std::int64_t ytiles,
            const __grid_constant__ CUtensorMap map, int slots, std::int64_t per_block, int hints) {
   constexpr int W = 32 * kTx + 2 * round_up4(R), H = kTileWarps * YB + 2 * R;
@@ -368,7 +368,7 @@ __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
 // the GPU (fewer where a run would be shorter than pol.shortest_run tile-planes). False where the
 // input's tensor map cannot be encoded after all.
 template <int R, int YB>
-bool launch_tile(const float* in, float* out, Geometry g,
+bool launch_tile(const float* in, float* out, Work g,
                  const Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps,
                  const FastPolicy& pol, cudaStream_t stream) {
   constexpr int W = 32 * kTx + 2 * round_up4(R), TY = kTileWarps * YB, H = TY + 2 * R;
@@ -408,7 +408,7 @@ bool launch_tile(const float* in, float* out, Geometry g,
 // The per-warp kernels of YB y-rows per warp, fed as `how` says (the policy's path, or its
 // fallback where the block ring's or the TMA ring's tensor map cannot be encoded after all).
 template <class T, int R, int YB>
-void launch(const T* in, T* out, Geometry g, Taps<T, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps,
+void launch(const T* in, T* out, Work g, Taps<T, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps,
             const FastPolicy& pol, RowPath how, cudaStream_t stream) {
   const std::int64_t ygroups = (g.ny + YB - 1) / YB;
   CUtensorMap map{};
@@ -472,7 +472,7 @@ void launch(const T* in, T* out, Geometry g, Taps<T, (2 * R + 1) * (2 * R + 1) *
 
 // The per-warp kernels for the path's rows per warp (1 or 2; two compiled for f32 r >= 1).
 template <class T, int R>
-void launch_rows(const T* in, T* out, const Geometry& g,
+void launch_rows(const T* in, T* out, const Work& g,
                  const Taps<T, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps,
                  const FastPolicy& pol, const RowPath& how, cudaStream_t stream) {
   if constexpr (std::is_same<T, float>::value && R >= 1) {
@@ -482,7 +482,7 @@ void launch_rows(const T* in, T* out, const Geometry& g,
 }
 
 template <class T, int R>
-void run(const T* in, T* out, const Geometry& g, const FastPolicy& pol, const double* window,
+void run(const T* in, T* out, const Work& g, const FastPolicy& pol, const double* window,
          cudaStream_t stream) {
   constexpr int N = (2 * R + 1) * (2 * R + 1) * (2 * R + 1);
   Taps<T, N> taps;
@@ -508,9 +508,9 @@ void run(const T* in, T* out, const Geometry& g, const FastPolicy& pol, const do
 
 }  // namespace
 
-// The compiled radii: HALO_FAST3D_RADII_F32 / _F64 in fast_policy.hpp.
+// The compiled radii: HALO_FAST3D_RADII_F32 / _F64 in fast/policy.hpp.
 template <>
-bool launch_3d<float>(const float* in, float* out, const Geometry& g, const FastPolicy& pol,
+bool launch_3d<float>(const float* in, float* out, const Work& g, const FastPolicy& pol,
                       const double* w, cudaStream_t s) {
 #define HALO_CASE(R) \
   if (pol.radius == R) return run<float, R>(in, out, g, pol, w, s), true;
@@ -520,7 +520,7 @@ bool launch_3d<float>(const float* in, float* out, const Geometry& g, const Fast
 }
 
 template <>
-bool launch_3d<double>(const double* in, double* out, const Geometry& g, const FastPolicy& pol,
+bool launch_3d<double>(const double* in, double* out, const Work& g, const FastPolicy& pol,
                        const double* w, cudaStream_t s) {
 #define HALO_CASE(R) \
   if (pol.radius == R) return run<double, R>(in, out, g, pol, w, s), true;

@@ -25,17 +25,17 @@
 #include <utility>
 
 #include "cuda/check.cuh"
-#include "cuda/fast_kernels.cuh"
+#include "cuda/fast/kernels.cuh"
 
 namespace halo::cuda::fast {
 namespace {
 
 // kStripMaxR (above it the 8-outputs-per-lane layout) and kTxWide (its outputs per lane) are in
-// fast_policy.hpp, with the other shapes the policy chooses from.
+// fast/policy.hpp, with the other shapes the policy chooses from.
 
 template <class T, int R>
 __global__ void __launch_bounds__(kThreads)
-    strip1d(const T* __restrict__ in, T* __restrict__ out, Geometry g, Taps<T, 2 * R + 1> taps) {
+    strip1d(const T* __restrict__ in, T* __restrict__ out, Work g, Taps<T, 2 * R + 1> taps) {
   constexpr int K = 2 * R + 1;
   constexpr int RA = round_up4(R);
   constexpr int NV = kTx + 2 * RA;
@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(kThreads)
 // item in flight costs 8 + 2*RA registers, and the warps lost cost more than the depth gains.
 template <class T, int R, int DEPTH>
 __global__ void __launch_bounds__(kThreads)
-    wide1d(const T* __restrict__ in, T* __restrict__ out, Geometry g, Taps<T, 2 * R + 1> taps) {
+    wide1d(const T* __restrict__ in, T* __restrict__ out, Work g, Taps<T, 2 * R + 1> taps) {
   constexpr int K = 2 * R + 1;
   constexpr int RA = round_up4(R);
   constexpr int NV = kTxWide + 2 * RA;
@@ -170,7 +170,7 @@ __device__ __forceinline__ void feed(float (&acc)[TXS], const Taps<float, 2 * R 
 // the element-wise store4 for the groups that start inside the row.
 template <int TXS>
 __device__ __forceinline__ void store_outputs(float* __restrict__ dst, std::int64_t x0,
-                                              const Geometry& g, const float (&acc)[TXS],
+                                              const Work& g, const float (&acc)[TXS],
                                               bool stream) {
   const bool inside = g.vec && x0 + TXS <= g.nx;
   if (inside && stream) {
@@ -203,7 +203,7 @@ __device__ __forceinline__ void store_outputs(float* __restrict__ dst, std::int6
 // 16-byte path), so an item does not start on a full memory latency; they cost 4 * PF registers.
 template <int R, int TXS, int PF>
 __global__ void __launch_bounds__(kThreads)
-    stream1d(const float* __restrict__ in, float* __restrict__ out, Geometry g,
+    stream1d(const float* __restrict__ in, float* __restrict__ out, Work g,
              Taps<float, 2 * R + 1> taps) {
   static_assert(TXS % kTx == 0, "a lane stores whole 16-byte groups");
   constexpr int RA = round_up4(R);
@@ -304,7 +304,7 @@ constexpr int kTileWarps1 = 8;
 
 template <int R, int TXS>
 __global__ void __launch_bounds__(32 * kTileWarps1)
-    tile1d(const float* __restrict__ in, float* __restrict__ out, Geometry g,
+    tile1d(const float* __restrict__ in, float* __restrict__ out, Work g,
            Taps<float, 2 * R + 1> taps, int slots, int hints) {
   constexpr int RA = round_up4(R);
   constexpr int NV = TXS + 2 * RA;  // the lane's window
@@ -403,7 +403,7 @@ struct TileWalk {
   }
 };
 
-constexpr int kPadWarps1 = 8;  // (kPadTx and kPadMaxSlots: fast_policy.hpp)
+constexpr int kPadWarps1 = 8;  // (kPadTx and kPadMaxSlots: fast/policy.hpp)
 // 16-byte chunks in the padded slot of a tile of radius R.
 __host__ __device__ constexpr int padded_chunks(int R) {
   return (32 * kPadWarps1 * kPadTx + 2 * round_up4(R)) / 4 * 5 / 4 + 1;
@@ -411,7 +411,7 @@ __host__ __device__ constexpr int padded_chunks(int R) {
 
 template <int R>
 __global__ void __launch_bounds__(32 * kPadWarps1)
-    padded1d(const float* __restrict__ in, float* __restrict__ out, Geometry g,
+    padded1d(const float* __restrict__ in, float* __restrict__ out, Work g,
              Taps<float, 2 * R + 1> taps, int slots, int hints) {
   constexpr int RA = round_up4(R);
   constexpr int TXS = kPadTx;
@@ -500,7 +500,7 @@ constexpr bool kPadCompiled = pad_compiled_1d(R);
 
 // Runs tile1d (the policy chose it: rows of a 16-byte pitch and alignment, sm_90).
 template <int R>
-void launch_tile(const float* in, float* out, Geometry g, const Taps<float, 2 * R + 1>& taps,
+void launch_tile(const float* in, float* out, Work g, const Taps<float, 2 * R + 1>& taps,
                  const FastPolicy& pol, cudaStream_t stream) {
   const int slots = pol.slots;
   auto go = [&](auto kernel, int txs) {
@@ -522,7 +522,7 @@ void launch_tile(const float* in, float* out, Geometry g, const Taps<float, 2 * 
 
 // Runs padded1d (the policy chose it: rows of a 16-byte pitch and alignment).
 template <int R>
-void launch_padded(const float* in, float* out, Geometry g, const Taps<float, 2 * R + 1>& taps,
+void launch_padded(const float* in, float* out, Work g, const Taps<float, 2 * R + 1>& taps,
                    const FastPolicy& pol, cudaStream_t stream) {
   const int slots = pol.slots;
   const std::int64_t tile = 32 * kPadWarps1 * kPadTx;
@@ -537,7 +537,7 @@ void launch_padded(const float* in, float* out, Geometry g, const Taps<float, 2 
 }
 
 template <class T, int R>
-void run(const T* in, T* out, Geometry g, const FastPolicy& pol, const double* window,
+void run(const T* in, T* out, Work g, const FastPolicy& pol, const double* window,
          cudaStream_t stream) {
   Taps<T, 2 * R + 1> taps;
   for (int i = 0; i < 2 * R + 1; ++i) taps.w[i] = T(window[i]);
@@ -595,9 +595,9 @@ void run(const T* in, T* out, Geometry g, const FastPolicy& pol, const double* w
 
 }  // namespace
 
-// The compiled radii: HALO_FAST1D_RADII_F32 / _F64 in fast_policy.hpp.
+// The compiled radii: HALO_FAST1D_RADII_F32 / _F64 in fast/policy.hpp.
 template <>
-bool launch_1d<float>(const float* in, float* out, const Geometry& g, const FastPolicy& pol,
+bool launch_1d<float>(const float* in, float* out, const Work& g, const FastPolicy& pol,
                       const double* w, cudaStream_t s) {
 #define HALO_CASE(R) \
   if (pol.radius == R) return run<float, R>(in, out, g, pol, w, s), true;
@@ -607,7 +607,7 @@ bool launch_1d<float>(const float* in, float* out, const Geometry& g, const Fast
 }
 
 template <>
-bool launch_1d<double>(const double* in, double* out, const Geometry& g, const FastPolicy& pol,
+bool launch_1d<double>(const double* in, double* out, const Work& g, const FastPolicy& pol,
                        const double* w, cudaStream_t s) {
 #define HALO_CASE(R) \
   if (pol.radius == R) return run<double, R>(in, out, g, pol, w, s), true;

@@ -29,7 +29,7 @@
  *   block (3D: (16 + k - 1)(8 + k - 1)(8 + k - 1) * sizeof(T)); the filter in 64 KB of constant
  *   memory. can_implement refuses the rest with the numbers.
  */
-#include "cuda/common.cuh"
+#include "cuda/seeds/common.cuh"
 
 namespace halo::cuda {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cuda/check.cuh"
-#include "cuda/launch.hpp"
+#include "cuda/seeds/launch.hpp"
 #include "halo/halo.hpp"
 
 namespace halo::cuda {
@@ -31,7 +31,7 @@ std::unique_ptr<Strategy> make_tiled_output_strategy();
 std::unique_ptr<Strategy> make_tiled_output_twostep_strategy();
 std::unique_ptr<Strategy> make_cached_strategy();
 namespace fast {
-std::unique_ptr<Strategy> make_strategy();  // strategies/fast.cu
+std::unique_ptr<Strategy> make_strategy();  // src/cuda/fast/strategy.cu
 }  // namespace fast
 
 // The problem's correlation weights (float64) in the dtype T the kernels compute in.

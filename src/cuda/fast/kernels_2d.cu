@@ -7,7 +7,7 @@
  * once), issued up to 4 rows ahead into registers (kPrefetch), copied by cp.async into a
  * warp-private ring of row slots in shared memory (kRing) that the lanes read back, or copied
  * into such a ring by the tensor memory accelerator, 8 to 16 rows per copy (kTma: f32 wherever
- * the rows' pitch allows a tensor map). The policy (fast_policy.hpp) says which, per dtype and
+ * the rows' pitch allows a tensor map). The policy (fast/policy.hpp) says which, per dtype and
  * radius, from measurements.
  * Which threads compute: every lane, all the time; no block-wide barriers (the ring needs only
  * __syncwarp).
@@ -26,7 +26,7 @@
  * memory-bound up to r ~ 4 and FFMA-bound above.
  */
 #include "cuda/check.cuh"
-#include "cuda/fast_kernels.cuh"
+#include "cuda/fast/kernels.cuh"
 
 #include <string>
 #include <type_traits>
@@ -36,7 +36,7 @@ namespace {
 
 // The TMA ring of a strip of W columns: one box per row group, or two (overlapping by the 2 * RA
 // halo columns) where W exceeds the 256 columns a box may have (8 columns per lane; tma_parts()
-// in fast_policy.hpp).
+// in fast/policy.hpp).
 template <class T, int W, int RA>
 using TmaRingOf = TmaRing<T, W, tma_parts(W), (tma_parts(W) > 1 ? 2 * RA : 0)>;
 
@@ -66,7 +66,7 @@ constexpr bool kStreamStores = F == Feed::kTma && sizeof(T) == 4 && R >= 4 && R 
 // plus about 22 adds for the input transform and 8 for the output. Its points are 0, 1, -1 and
 // infinity; the rounding is bounded by the transformed terms (docs/ACCURACY.md), which the tests
 // hold these kernels to (Summation::winograd_x). The segments and where the form is compiled
-// (wino_segments, wino_first_tap, wino_fits, wino_compiled) are in fast_policy.hpp.
+// (wino_segments, wino_first_tap, wino_fits, wino_compiled) are in fast/policy.hpp.
 template <int R>
 struct WinoCols {
   static constexpr int S = wino_segments(R);
@@ -85,7 +85,7 @@ constexpr bool kWinoCompiled = std::is_same<T, float>::value && wino_compiled(R,
 // weights.
 template <class T, int R, int KY, Feed F, bool SPLIT, int DEPTH = 1, int TX = kTx, bool WG = false>
 __global__ void __launch_bounds__(kThreads)
-    stream2d(const T* __restrict__ in, T* __restrict__ out, Geometry g,
+    stream2d(const T* __restrict__ in, T* __restrict__ out, Work g,
              Taps<T, KY*(WG ? WinoCols<R>::kRowTaps : 2 * R + 1)> taps, int pass_d,
              bool pass_accumulate,
              const __grid_constant__ CUtensorMap map, int slots, int box_rows) {
@@ -327,7 +327,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // Where 8 columns per lane are compiled: under the TMA ring (r = 4..6) and the cp.async ring
-// (r = 5, 6), f32 (wide_tma_compiled, wide_ring_compiled in fast_policy.hpp).
+// (r = 5, 6), f32 (wide_tma_compiled, wide_ring_compiled in fast/policy.hpp).
 template <int R>
 constexpr bool kWideTma = wide_tma_compiled(R);
 template <int R>
@@ -357,7 +357,7 @@ Taps<T, KY * WinoCols<R>::kRowTaps> wino_taps(const double* window, int fy0) {
 }
 
 template <int R, int KY>
-void check_launch(const Geometry& g, int fy0) {
+void check_launch(const Work& g, int fy0) {
   HALO_CUDA_CHECK(cudaGetLastError(), "launching fast 2D (r=" + std::to_string(R) + ", rows " +
                                           std::to_string(fy0) + ".." +
                                           std::to_string(fy0 + KY - 1) + ", " +
@@ -369,7 +369,7 @@ void check_launch(const Geometry& g, int fy0) {
 // Winograd columns where it chose them (one pass only: `pass_wg` false for the passes of a split
 // filter).
 template <class T, int R, int KY>
-void launch_pass(const T* in, T* out, const Geometry& g, const FastPolicy& pol,
+void launch_pass(const T* in, T* out, const Work& g, const FastPolicy& pol,
                  const double* window, int fy0, bool accumulate, cudaStream_t stream,
                  bool pass_wg) {
   constexpr int K = 2 * R + 1;
@@ -380,7 +380,7 @@ void launch_pass(const T* in, T* out, const Geometry& g, const FastPolicy& pol,
   }
   const int D = R - fy0;
   constexpr bool kSplit = KY < 2 * R + 1;
-  Geometry h = g;
+  Work h = g;
   CUtensorMap map{};
   int slots = 1, box_rows = 1;
   // tp: the kernel's weights; tx: its columns per lane; smem: its dynamic shared memory (the TMA
@@ -468,7 +468,7 @@ void launch_pass(const T* in, T* out, const Geometry& g, const FastPolicy& pol,
 // r = 12 with 16 + 16 rows for 25, 22%). Compiled for the default pass height only (every other
 // height would double its kernels); the tuning heights keep a zero-padded last pass.
 template <class T, int R, int KY, bool EXACT>
-void run_passes(const T* in, T* out, const Geometry& g, const FastPolicy& pol,
+void run_passes(const T* in, T* out, const Work& g, const FastPolicy& pol,
                 const double* window, cudaStream_t stream) {
   constexpr int K = 2 * R + 1;
   constexpr int KL = EXACT ? K - (K - 1) / KY * KY : KY;  // the last pass's rows
@@ -479,7 +479,7 @@ void run_passes(const T* in, T* out, const Geometry& g, const FastPolicy& pol,
 }
 
 template <class T, int R>
-void run(const T* in, T* out, const Geometry& g, const FastPolicy& pol, const double* window,
+void run(const T* in, T* out, const Work& g, const FastPolicy& pol, const double* window,
          cudaStream_t stream) {
   constexpr int K = 2 * R + 1;
   const int rows = pol.pass_rows;
@@ -496,9 +496,9 @@ void run(const T* in, T* out, const Geometry& g, const FastPolicy& pol, const do
 
 }  // namespace
 
-// The compiled radii: HALO_FAST2D_RADII_F32 / _F64 in fast_policy.hpp.
+// The compiled radii: HALO_FAST2D_RADII_F32 / _F64 in fast/policy.hpp.
 template <>
-bool launch_2d<float>(const float* in, float* out, const Geometry& g, const FastPolicy& pol,
+bool launch_2d<float>(const float* in, float* out, const Work& g, const FastPolicy& pol,
                       const double* w, cudaStream_t s) {
 #define HALO_CASE(R) \
   if (pol.radius == R) return run<float, R>(in, out, g, pol, w, s), true;
@@ -508,7 +508,7 @@ bool launch_2d<float>(const float* in, float* out, const Geometry& g, const Fast
 }
 
 template <>
-bool launch_2d<double>(const double* in, double* out, const Geometry& g, const FastPolicy& pol,
+bool launch_2d<double>(const double* in, double* out, const Work& g, const FastPolicy& pol,
                        const double* w, cudaStream_t s) {
 #define HALO_CASE(R) \
   if (pol.radius == R) return run<double, R>(in, out, g, pol, w, s), true;

@@ -18,7 +18,7 @@
  * Generalised beyond the seed: asymmetric halos (even widths); a batch of items and arrays beyond
  *   the grid limits by grid-stride loops (a barrier ends each tile); 64-bit indices.
  */
-#include "cuda/common.cuh"
+#include "cuda/seeds/common.cuh"
 
 namespace halo::cuda {
 namespace {

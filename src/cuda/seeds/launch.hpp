@@ -24,12 +24,13 @@
 #include <string>
 
 #include "core/dtype.hpp"
+#include "cuda/shape.hpp"
 #include "halo/halo.hpp"
 
 namespace halo::cuda {
 
 // ---------------------------------------------------------------------------------------------
-// The strategies of the seed notes (one .cu file each under src/cuda/strategies/).
+// The strategies of the seed notes (one .cu file each under src/cuda/seeds/).
 // ---------------------------------------------------------------------------------------------
 enum class Kernel { basic, constant, tiled_input, tiled_output, tiled_output_twostep, cached };
 
@@ -99,9 +100,7 @@ using SpecialisedK3D = KList<3, 5>;
 // ---------------------------------------------------------------------------------------------
 // What a kernel receives (plain data, passed by value as a kernel argument).
 // ---------------------------------------------------------------------------------------------
-struct Geometry {
-  std::int64_t nx = 1, ny = 1, nz = 1;  // extents of one item (canonical 3D form, x contiguous)
-  std::int64_t batch = 1;               // items, one after the other
+struct Geometry : ArrayShape {
   std::int32_t kx = 1, ky = 1, kz = 1;  // filter extents
   std::int32_t ax = 0, ay = 0, az = 0;  // anchors: a halo of `a` before an output, k-1-a after it
   std::int32_t out_x = 1, out_y = 1, out_z = 1;  // output tile (outputs per block, per axis)

@@ -1,10 +1,10 @@
 /* strategy: fast — halo's own kernels, beyond the seed notes: register blocking and streaming.
  *
- * 1D: a warp owns 128 consecutive outputs, or a lane 8 or 16 for large halos (fast_1d.cu). 2D: a
+ * 1D: a warp owns 128 consecutive outputs, or a lane 8 or 16 for large halos (fast/kernels_1d.cu). 2D: a
  * warp owns a 128-column strip and streams down a chunk of rows, keeping the 2R+1 output rows in
- * flight in registers (fast_2d.cu). 3D: the same along z, a warp per (y-row(s), 128-column strip)
- * (fast_3d.cu). How the rows reach the FFMAs is chosen per rank and radius from measurements
- * (fast_kernels.cuh, Feed): loaded as needed, prefetched into registers up to 4 rows ahead,
+ * flight in registers (fast/kernels_2d.cu). 3D: the same along z, a warp per (y-row(s), 128-column strip)
+ * (fast/kernels_3d.cu). How the rows reach the FFMAs is chosen per rank and radius from measurements
+ * (fast/kernels.cuh, Feed): loaded as needed, prefetched into registers up to 4 rows ahead,
  * copied by cp.async into a warp-private shared-memory ring, or (f32, rows of a 16-byte pitch, on
  * sm_90) copied by the tensor memory accelerator, many rows per copy: into a warp-private ring
  * (2D), or into a block-wide ring that the block's 8 warps read together (BlockRing: 1D segments
@@ -12,12 +12,12 @@
  * bounds or by the reads at a row's ends. No block-wide barriers (the block ring's slots are
  * handed over by mbarriers); the weights are kernel parameters, so every tap is one FFMA with a
  * constant-bank operand (staged by nvcc through uniform registers), except in the 2D kernels
- * whose columns run in Winograd F(2,3) form (fast_2d.cu: 2/3 of the FFMAs). A filter is zero-padded into the (2R+1)^d window of the smallest
+ * whose columns run in Winograd F(2,3) form (fast/kernels_2d.cu: 2/3 of the FFMAs). A filter is zero-padded into the (2R+1)^d window of the smallest
  * compiled radius R that covers its halo on every axis (even and off-centre filters included);
  * radii beyond the compiled ones are left to the tiled strategies (can_implement says so). The
  * grid is sized from the kernel's measured occupancy, the streamed axis split so that the last
  * wave is full (3D FFMA-bound radii: one wave of equal runs of tile-planes, even_runs()).
- * Every choice above comes from one pure host function, fast_policy() (cuda/fast_policy.hpp), of
+ * Every choice above comes from one pure host function, fast_policy() (cuda/fast/policy.hpp), of
  * the problem (its FastTuning included), the device's facts and the arrays' alignment; run(),
  * plan() and summation() read it, and the launchers take it.
  */
@@ -29,7 +29,7 @@
 #include "core/dtype.hpp"
 #include "cuda/border.hpp"
 #include "cuda/check.cuh"
-#include "cuda/fast_kernels.cuh"
+#include "cuda/fast/kernels.cuh"
 
 #include <cudaTypedefs.h>
 
@@ -162,7 +162,7 @@ class FastStrategy final : public Strategy {
     if (pol.radius < 0) throw Error("fast: " + can_implement(p).reason);
     const std::vector<double> win = detail::centred_window(p, pol.radius);
     const Dims3 d = p.dims3();
-    Geometry g;
+    Work g;
     g.batch = p.batch();
     g.nz = d.z;
     g.ny = d.y;

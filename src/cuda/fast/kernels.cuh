@@ -1,0 +1,106 @@
+// The `fast` strategy's kernels: register-blocked streaming convolution (see strategy.cu for the
+// design). The row primitives (rows.cuh) and rings (rings.cuh), the tensor maps, the division of
+// the work, and the launch functions each rank's file instantiates.
+#pragma once
+
+#include <cuda.h>  // CUtensorMap, a type only: the encoder is reached through the runtime
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "cuda/check.cuh"
+#include "cuda/fast/policy.hpp"  // the shapes shared with the policy: kTx, Feed, round_up4 ...
+#include "cuda/fast/rings.cuh"
+#include "cuda/fast/rows.cuh"
+#include "cuda/shape.hpp"
+#include "halo/halo.hpp"
+
+namespace halo::cuda::fast {
+
+// The tensor map of a batch of 3-D arrays (2-D arrays: nz = 1) for TmaRing and BlockRing: dims
+// (nx, ny, nz, batch), boxes of box_w x box_rows x 1 x 1 elements, zeros outside. False (and the
+// map unset) where it cannot serve the array: a row pitch that is not a multiple of 16 bytes, a
+// base not 16-byte aligned, an extent past 2^31 elements, or the driver's encoder missing (the
+// policy, FastPolicy::tensor_map, chose the feed knowing these; the caller falls back to
+// FastPolicy::fallback if the encoding fails after all).
+// l2_promotion: the bytes the L2 fetches per read (0 none, 64, 128, 256: FastPolicy::l2_promotion).
+bool make_row_map(CUtensorMap* map, const void* base, int elem_bytes, std::int64_t nx,
+                  std::int64_t ny, std::int64_t nz, std::int64_t batch, int box_w, int box_rows,
+                  int l2_promotion);
+
+// The feed in words, for the plans (`depth`: rows in flight under the register prefetch; for
+// kTma, `depth` slots of `box_rows` rows).
+std::string feed_name(Feed f, int depth = 1, int box_rows = 1, int copies = 1);
+
+// How the three ranks' kernels divide the array (ArrayShape: the extents) among warps.
+struct Work : ArrayShape {
+  std::int64_t strips = 1;  // warps across x (each covers 32 * kTx columns, or 32 * 8 in 1D)
+  std::int64_t chunk = 1;   // rows (2D) or planes (3D) one warp streams through
+  std::int64_t chunks = 1;
+  std::int64_t items = 1;   // warps of work in all
+  bool vec = false;
+};
+
+// The current device's facts for the policy (multiprocessors, compute capability, whether the
+// driver's tensor-map encoder was found); throws halo::Error if no device answers.
+DeviceFacts current_device_facts();
+
+// Blocks of `kernel` (launched with `threads` threads and `dynamic_smem` bytes of dynamic shared
+// memory) resident on the whole GPU (`sms` multiprocessors) at once. Sets the kernel's dynamic
+// shared-memory limit to dynamic_smem first, so the launch that follows may use it: the default
+// limit is 48 KB for static and dynamic together, so 48 KB of ring beside a few mbarriers already
+// needs it.
+template <class Kernel>
+std::int64_t resident_blocks(Kernel kernel, int threads, std::size_t dynamic_smem, int sms) {
+  if (dynamic_smem > 0)
+    HALO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(dynamic_smem)),
+                    "setting the shared-memory limit of a fast kernel to " +
+                        std::to_string(dynamic_smem) + " bytes");
+  int blocks = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_smem) !=
+      cudaSuccess)
+    blocks = 1;
+  return std::int64_t(blocks > 0 ? blocks : 1) * sms;
+}
+
+// Warps of `kernel` (launched with kThreads threads and `dynamic_smem` bytes of dynamic shared
+// memory) resident on the whole GPU (`sms` multiprocessors) at once.
+template <class Kernel>
+std::int64_t resident_warps(Kernel kernel, std::size_t dynamic_smem, int sms) {
+  return resident_blocks(kernel, kThreads, dynamic_smem, sms) * kWarpsPerBlock;
+}
+
+// fit_chunks() of fast/policy.hpp into g.chunk and g.chunks (`forced`: FastPolicy::chunk).
+inline void fit_chunks(Work& g, std::int64_t stream_len, std::int64_t per_chunk, int R,
+                       std::int64_t resident, std::int64_t forced) {
+  const Chunking c = fit_chunks(stream_len, per_chunk, R, resident, forced);
+  g.chunk = c.chunk;
+  g.chunks = c.chunks;
+}
+
+// Each rank's launcher: runs the kernels that the policy `pol` chooses (its compiled radius
+// pol.radius) on `stream`, with `window` the (2R+1)^d padded weights of that radius. Returns false
+// if no kernel is compiled for pol.radius (the strategy's can_implement keeps that from
+// happening).
+template <class T>
+bool launch_1d(const T* in, T* out, const Work& g, const FastPolicy& pol,
+               const double* window, cudaStream_t stream);
+template <class T>
+bool launch_2d(const T* in, T* out, const Work& g, const FastPolicy& pol,
+               const double* window, cudaStream_t stream);
+template <class T>
+bool launch_3d(const T* in, T* out, const Work& g, const FastPolicy& pol,
+               const double* window, cudaStream_t stream);
+
+// How each rank's launcher runs the problem, in words: `pol` the policy for 16-byte aligned
+// arrays, `unaligned` the one for arrays that are not (what runs where no tensor map or 16-byte
+// copy can serve the rows), described where it differs.
+std::string plan_1d(const FastPolicy& pol, const FastPolicy& unaligned);
+std::string plan_2d(const FastPolicy& pol, const FastPolicy& unaligned);
+std::string plan_3d(const FastPolicy& pol, const FastPolicy& unaligned);
+
+}  // namespace halo::cuda::fast
