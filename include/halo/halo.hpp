@@ -198,7 +198,7 @@ struct Edges {
 // ---------------------------------------------------------------------------------------------
 // FastTuning: overrides of the choices of the `fast` CUDA strategy, for tuning runs and for the
 // tests that reach the kernels its defaults do not take. Every field left unset keeps the measured
-// default (docs/BENCHMARKS.md); a value applies where a kernel for it is compiled and is ignored
+// default (docs/TUNING.md); a value applies where a kernel for it is compiled and is ignored
 // elsewhere (e.g. `tx` outside the 2-D radii that compile 8 columns per lane). Results are the
 // same under every tuning, within the rounding bound that Strategy::summation() states.
 // check_tuning() (called by Problem::set_tuning) refuses a value outside its field's range.

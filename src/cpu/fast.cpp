@@ -85,7 +85,7 @@ using std::int64_t;
 
 // Register budget per target: AVX-512 has 32 vector registers, AVX2/SSE 16. A block keeps R*V
 // accumulators, 2V input vectors (two input rows in the ramp pairs) and a broadcast weight live.
-// R = 4 measured best on Zen 4 (R = 5, 6 within 2%); wider blocks only add edge padding.
+// R = 4 measured best on Zen 4 (docs/TUNING.md, CPU kernel); wider blocks only add edge padding.
 #if HWY_TARGET <= HWY_AVX3
 constexpr int kMaxRows = 4;
 template <int R>
@@ -119,7 +119,7 @@ using VecT = hn::Vec<D>;
 
 // Every loop over the R x V accumulators is unrolled explicitly: GCC then sees only constant
 // indices before scalar replacement and keeps all accumulators in registers for the whole block
-// (without it they went to the stack between the ramp and steady loops: 10-15% slower).
+// (without it they went to the stack between the ramp and steady loops, measurably slower).
 #define HALO_UNROLL_ALL _Pragma("GCC unroll 16")
 
 // One filter column fx of one input row into output rows RLO..RHI:
@@ -225,8 +225,8 @@ HWY_INLINE void Block(D d, const Job<T>& j, const T* const* rows, int64_t xoff, 
     const T* const* prow = rows + fz * tr;
     const T* wz = j.w + fz * ky * kx;
     if (prefetch) {
-      // The columns the next block to the right adds, into L1 while this block computes (+10%
-      // at 15x15: R + ky - 1 = 18 row streams are more than the hardware prefetcher follows).
+      // The columns the next block to the right adds, into L1 while this block computes (at
+      // 15x15, R + ky - 1 = 18 row streams are more than the hardware prefetcher follows).
       constexpr int64_t kLine = 64 / sizeof(T);
       for (int64_t t = 0; t < tr; ++t) {
         if (prow[t] == nullptr) continue;
@@ -412,7 +412,7 @@ void PlanT(Job<T>& j) {
   j.v = j.nx >= vmax * n ? vmax : 1;  // narrow arrays: one vector per block, less padding
   j.cols = j.v * n;
   // Output rows all equally misaligned (row bytes a multiple of the vector): shift the block grid
-  // so full blocks store to aligned addresses (non-temporal stores need them; 30-50% at 3x3).
+  // so full blocks store to aligned addresses (non-temporal stores need them: docs/TUNING.md).
   const std::uintptr_t vbytes = static_cast<std::uintptr_t>(n) * sizeof(T);
   const std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(j.out);
   j.shift = (j.nx * sizeof(T)) % vbytes == 0 && addr % sizeof(T) == 0
@@ -452,8 +452,8 @@ void PlanT(Job<T>& j) {
   j.table_rows = j.kz * tr;
   // Ring or direct (see Unit), by the copying per block of R rows, counting each row copied as
   // 64 elements more (call overhead). Ring: R new rows per filter plane. Direct: the padded tiles
-  // of the blocks at the left and right ends of the rows. Measured: ring is 10-30% faster on
-  // 8x64x256 volumes (3^3..7^3 filters), direct 30% faster on 4096^2 images with 3x3 and 5x5.
+  // of the blocks at the left and right ends of the rows. Each measured faster where it is
+  // chosen: ring on small volumes, direct on large images (docs/TUNING.md, CPU kernel).
   const int64_t nblocks = cdiv(ext, j.cols), w = j.cols + j.kx - 1;
   const int64_t left_edge = cdiv(j.ax + j.shift, j.cols);
   const int64_t right_edge = nblocks - std::min(nblocks, cdiv(std::max<int64_t>(

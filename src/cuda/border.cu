@@ -170,24 +170,34 @@ __global__ void __launch_bounds__(kBorderThreads)
     __syncthreads();  // the previous tile's reads of s are done
     // In batches of kStage elements per thread, every load of a batch issued before the first
     // store, so that a thread has several reads in flight (a tile is a few loads per thread, and
-    // the grid too small to hide one read's latency at a time).
+    // the grid too small to hide one read's latency at a time). The element's coordinates
+    // advance by the block's stride with carries, not by divisions (the staging's index
+    // arithmetic, not its reads, set the pass's pace).
     constexpr int kStage = 4;
-    for (int i0 = threadIdx.x; i0 < staged; i0 += kStage * blockDim.x) {
+    const int n = blockDim.x, sxy = sx[2] * sx[1];
+    const int step_x = n % sx[2], step_y = (n / sx[2]) % sx[1], step_z = n / sxy;
+    int cx = threadIdx.x % sx[2], cy = (threadIdx.x / sx[2]) % sx[1], cz = threadIdx.x / sxy;
+    const std::int64_t gz = o[0] - hz, gy = o[1] - R, gx = o[2] - R;  // staged (0, 0, 0)
+    for (int i0 = threadIdx.x; i0 < staged; i0 += kStage * n) {
       T v[kStage];
       int at[kStage];
 #pragma unroll
       for (int q = 0; q < kStage; ++q) {
-        const int i = i0 + q * blockDim.x;
-        const int cx = i % sx[2], cy = (i / sx[2]) % sx[1], cz = i / (sx[2] * sx[1]);
-        at[q] = i < staged ? cz * stride[0] + cy * stride[1] + cx * stride[2] : -1;
-        const std::int64_t iz = map_coord(g.map, 0, o[0] - hz + cz);
-        const std::int64_t iy = map_coord(g.map, 1, o[1] - R + cy);
-        const std::int64_t ix = map_coord(g.map, 2, o[2] - R + cx);
+        const bool in_tile = i0 + q * n < staged;
+        at[q] = in_tile ? cz * stride[0] + cy * stride[1] + cx * stride[2] : -1;
+        const std::int64_t iz = map_coord(g.map, 0, gz + cz);
+        const std::int64_t iy = map_coord(g.map, 1, gy + cy);
+        const std::int64_t ix = map_coord(g.map, 2, gx + cx);
         v[q] = T(0);
         if (iz == -1 || iy == -1 || ix == -1)
           v[q] = g.cval;
-        else if (i < staged && iz >= 0 && iy >= 0 && ix >= 0)
+        else if (in_tile && iz >= 0 && iy >= 0 && ix >= 0)
           v[q] = __ldg(src + iz * plane + iy * g.map.n[2] + ix);
+        cx += step_x;
+        cy += step_y;
+        if (cx >= sx[2]) cx -= sx[2], ++cy;
+        cz += step_z;
+        if (cy >= sx[1]) cy -= sx[1], ++cz;
       }
 #pragma unroll
       for (int q = 0; q < kStage; ++q)

@@ -72,9 +72,9 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// DEPTH items in flight per warp: 0 (loaded as needed) or 1. Deeper measured slower (H100, 2^28
-// float32, ms for 1 / 2 / 3: r = 12 0.836 / 0.952 / 1.030, r = 16 0.872 / 0.908 / 1.087): each
-// item in flight costs 8 + 2*RA registers, and the warps lost cost more than the depth gains.
+// DEPTH items in flight per warp: 0 (loaded as needed) or 1. Deeper measured slower
+// (docs/TUNING.md, 1D: the held and streamed layouts): each item in flight costs 8 + 2*RA
+// registers, and the warps lost cost more than the depth gains.
 template <class T, int R, int DEPTH>
 __global__ void __launch_bounds__(kThreads)
     wide1d(const T* __restrict__ in, T* __restrict__ out, Work g, Taps<T, 2 * R + 1> taps) {
@@ -375,8 +375,8 @@ __global__ void __launch_bounds__(32 * kTileWarps1)
 
 // The padded block tile (f32, FFMA-bound radii): stream1d's lanes, 16 consecutive outputs each,
 // read their windows from shared memory instead of global memory. Reading from global memory, a
-// warp's 16-byte load has lanes 64 bytes apart, so it touches 16 cache lines for 512 bytes (ncu at
-// r = 64: L1/TEX 92% busy against 75% issue): L1, not the FFMAs, set the pace. Here a block of
+// warp's 16-byte load has lanes 64 bytes apart, so it touches 16 cache lines for 512 bytes: L1,
+// not the FFMAs, set the pace (ncu at r = 64: docs/TUNING.md, 1D: the padded tile). Here a block of
 // kPadWarps1 warps strides over tiles of 4096 outputs; every thread copies a few 16-byte chunks of
 // the tile's inputs (the tile and its 2*RA halo) into a slot with cp.async, and the slot keeps
 // chunk c at c + c/4, one 16-byte pad per 64 bytes. A lane's group k (chunk 4 * lane' + k of the

@@ -41,17 +41,10 @@ template <class T, int W, int RA>
 using TmaRingOf = TmaRing<T, W, tma_parts(W), (tma_parts(W) > 1 ? 2 * RA : 0)>;
 
 // Whether the kernel stores its outputs with the streaming hint (st.global.cs, evict-first): f32
-// under the TMA ring at r = 4, 5. Measured on an H100, 16384^2 float32 (ms, plain -> streaming):
-// in a tuning build that chose at run time (two calls each) r = 1 0.794 / 0.798 -> 0.856 /
-// 0.798, r = 2 0.794 / 0.799 -> 0.814 / 0.801, r = 3 0.791 / 0.797 -> 0.817 / 0.814, r = 4
-// 0.927 / 0.926 -> 0.909 / 0.910, r = 5 1.245 / 1.242 -> 1.237 / 1.215, r = 7 2.224 / 2.214 ->
-// 2.222 / 2.211; compiled in, against the build before (binaries alternated twice) r = 4 0.910 /
-// 0.919 -> 0.894 / 0.897, r = 5 1.220 / 1.231 -> 1.208 / 1.211, r = 7 2.196 / 2.207 -> 2.204 /
-// 2.204, r = 15 10.737 / 10.756 -> 10.830 / 10.806. At r = 6 (8 columns) the streaming build
-// measured 1.791 / 1.798 against 1.689 for the plain stores in the tuning call of the 8 columns;
-// and folding the streaming choice into store4 (a template flag) cost r = 4 1.005 / 1.007
-// against 0.910 / 0.910 in one call (the same semantics, another schedule), so the check stays
-// here.
+// under the TMA ring at r = 4, 5, where it measured faster; the memory-bound r <= 3, r = 6 (8
+// columns), r = 7 and the passes of r = 15 gained nothing or lost (docs/TUNING.md, 2D: streaming
+// stores). The check stays here: folded into store4 as a template flag (the same semantics),
+// nvcc scheduled the kernel differently and it measured slower.
 template <class T, int R, Feed F>
 constexpr bool kStreamStores = F == Feed::kTma && sizeof(T) == 4 && R >= 4 && R <= 5;
 
@@ -96,7 +89,8 @@ __global__ void __launch_bounds__(kThreads)
   static_assert(!WG || (TX == kTx && WinoCols<R>::kFits), "Winograd columns: 4 per lane");
   constexpr int AW = WG ? 2 * TX : TX;  // accumulators per output row (4 per pair in WG)
   // One pass (SPLIT false): D = R at compile time and nothing to add to (the kernel as it was
-  // before passes existed: r = 7 measured 2.8 ms so, 3.3 ms with run-time D and the add path).
+  // before passes existed; a run-time D and the add path measured slower: docs/TUNING.md, 2D:
+  // filter passes).
   const int D = SPLIT ? pass_d : R;
   const bool accumulate = SPLIT && pass_accumulate;
   const int lane = threadIdx.x & 31;

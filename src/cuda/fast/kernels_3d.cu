@@ -186,8 +186,8 @@ __global__ void __launch_bounds__(kThreads)
     }
     // After the plane: output plane `done` (acc[.][0]) is complete; it is stored where it lies in
     // the warp's chunk and the array, and the accumulators shift by one plane. (Written out
-    // here: through a helper shared with tile3d, nvcc allocated this kernel's registers
-    // differently, r = 1 under the 4-row prefetch 128 -> 146, fewer warps.)
+    // here: through a helper shared with tile3d, nvcc gave this kernel more registers, so fewer
+    // warps fit: docs/TUNING.md, 3D.)
     const std::int64_t done = s - R;
 #pragma unroll
     for (int yy = 0; yy < YB; ++yy) {
@@ -224,8 +224,8 @@ constexpr int kTileWarps = kTileWarps3D;  // fast/policy.hpp counts a slot's row
 // plane z0 - R to z1 + R - 1. The ring's cursors go on from the block's previous segment.
 // After each input plane, the oldest output plane (acc[.][0]) is complete: it is stored, and the
 // accumulators shift by one plane. (Rotating them instead, the march unrolled by 2R+1 planes so
-// that nothing moves, measured 2.116 ms against 1.424 at r = 2, 640^3: five copies of a plane's
-// 1000 FFMAs; r = 1 0.889 against 0.891.)
+// that nothing moves, measured slower at r = 2, where it makes five copies of a plane's FFMAs, and
+// no faster at r = 1: docs/TUNING.md, 3D block ring.)
 template <int R, int YB>
 __device__ __forceinline__ void march_segment(
     float* __restrict__ dst, const Work& g,
@@ -314,8 +314,8 @@ __device__ __forceinline__ void march_segment(
 // Blocks of tile3d per multiprocessor that its registers must allow (its launch bound): one
 // y-row 3; two y-rows 3 up to r = 2, 2 at r = 3 (unbounded, equal runs took 179 registers
 // there), 1 beyond; four y-rows 1. The exception: two y-rows in equal runs up to r = 2 get 2, so
-// nvcc may take 121 registers at r = 2 (the z-chunk kernel has 80), which ran faster than
-// capped at 3 blocks (1.413-1.426 ms at 640^3, against 1.562-1.564).
+// nvcc may take 121 registers at r = 2 (the z-chunk kernel has 80), which measured faster than
+// capped at 3 blocks (docs/TUNING.md, 3D: equal runs of tile-planes).
 __host__ __device__ constexpr int tile_min_blocks(int R, int YB, bool runs) {
   return YB == 1 ? 3 : YB == 2 ? (R >= 4 ? 1 : R == 3 || runs ? 2 : 3) : 1;
 }

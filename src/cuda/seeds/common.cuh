@@ -85,11 +85,9 @@ void launch_kernel(void (*kernel)(KArgs...), const Launch& L, cudaStream_t strea
 }
 
 // The common part of every CUDA strategy; a file adds its description, priority and `launch`.
-// Priorities (auto picks the highest that can run a problem) follow the H100 timings of
-// 2026-11-22 (`halo bench`, 2D 16384^2 9x9 and 3D 640^3 r=1..3, float32): tiled_output 5.4 ms /
-// 5.6-35 ms, tiled_input 5.9 / 5.0-289, constant 6.2 / 5.2-75, basic 6.6 / 5.0-78, cached
-// 17.4 / 14-117 -> tiled_output 30, tiled_input 25, constant 20, twostep 18 (1D), cached 12,
-// basic 10.
+// Priorities (auto picks the highest that can run a problem) follow the seed kernels' order in
+// the H100 timings (docs/TUNING.md, seed strategies): tiled_output 30, tiled_input 25, constant
+// 20, twostep 18 (1D), cached 12, basic 10.
 class CudaStrategy : public Strategy {
  public:
   explicit CudaStrategy(Kernel k) : kernel_(k) {}
