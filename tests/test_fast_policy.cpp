@@ -52,23 +52,13 @@ FastPolicy policy(const Ask& a) {
   return fast_policy(p, a.dev, a.aligned);
 }
 
-FastPolicy p1(int r, const std::string& tune = {}, DType t = DType::f32,
-              std::int64_t n = 5000, Alignment al = {}, DeviceFacts dev = {}) {
+// The policy of a rank-`rank` problem of extents `ext` and halo r (the problem every case below
+// asks about, with its tuning, dtype, alignment, device and direct-sums choice).
+FastPolicy ask(int rank, Extents ext, int r, const std::string& tune, DType t, Alignment al,
+               DeviceFacts dev, bool direct = false) {
   Ask a;
-  a.rank = 1;
-  a.ext = {n, 1, 1};
-  a.r = r;
-  a.dtype = t;
-  a.tune = tune;
-  a.aligned = al;
-  a.dev = dev;
-  return policy(a);
-}
-FastPolicy p2(int r, const std::string& tune = {}, DType t = DType::f32,
-              std::int64_t nx = 300, Alignment al = {}, DeviceFacts dev = {}, bool direct = false) {
-  Ask a;
-  a.rank = 2;
-  a.ext = {300, nx, 1};
+  a.rank = rank;
+  a.ext = ext;
   a.r = r;
   a.dtype = t;
   a.tune = tune;
@@ -77,17 +67,17 @@ FastPolicy p2(int r, const std::string& tune = {}, DType t = DType::f32,
   a.direct = direct;
   return policy(a);
 }
+FastPolicy p1(int r, const std::string& tune = {}, DType t = DType::f32,
+              std::int64_t n = 5000, Alignment al = {}, DeviceFacts dev = {}) {
+  return ask(1, {n, 1, 1}, r, tune, t, al, dev);
+}
+FastPolicy p2(int r, const std::string& tune = {}, DType t = DType::f32,
+              std::int64_t nx = 300, Alignment al = {}, DeviceFacts dev = {}, bool direct = false) {
+  return ask(2, {300, nx, 1}, r, tune, t, al, dev, direct);
+}
 FastPolicy p3(int r, const std::string& tune = {}, DType t = DType::f32,
               std::int64_t nx = 32, Alignment al = {}, DeviceFacts dev = {}) {
-  Ask a;
-  a.rank = 3;
-  a.ext = {32, 32, nx};
-  a.r = r;
-  a.dtype = t;
-  a.tune = tune;
-  a.aligned = al;
-  a.dev = dev;
-  return policy(a);
+  return ask(3, {32, 32, nx}, r, tune, t, al, dev);
 }
 
 const Alignment kUnaligned{false, false};

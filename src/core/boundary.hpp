@@ -6,13 +6,8 @@
 
 #include <cstdint>
 
+#include "core/host_device.hpp"
 #include "halo/halo.hpp"
-
-#if defined(__CUDACC__)
-#define HALO_HOST_DEVICE __host__ __device__
-#else
-#define HALO_HOST_DEVICE
-#endif
 
 namespace halo::detail {
 

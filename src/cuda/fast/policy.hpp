@@ -17,13 +17,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "core/host_device.hpp"
 #include "halo/halo.hpp"
-
-#if defined(__CUDACC__)
-#define HALO_HOST_DEVICE __host__ __device__
-#else
-#define HALO_HOST_DEVICE
-#endif
 
 namespace halo::cuda::fast {
 
