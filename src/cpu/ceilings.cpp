@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #undef HWY_TARGET_INCLUDE
@@ -91,6 +92,7 @@ HWY_AFTER_NAMESPACE();
 #include <omp.h>
 
 #include "core/detail.hpp"
+#include "core/dtype.hpp"
 #include "hwy/aligned_allocator.h"
 
 namespace halo {
@@ -208,8 +210,15 @@ Ceilings measure_cpu_ceilings(DType dtype) {
       std::int64_t l = 0, k = 0;
 #pragma omp for schedule(dynamic)
       for (std::int64_t i = 0; i < fma_pieces; ++i)
-        sink += dtype == DType::f32 ? HWY_DYNAMIC_DISPATCH(cpu::FmaF32)(iters, &l, &k)
-                                    : HWY_DYNAMIC_DISPATCH(cpu::FmaF64)(iters, &l, &k);
+        sink += dispatch_dtype(dtype, [&](auto d) {
+          using T = typename decltype(d)::storage;
+          static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                        "an FMA ceiling kernel per dtype");
+          if constexpr (std::is_same_v<T, float>)
+            return HWY_DYNAMIC_DISPATCH(cpu::FmaF32)(iters, &l, &k);
+          else
+            return HWY_DYNAMIC_DISPATCH(cpu::FmaF64)(iters, &l, &k);
+        });
 #pragma omp master
       sec = seconds_since(t0);  // after the loop's barrier: every piece done
 #pragma omp critical

@@ -57,17 +57,19 @@ inline int compiled_radius(int rank, DType t, int r) {
   int best = -1;
 #define HALO_CASE(R) \
   if (best < 0 && R >= r) best = R;
-  if (rank == 1 && t == DType::f32) {
+  // A dtype with no list here has no kernels: -1, and can_implement refuses it.
+  const bool f32 = t == DType::f32, f64 = t == DType::f64;
+  if (rank == 1 && f32) {
     HALO_FAST1D_RADII_F32(HALO_CASE)
-  } else if (rank == 1) {
+  } else if (rank == 1 && f64) {
     HALO_FAST1D_RADII_F64(HALO_CASE)
-  } else if (rank == 2 && t == DType::f32) {
+  } else if (rank == 2 && f32) {
     HALO_FAST2D_RADII_F32(HALO_CASE)
-  } else if (rank == 2) {
+  } else if (rank == 2 && f64) {
     HALO_FAST2D_RADII_F64(HALO_CASE)
-  } else if (t == DType::f32) {
+  } else if (rank == 3 && f32) {
     HALO_FAST3D_RADII_F32(HALO_CASE)
-  } else {
+  } else if (rank == 3 && f64) {
     HALO_FAST3D_RADII_F64(HALO_CASE)
   }
 #undef HALO_CASE
