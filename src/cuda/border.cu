@@ -119,7 +119,7 @@ template <class T, int RANK, int R>
 struct TiledArgs {
   BorderMap map;
   Boxes boxes;
-  fast::Taps<T, fast::ipow(2 * R + 1, RANK)> w;  // the window in role order: [pencil][u][v] (2D: u is z)
+  fast::Taps<T, fast::ipow(2 * R + 1, RANK)> w;  // the window as [pencil][u][v] (2D: u is z)
   T cval;
 };
 
@@ -306,7 +306,7 @@ bool dispatch_tiled(int rank, int R, const T* in, T* out, const BorderMap& map,
 }
 
 template <class T>
-void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s) {
+void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigned applied) {
   const Dims3 n = p.dims3(), k = p.filter_dims3(), a = p.anchor3();
   const std::int64_t nn[3] = {n.z, n.y, n.x}, kk[3] = {k.z, k.y, k.x}, aa[3] = {a.z, a.y, a.x};
   const std::int64_t reach = p.max_radius();
@@ -315,9 +315,13 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s) {
                 std::to_string(kGhosts) + " it maps");
   BorderMap map{};
   std::int64_t ilo[3], ihi[3];  // per axis, the outputs whose windows stay inside
+  bool pass[3];                 // per axis: its band is recomputed here
   for (int d = 0; d < 3; ++d) {
     const int axis = d - (kMaxRank - p.rank());
     const Boundary mode = axis < 0 ? Boundary::constant : p.mode(axis);
+    // Not an axis of the array, zero ghosts (what the kernels assume), or applied by the kernel.
+    pass[d] = axis >= 0 && !(mode == Boundary::constant && p.cval() == 0) &&
+              !(applied & (1u << d));
     map.n[d] = nn[d];
     for (int i = 0; i < 2 * kGhosts; ++i)
       map.ghost[d][i] =
@@ -325,11 +329,14 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s) {
     ilo[d] = std::min(aa[d], nn[d]);
     ihi[d] = std::max(ilo[d], nn[d] - (kk[d] - 1 - aa[d]));
   }
-  // Axis d's slabs (side 0: low, 1: high), within the interior of the axes before it.
+  // Axis d's slabs (side 0: low, 1: high), within the interior of the recomputed axes before
+  // it: an output is wrong after the kernel exactly when its window meets a ghost of an axis
+  // that is recomputed here, and these boxes hold each such output once.
   auto slab = [&](int d, int side, Box& b) {
     for (int e = 0; e < 3; ++e) {
-      b.lo[e] = e < d ? ilo[e] : 0;
-      b.ext[e] = e < d ? ihi[e] - ilo[e] : nn[e];
+      const bool inner = e < d && pass[e];
+      b.lo[e] = inner ? ilo[e] : 0;
+      b.ext[e] = inner ? ihi[e] - ilo[e] : nn[e];
     }
     b.lo[d] = side == 0 ? 0 : ihi[d];
     b.ext[d] = side == 0 ? ilo[d] : nn[d] - ihi[d];
@@ -354,7 +361,7 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s) {
     for (int d = 0; d < 3; ++d)
       for (int side = 0; side < 2; ++side) {
         Box b{};
-        if (!slab(d, side, b)) continue;
+        if (!pass[d] || !slab(d, side, b)) continue;
         b.first = g.boxes.items;
         g.boxes.items += b.ext[0] * b.ext[1] * b.ext[2] * p.batch();
         g.boxes.box[g.boxes.count++] = b;
@@ -371,6 +378,7 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s) {
   const std::vector<double> win = detail::centred_window(p, R);  // canonical [z][y][x]
   const std::int64_t K = 2 * R + 1, KZ = p.rank() == 3 ? K : 1;
   for (int d = 3 - p.rank(); d < 3; ++d) {
+    if (!pass[d]) continue;
     Boxes boxes{};
     boxes.batch = p.batch();
     int axis[3];
@@ -425,11 +433,11 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s) {
 
 }  // namespace
 
-void border_pass(const Problem& p, const void* in, void* out, void* stream) {
+void border_pass(const Problem& p, const void* in, void* out, void* stream, unsigned applied) {
   const auto s = static_cast<cudaStream_t>(stream);
   dispatch_dtype(p.dtype(), [&](auto d) {
     using T = typename decltype(d)::storage;
-    border_typed(p, static_cast<const T*>(in), static_cast<T*>(out), s);
+    border_typed(p, static_cast<const T*>(in), static_cast<T*>(out), s, applied);
   });
 }
 

@@ -42,7 +42,16 @@ struct Work : ArrayShape {
   std::int64_t chunks = 1;
   std::int64_t items = 1;   // warps of work in all
   bool vec = false;
+  // Boundary modes a kernel may apply itself (the 3-D block ring; the others ignore them): ghost
+  // planes copied from the planes zmode maps them to (-1: zeros), and ghost columns set under
+  // xmode (-1: zeros; nearest, reflect, mirror, or constant with cval). launch_3d reports which
+  // it applied, and the border pass leaves those axes alone.
+  int zmode = -1, xmode = -1;
+  float cval = 0.f;
 };
+
+// Canonical axes (bit 0: z, 1: y, 2: x) whose boundary modes a launch applied itself.
+constexpr unsigned kAxisZ = 1u, kAxisY = 2u, kAxisX = 4u;
 
 // The current device's facts for the policy (multiprocessors, compute capability, whether the
 // driver's tensor-map encoder was found); throws halo::Error if no device answers.
@@ -94,7 +103,7 @@ bool launch_2d(const T* in, T* out, const Work& g, const FastPolicy& pol,
                const double* window, cudaStream_t stream);
 template <class T>
 bool launch_3d(const T* in, T* out, const Work& g, const FastPolicy& pol,
-               const double* window, cudaStream_t stream);
+               const double* window, cudaStream_t stream, unsigned* applied = nullptr);
 
 // How each rank's launcher runs the problem, in words: `pol` the policy for 16-byte aligned
 // arrays, `unaligned` the one for arrays that are not (what runs where no tensor map or 16-byte

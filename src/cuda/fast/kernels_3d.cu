@@ -19,6 +19,7 @@
  * Where FFMAs bound it (r >= 2) its blocks take equal runs of the tiles' planes, one wave of them,
  * instead of z-chunks (runs_of_planes()).
  */
+#include "core/boundary.hpp"
 #include "cuda/check.cuh"
 #include "cuda/fast/kernels.cuh"
 
@@ -220,13 +221,40 @@ __global__ void __launch_bounds__(kThreads)
 //   wants: neighbouring tiles drift apart in z, so more halo rows come from DRAM).
 constexpr int kTileWarps = kTileWarps3D;  // fast/policy.hpp counts a slot's rows with it
 
+// The ghost columns of a lane's input window v (column x0 - RA + i in v[i]) at the row's ends,
+// set under `mode` from the window itself: `side` bit 0, the lane's first output is column 0
+// (ghost -1 - d in v[RA - 1 - d]); bit 1, its last is column nx - 1 (ghost nx + d in
+// v[RA + kTx + d]). Every column a ghost maps to within the R that the taps reach lies in the
+// lane's own kTx columns, as nx >= kTx (nearest: the end; reflect: d from the end; mirror: d + 1
+// from it; constant: cval).
+template <int R, int NV>
+__device__ __forceinline__ void patch_columns(float (&v)[NV], int side, int mode, float cval) {
+  constexpr int RA = round_up4(R);
+  const auto m = static_cast<Boundary>(mode);
+#pragma unroll
+  for (int d = 0; d < R; ++d) {
+    if (side & 1)
+      v[RA - 1 - d] = m == Boundary::nearest   ? v[RA]
+                      : m == Boundary::reflect ? v[RA + d]
+                      : m == Boundary::mirror  ? v[RA + 1 + d]
+                                               : cval;
+    if (side & 2)
+      v[RA + kTx + d] = m == Boundary::nearest   ? v[RA + kTx - 1]
+                        : m == Boundary::reflect ? v[RA + kTx - 1 - d]
+                        : m == Boundary::mirror  ? v[RA + kTx - 2 - d]
+                                                 : cval;
+  }
+}
+
 // One segment of a tile3d block's run: the tile's output planes [z0, z1), marching up from input
 // plane z0 - R to z1 + R - 1. The ring's cursors go on from the block's previous segment.
 // After each input plane, the oldest output plane (acc[.][0]) is complete: it is stored, and the
 // accumulators shift by one plane. (Rotating them instead, the march unrolled by 2R+1 planes so
 // that nothing moves, measured slower at r = 2, where it makes five copies of a plane's FFMAs, and
 // no faster at r = 1: docs/TUNING.md, 3D block ring.)
-template <int R, int YB>
+// EDGES: the boundary modes Work::zmode and xmode are applied (a separate instantiation, so that
+// the zero-ghost kernels keep their registers).
+template <int R, int YB, bool EDGES>
 __device__ __forceinline__ void march_segment(
     float* __restrict__ dst, const Work& g,
     const Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps, const CUtensorMap* map,
@@ -245,6 +273,9 @@ __device__ __forceinline__ void march_segment(
   // The lane's outputs: inside the rows (`cols`), as one whole 16-byte group (`full`); the
   // warp's output rows inside the array: y .. y + rows_in - 1.
   const bool cols = x0 < g.nx, full = g.vec && x0 + kTx <= g.nx;
+  // With xmode, the lane whose first output is column 0 (bit 0) or whose last is nx - 1 (bit 1)
+  // sets its ghost columns (the rows' pitch is a multiple of 4 elements on this path).
+  const int xedge = !EDGES || g.xmode < 0 ? 0 : (x0 == 0 ? 1 : 0) | (x0 + kTx == g.nx ? 2 : 0);
   const std::int64_t rows_in = g.ny - y;
   float* const out0 = dst + y * g.nx;  // output row y of plane 0
 
@@ -252,9 +283,14 @@ __device__ __forceinline__ void march_segment(
   const int planes = int(z1 - z0) + 2 * R;
   const int xs = int(strip * (32 * kTx)) - RA, ys = int(yt * TY) - R, zs = int(z0) - R;
   int issued = 0;
+  // With zmode, a ghost plane's box is copied from the plane the mode maps it to.
+  const bool zmapped = EDGES && g.zmode >= 0;
   auto produce = [&] {  // thread 0: the next plane's box into the next slot
     ring.acquire(put);
-    ring.issue_box(put, map, xs, ys, zs + issued, int(b), kBoxBytes, hints & 1);
+    int z = zs + issued;
+    if (zmapped && (z < 0 || z >= g.nz))
+      z = int(detail::map_index(z, g.nz, static_cast<Boundary>(g.zmode)));
+    ring.issue_box(put, map, xs, ys, z, int(b), kBoxBytes, hints & 1);
     put.next(slots);
     ++issued;
   };
@@ -273,12 +309,15 @@ __device__ __forceinline__ void march_segment(
     if (threadIdx.x == 0 && issued < planes) produce();  // slots - 1 planes ahead
     const std::int64_t s = z0 - R + m;
     ring.wait(get);
-    if (s >= 0 && s < g.nz) {
+    if (zmapped || (s >= 0 && s < g.nz)) {
       const float* rows = ring.at<float>(get) + warp * YB * W + lane * kTx;
 #pragma unroll
       for (int t = 0; t < NR; ++t) {  // input row y - R + t
         float v[NV];
         read_groups(rows + t * W, v);
+        if constexpr (EDGES) {
+          if (xedge) patch_columns<R>(v, xedge, g.xmode, g.cval);
+        }
         add_row<float, R, YB>(acc, v, t, taps);
       }
     }
@@ -321,7 +360,7 @@ __host__ __device__ constexpr int tile_min_blocks(int R, int YB, bool runs) {
 }
 
 // With RUNS, the blocks take equal runs (per_block planes each), else z-chunks (per_block 0).
-template <int R, int YB, bool RUNS>
+template <int R, int YB, bool RUNS, bool EDGES>
 __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
     tile3d(float* __restrict__ out, Work g,
            Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps, std::int64_t ytiles,
@@ -343,8 +382,9 @@ __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
   auto march = [&](std::int64_t tile, std::int64_t z0, std::int64_t z1) {
     const std::int64_t yt = tile % ytiles, strip = (tile / ytiles) % g.strips;
     const std::int64_t b = tile / (ytiles * g.strips);
-    march_segment<R, YB>(out + b * g.nz * g.ny * g.nx, g, taps, &map, ring, put, get, slots, hints,
-                         strip, yt, b, z0, z1);
+    const std::int64_t item = b * g.nz * g.ny * g.nx;
+    march_segment<R, YB, EDGES>(out + item, g, taps, &map, ring, put, get, slots, hints,
+                                strip, yt, b, z0, z1);
   };
   if constexpr (RUNS) {
     const std::int64_t total = tiles * g.batch * g.nz;
@@ -381,6 +421,7 @@ bool launch_tile(const float* in, float* out, Work g,
   const std::int64_t ytiles = (g.ny + TY - 1) / TY;
   const std::int64_t tiles = ytiles * g.strips * g.batch;
   const int sms = pol.multiprocessors;
+  const bool edges = g.zmode >= 0 || g.xmode >= 0;
   auto go = [&](auto kernel, bool runs) {
     if (runs) {
       const std::int64_t total = tiles * g.nz;
@@ -394,14 +435,14 @@ bool launch_tile(const float* in, float* out, Work g,
       fit_chunks(g, g.nz, tiles, R, resident_blocks(kernel, 32 * kTileWarps, smem, sms),
                  pol.chunk);
       g.items = tiles * g.chunks;
-      kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(out, g, taps, ytiles, map,
-                                                                          slots, 0, pol.hints);
+      kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(
+          out, g, taps, ytiles, map, slots, 0, pol.hints);
     }
   };
   if (pol.runs)
-    go(tile3d<R, YB, true>, true);
+    edges ? go(tile3d<R, YB, true, true>, true) : go(tile3d<R, YB, true, false>, true);
   else
-    go(tile3d<R, YB, false>, false);
+    edges ? go(tile3d<R, YB, false, true>, false) : go(tile3d<R, YB, false, false>, false);
   return true;
 }
 
@@ -483,7 +524,7 @@ void launch_rows(const T* in, T* out, const Work& g,
 
 template <class T, int R>
 void run(const T* in, T* out, const Work& g, const FastPolicy& pol, const double* window,
-         cudaStream_t stream) {
+         cudaStream_t stream, unsigned* applied) {
   constexpr int N = (2 * R + 1) * (2 * R + 1) * (2 * R + 1);
   Taps<T, N> taps;
   for (int i = 0; i < N; ++i) taps.w[i] = T(window[i]);
@@ -496,6 +537,9 @@ void run(const T* in, T* out, const Work& g, const FastPolicy& pol, const double
       }
       if (pol.path.rows_per_warp == 2) launched = launch_tile<R, 2>(in, out, g, taps, pol, stream);
       if (pol.path.rows_per_warp == 1) launched = launch_tile<R, 1>(in, out, g, taps, pol, stream);
+      // The block ring applies the z and x modes it was given (Work::zmode, xmode).
+      if (launched && applied)
+        *applied |= (g.zmode >= 0 ? kAxisZ : 0u) | (g.xmode >= 0 ? kAxisX : 0u);
       if (!launched) launch_rows<T, R>(in, out, g, taps, pol, pol.fallback, stream);
       launched = true;
     }
@@ -511,9 +555,9 @@ void run(const T* in, T* out, const Work& g, const FastPolicy& pol, const double
 // The compiled radii: HALO_FAST3D_RADII_F32 / _F64 in fast/policy.hpp.
 template <>
 bool launch_3d<float>(const float* in, float* out, const Work& g, const FastPolicy& pol,
-                      const double* w, cudaStream_t s) {
+                      const double* w, cudaStream_t s, unsigned* applied) {
 #define HALO_CASE(R) \
-  if (pol.radius == R) return run<float, R>(in, out, g, pol, w, s), true;
+  if (pol.radius == R) return run<float, R>(in, out, g, pol, w, s, applied), true;
   HALO_FAST3D_RADII_F32(HALO_CASE)
 #undef HALO_CASE
   return false;
@@ -521,9 +565,9 @@ bool launch_3d<float>(const float* in, float* out, const Work& g, const FastPoli
 
 template <>
 bool launch_3d<double>(const double* in, double* out, const Work& g, const FastPolicy& pol,
-                       const double* w, cudaStream_t s) {
+                       const double* w, cudaStream_t s, unsigned* applied) {
 #define HALO_CASE(R) \
-  if (pol.radius == R) return run<double, R>(in, out, g, pol, w, s), true;
+  if (pol.radius == R) return run<double, R>(in, out, g, pol, w, s, applied), true;
   HALO_FAST3D_RADII_F64(HALO_CASE)
 #undef HALO_CASE
   return false;

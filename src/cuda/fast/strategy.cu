@@ -170,6 +170,7 @@ class FastStrategy final : public Strategy {
     g.vec = pol.vec;
     auto s = static_cast<cudaStream_t>(stream);
     bool ok = false;
+    unsigned applied = 0;  // the canonical axes whose modes the kernel applied
     if (p.rank() == 1) {
       ok = launch_1d(in, out, g, pol, win.data(), s);  // it sets strips and items
     } else if (p.rank() == 2) {
@@ -177,12 +178,21 @@ class FastStrategy final : public Strategy {
       ok = launch_2d(in, out, g, pol, win.data(), s);
     } else {
       g.strips = ceil_div(d.x, 32 * kTx);  // the launcher splits the planes into chunks
-      ok = launch_3d(in, out, g, pol, win.data(), s);
+      // The 3D block ring maps ghost planes to the planes the mode reads (every mode but
+      // constant) and sets ghost columns from its own window (every mode but wrap, whose ghost
+      // columns lie at the row's other end: the border pass's).
+      const Boundary mz = p.mode(0), mx = p.mode(2);
+      if (!p.zero_ghosts()) {
+        g.zmode = mz == Boundary::constant ? -1 : int(mz);
+        g.xmode = mx == Boundary::wrap || (mx == Boundary::constant && p.cval() == 0) ? -1 : int(mx);
+        g.cval = float(p.cval());
+      }
+      ok = launch_3d(in, out, g, pol, win.data(), s, &applied);
     }
     if (!ok) throw Error("fast: no kernel compiled for radius " + std::to_string(pol.radius));
-    // Other modes than zero ghosts: the kernels padded with zeros; the band near the edges is
-    // recomputed under the modes.
-    if (!p.zero_ghosts()) border_pass(p, in, out, stream);
+    // Other modes than zero ghosts: the kernels padded with zeros (but for the axes `applied`
+    // names); the band near the other edges is recomputed under the modes.
+    if (!p.zero_ghosts()) border_pass(p, in, out, stream, applied);
   }
 };
 
