@@ -131,8 +131,13 @@ class FastStrategy final : public Strategy {
                                             : plan_3d(pol, unaligned);
     return "halo " + std::to_string(pol.halo) + " -> compiled radius " + std::to_string(R) +
            " (" + window + " window of weights as FFMA operands); " + how +
-           (p.zero_ghosts() ? "" : "; then a border pass recomputes the outputs within reach of "
-                                   "an edge under the boundary modes");
+           (p.zero_ghosts() ? ""
+            : p.rank() == 3 && pol.path.feed == Feed::kBlock
+                ? "; the block ring applies the boundary modes along z (ghost planes copied from "
+                  "the planes they map to) and x (the edge lanes' ghost columns, but wrap's), and "
+                  "a border pass recomputes the outputs within reach of the other edges"
+                : "; then a border pass recomputes the outputs within reach of an edge under the "
+                  "boundary modes");
   }
   // On aligned arrays, as plan(): arrays that are not take the direct sums of the feeds without
   // a tensor map, whose rounding the Winograd bound covers too.
