@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dtype.hpp"
 #include "core/parse.hpp"
 #include "cpu/reference.hpp"
 #include "halo/halo.hpp"
@@ -178,8 +179,7 @@ template <class T>
 std::string check_strategy(const std::string& strategy, int rank, Extents ext, std::int64_t batch,
                            const Filter& f, Op op, bool direct_sums = false,
                            const Edges& edges = {}, const FastTuning& tuning = {}) {
-  Problem p(rank, ext, batch, f, std::is_same<T, float>::value ? DType::f32 : DType::f64, op,
-            edges);
+  Problem p(rank, ext, batch, f, dtype_of<T>(), op, edges);
   p.require_direct_sums(direct_sums);
   p.set_tuning(tuning);
   const std::int64_t n = p.elements();

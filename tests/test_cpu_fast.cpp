@@ -166,7 +166,7 @@ TEST(CpuFast, LargeOutputs) {
 template <class T>
 std::string check_at_offsets(int rank, Extents ext, const Filter& f, std::int64_t in_off,
                              std::int64_t out_off) {
-  const Problem p(rank, ext, 1, f, std::is_same<T, float>::value ? DType::f32 : DType::f64);
+  const Problem p(rank, ext, 1, f, dtype_of<T>());
   const std::int64_t n = p.elements();
   std::vector<T> in_buf = random_vector<T>(n + 16), out_buf(static_cast<std::size_t>(n + 16));
   poison(out_buf);

@@ -47,11 +47,6 @@ std::vector<const Strategy*> cuda_strategies() {
   return v;
 }
 
-template <class T>
-constexpr DType dtype_of() {
-  return std::is_same<T, float>::value ? DType::f32 : DType::f64;
-}
-
 // Device pointers and a caller's non-blocking stream: the input is copied on that stream, the
 // strategy runs on it, the result is copied back on it; only the stream is synchronised. A
 // strategy that used another stream would race with the copies.

@@ -129,8 +129,7 @@ void sweep(const Strategy& s) {
     const Case& c = cases[ci];
     const Filter f = random_filter(c.filter);
     for (Op op : {Op::correlate, Op::convolve}) {
-      const Problem p(c.rank, c.ext, c.batch, f,
-                      std::is_same<T, float>::value ? DType::f32 : DType::f64, op, edges);
+      const Problem p(c.rank, c.ext, c.batch, f, dtype_of<T>(), op, edges);
       const Status st = s.can_implement(p);
       if (!st) {
         EXPECT_FALSE(st.reason.empty()) << s.name() << " refused " << p.describe()
@@ -182,8 +181,7 @@ void variant_sweep(const FastTuning& tuning) {
     const Filter f = random_filter(c.filter);
     for (int e = 0; e < 2; ++e) {
       const Op op = e == 0 ? Op::correlate : Op::convolve;
-      Problem p(c.rank, c.ext, c.batch, f, std::is_same<T, float>::value ? DType::f32 : DType::f64,
-                op, edges[std::size_t(e)]);
+      Problem p(c.rank, c.ext, c.batch, f, dtype_of<T>(), op, edges[std::size_t(e)]);
       p.set_tuning(tuning);
       if (!s->can_implement(p)) {
         ++refused;

@@ -253,6 +253,7 @@ class Problem {
   // True when every ghost cell reads 0 (constant mode, cval 0, on every axis): the seed notes'
   // problem, the only one the zero-padding kernels compute.
   bool zero_ghosts() const;
+  bool zero_ghosts(int axis) const;  // the same on one axis (0 .. rank-1)
   const Filter& filter() const { return filter_; }  // as the user gave it
 
   // The correlation that every strategy computes: P[i] = sum_j w[j] * N[map(i - anchor + j)]

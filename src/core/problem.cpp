@@ -162,10 +162,13 @@ Problem::Problem(int rank, const Extents& extents, std::int64_t batch, const Fil
   }
 }
 
+bool Problem::zero_ghosts(int axis) const {
+  return edges_.mode[axis] == Boundary::constant && edges_.cval == 0;  // NaN: false
+}
+
 bool Problem::zero_ghosts() const {
-  if (edges_.cval != 0) return false;  // NaN too
   for (int i = 0; i < rank_; ++i)
-    if (edges_.mode[i] != Boundary::constant) return false;
+    if (!zero_ghosts(i)) return false;
   return true;
 }
 

@@ -66,7 +66,6 @@ struct Boxes {
   Box box[kMaxBoxes];
   int count;
   std::int64_t items;  // over all boxes and batch items
-  std::int64_t batch;
 };
 
 __device__ __forceinline__ int find_box(const Boxes& b, std::int64_t t) {
@@ -123,10 +122,9 @@ struct TiledArgs {
   T cval;
 };
 
-// The halo of canonical axis d in the window: 2D has none along z.
-template <int RANK, int R>
-__host__ __device__ constexpr int halo_of(int d) {
-  return RANK == 2 && d == 0 ? 0 : R;
+// The halo of canonical axis d in the tiled kernel's window of radius R: 2D has none along z.
+__host__ __device__ constexpr int halo_of(int rank, int R, int d) {
+  return rank == 2 && d == 0 ? 0 : R;
 }
 
 template <class T, int RANK, int R>
@@ -157,13 +155,13 @@ __global__ void __launch_bounds__(kBorderThreads)
       for (int q = 0; q < 3; ++q) {
         const int d = bx.axis[q];
         o[d] = bx.lo[d] + ti[q] * tl[q];
-        sx[d] = tl[q] + 2 * (d == 0 && RANK == 2 ? 0 : R);
+        sx[d] = tl[q] + 2 * halo_of(RANK, R, d);
       }
       stride[bx.axis[2]] = 1;
       stride[bx.axis[1]] = sx[bx.axis[2]];
       stride[bx.axis[0]] = sx[bx.axis[2]] * sx[bx.axis[1]];
     }
-    const int hz = halo_of<RANK, R>(0);
+    const int hz = halo_of(RANK, R, 0);
     // Stage the input of the tile's windows, x fastest (coalesced reads), ghosts mapped.
     const T* src = in + b * item;
     const int staged = sx[0] * sx[1] * sx[2];
@@ -320,8 +318,7 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigne
     const int axis = d - (kMaxRank - p.rank());
     const Boundary mode = axis < 0 ? Boundary::constant : p.mode(axis);
     // Not an axis of the array, zero ghosts (what the kernels assume), or applied by the kernel.
-    pass[d] = axis >= 0 && !(mode == Boundary::constant && p.cval() == 0) &&
-              !(applied & (1u << d));
+    pass[d] = axis >= 0 && !p.zero_ghosts(axis) && !(applied & (1u << d));
     map.n[d] = nn[d];
     for (int i = 0; i < 2 * kGhosts; ++i)
       map.ghost[d][i] =
@@ -357,7 +354,6 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigne
     }
     for (std::size_t i = 0; i < w.size(); ++i) g.w.w[i] = T(w[i]);
     g.cval = T(p.cval());
-    g.boxes.batch = p.batch();
     for (int d = 0; d < 3; ++d)
       for (int side = 0; side < 2; ++side) {
         Box b{};
@@ -380,7 +376,6 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigne
   for (int d = 3 - p.rank(); d < 3; ++d) {
     if (!pass[d]) continue;
     Boxes boxes{};
-    boxes.batch = p.batch();
     int axis[3];
     roles(p.rank(), d, axis);
     int smem = 0;
@@ -394,7 +389,7 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigne
       int tu = int(std::min<std::int64_t>(eu, kBorderThreads / tv));
       int tp = int(std::max<std::int64_t>(
           1, std::min<std::int64_t>((ep + kPencil - 1) / kPencil, kBorderThreads / (tv * tu))));
-      const int hu = axis[1] == 0 && p.rank() == 2 ? 0 : R;
+      const int hu = halo_of(p.rank(), R, axis[1]);
       auto bytes = [&] {
         return (tp * kPencil + 2 * R) * (tu + 2 * hu) * (tv + 2 * R) * int(sizeof(T));
       };
@@ -435,10 +430,8 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigne
 
 void border_pass(const Problem& p, const void* in, void* out, void* stream, unsigned applied) {
   const auto s = static_cast<cudaStream_t>(stream);
-  dispatch_dtype(p.dtype(), [&](auto d) {
-    using T = typename decltype(d)::storage;
-    border_typed(p, static_cast<const T*>(in), static_cast<T*>(out), s, applied);
-  });
+  dispatch_buffers(p.dtype(), in, out,
+                   [&](auto* i, auto* o) { border_typed(p, i, o, s, applied); });
 }
 
 }  // namespace halo::cuda

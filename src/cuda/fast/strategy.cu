@@ -153,10 +153,8 @@ class FastStrategy final : public Strategy {
     return {p.bytes(), 2.0 * taps * double(p.elements())};
   }
   void run(const Problem& p, const Buffers& b, void* stream) const override {
-    dispatch_dtype(p.dtype(), [&](auto d) {
-      using T = typename decltype(d)::storage;
-      run_typed(p, static_cast<const T*>(b.input), static_cast<T*>(b.output), stream);
-    });
+    dispatch_buffers(p.dtype(), b.input, b.output,
+                     [&](auto* in, auto* out) { run_typed(p, in, out, stream); });
   }
 
  private:
@@ -189,7 +187,7 @@ class FastStrategy final : public Strategy {
       const Boundary mz = p.mode(0), mx = p.mode(2);
       if (!p.zero_ghosts()) {
         g.zmode = mz == Boundary::constant ? -1 : int(mz);
-        g.xmode = mx == Boundary::wrap || (mx == Boundary::constant && p.cval() == 0) ? -1 : int(mx);
+        g.xmode = mx == Boundary::wrap || p.zero_ghosts(2) ? -1 : int(mx);
         g.cval = float(p.cval());
       }
       ok = launch_3d(in, out, g, pol, win.data(), s, &applied);

@@ -162,24 +162,12 @@ class BasicStrategy final : public CudaStrategy {
  protected:
   void launch(const Problem& p, const Launch& L, const void* in, void* out,
               cudaStream_t s) const override {
-    dispatch_dtype(p.dtype(), [&](auto d) {
-      using T = typename decltype(d)::storage;
-      launch_basic<T>(p, L, static_cast<const T*>(in), static_cast<T*>(out), s);
-    });
+    dispatch_buffers(p.dtype(), in, out, [&](auto* i, auto* o) { launch_basic(p, L, i, o, s); });
   }
 };
 
 }  // namespace
 
 std::unique_ptr<Strategy> make_basic_strategy() { return std::make_unique<BasicStrategy>(); }
-
-// Explicit instantiations: the two dtypes. Each one compiles the kernels of every rank for K = 0
-// (run-time filter extents) and for the widths of SpecialisedK1D/2D/3D (launch.hpp).
-namespace {
-template void launch_basic<float>(const Problem&, const Launch&, const float*, float*,
-                                  cudaStream_t);
-template void launch_basic<double>(const Problem&, const Launch&, const double*, double*,
-                                   cudaStream_t);
-}  // namespace
 
 }  // namespace halo::cuda

@@ -152,10 +152,7 @@ class ConstantStrategy final : public CudaStrategy {
  protected:
   void launch(const Problem& p, const Launch& L, const void* in, void* out,
               cudaStream_t s) const override {
-    dispatch_dtype(p.dtype(), [&](auto d) {
-      using T = typename decltype(d)::storage;
-      launch_constant<T>(p, L, static_cast<const T*>(in), static_cast<T*>(out), s);
-    });
+    dispatch_buffers(p.dtype(), in, out, [&](auto* i, auto* o) { launch_constant(p, L, i, o, s); });
   }
 };
 
@@ -164,14 +161,5 @@ class ConstantStrategy final : public CudaStrategy {
 std::unique_ptr<Strategy> make_constant_strategy() {
   return std::make_unique<ConstantStrategy>();
 }
-
-// Explicit instantiations: the two dtypes, each with the kernels of every rank for K = 0 and the
-// widths of SpecialisedK1D/2D/3D (launch.hpp).
-namespace {
-template void launch_constant<float>(const Problem&, const Launch&, const float*, float*,
-                                     cudaStream_t);
-template void launch_constant<double>(const Problem&, const Launch&, const double*, double*,
-                                      cudaStream_t);
-}  // namespace
 
 }  // namespace halo::cuda

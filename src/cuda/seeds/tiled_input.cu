@@ -182,10 +182,8 @@ class TiledInputStrategy final : public CudaStrategy {
  protected:
   void launch(const Problem& p, const Launch& L, const void* in, void* out,
               cudaStream_t s) const override {
-    dispatch_dtype(p.dtype(), [&](auto d) {
-      using T = typename decltype(d)::storage;
-      launch_tiled_input<T>(p, L, static_cast<const T*>(in), static_cast<T*>(out), s);
-    });
+    dispatch_buffers(p.dtype(), in, out,
+                     [&](auto* i, auto* o) { launch_tiled_input(p, L, i, o, s); });
   }
 };
 
@@ -194,14 +192,5 @@ class TiledInputStrategy final : public CudaStrategy {
 std::unique_ptr<Strategy> make_tiled_input_strategy() {
   return std::make_unique<TiledInputStrategy>();
 }
-
-// Explicit instantiations: the two dtypes, each with the kernels of every rank for K = 0 and the
-// widths of SpecialisedK1D/2D/3D (launch.hpp).
-namespace {
-template void launch_tiled_input<float>(const Problem&, const Launch&, const float*, float*,
-                                        cudaStream_t);
-template void launch_tiled_input<double>(const Problem&, const Launch&, const double*, double*,
-                                         cudaStream_t);
-}  // namespace
 
 }  // namespace halo::cuda

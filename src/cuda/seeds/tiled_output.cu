@@ -200,10 +200,8 @@ class TiledOutputStrategy final : public CudaStrategy {
  protected:
   void launch(const Problem& p, const Launch& L, const void* in, void* out,
               cudaStream_t s) const override {
-    dispatch_dtype(p.dtype(), [&](auto d) {
-      using T = typename decltype(d)::storage;
-      launch_tiled_output<T>(p, L, static_cast<const T*>(in), static_cast<T*>(out), s);
-    });
+    dispatch_buffers(p.dtype(), in, out,
+                     [&](auto* i, auto* o) { launch_tiled_output(p, L, i, o, s); });
   }
 };
 
@@ -212,14 +210,5 @@ class TiledOutputStrategy final : public CudaStrategy {
 std::unique_ptr<Strategy> make_tiled_output_strategy() {
   return std::make_unique<TiledOutputStrategy>();
 }
-
-// Explicit instantiations: the two dtypes, each with the kernels of every rank for K = 0 and the
-// widths of SpecialisedK1D/2D/3D (launch.hpp).
-namespace {
-template void launch_tiled_output<float>(const Problem&, const Launch&, const float*, float*,
-                                         cudaStream_t);
-template void launch_tiled_output<double>(const Problem&, const Launch&, const double*, double*,
-                                          cudaStream_t);
-}  // namespace
 
 }  // namespace halo::cuda

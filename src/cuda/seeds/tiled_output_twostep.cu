@@ -91,10 +91,7 @@ class TiledOutputTwostepStrategy final : public CudaStrategy {
  protected:
   void launch(const Problem& p, const Launch& L, const void* in, void* out,
               cudaStream_t s) const override {
-    dispatch_dtype(p.dtype(), [&](auto d) {
-      using T = typename decltype(d)::storage;
-      launch_twostep<T>(p, L, static_cast<const T*>(in), static_cast<T*>(out), s);
-    });
+    dispatch_buffers(p.dtype(), in, out, [&](auto* i, auto* o) { launch_twostep(p, L, i, o, s); });
   }
 };
 
@@ -103,14 +100,5 @@ class TiledOutputTwostepStrategy final : public CudaStrategy {
 std::unique_ptr<Strategy> make_tiled_output_twostep_strategy() {
   return std::make_unique<TiledOutputTwostepStrategy>();
 }
-
-// Explicit instantiations: the two dtypes, each with the 1D kernel for K = 0 and the widths of
-// SpecialisedK1D (launch.hpp).
-namespace {
-template void launch_twostep<float>(const Problem&, const Launch&, const float*, float*,
-                                    cudaStream_t);
-template void launch_twostep<double>(const Problem&, const Launch&, const double*, double*,
-                                     cudaStream_t);
-}  // namespace
 
 }  // namespace halo::cuda
