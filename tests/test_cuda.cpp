@@ -326,6 +326,61 @@ TEST(CudaFast, RingsWrapAroundOnLongStreams) {
   }
 }
 
+// The 3-D block ring (f32, r = 1..3, rows of a 16-byte pitch) applies the modes itself: ghost
+// planes copied from the mapped planes, ghost rows and columns set in each slot from the tile
+// (wrap's far columns from side copies), the border pass left with what it cannot. Every mode,
+// per-axis mixes, cval, both operations, radii 1..3, on the given volumes under the given tunings.
+struct Volume {
+  Extents ext;
+  std::int64_t batch;
+};
+void block_ring_modes(const std::vector<Volume>& volumes, const std::vector<std::string>& tunings) {
+  const Boundary C = Boundary::constant, N = Boundary::nearest, F = Boundary::reflect,
+                 M = Boundary::mirror, W = Boundary::wrap;
+  std::vector<Edges> edges;
+  for (Boundary m : {C, N, F, M, W}) edges.push_back(Edges::all(m, 0.75));
+  for (const auto& mix : {std::array<Boundary, 3>{W, F, W}, {F, W, M}, {N, C, W}, {M, N, C}}) {
+    Edges e;
+    e.mode = mix;
+    e.cval = -2.5;
+    edges.push_back(e);
+  }
+  int i = 0;
+  for (const std::string& t : tunings)
+    for (const std::int64_t k : {3, 5, 7})
+      for (const Volume& v : volumes)
+        for (const Edges& e : edges) {
+          const Filter f = random_filter({k, k, k});
+          const Op op = i++ % 2 ? Op::convolve : Op::correlate;
+          const FastTuning tuning = t.empty() ? FastTuning{} : detail::parse_fast_tuning(t, "t");
+          EXPECT_EQ(check_strategy<float>("fast", 3, v.ext, v.batch, f, op, false, e, tuning), "")
+              << Problem(3, v.ext, v.batch, f, DType::f32, op, e).describe() << " tuning " << t;
+        }
+}
+
+// Volumes with partial last strips and y-tiles, one strip holding both row ends, a first y-tile
+// that also meets the last row, axes too short for the kernel to apply their mode (2R + 1
+// elements), a batch; under the defaults (equal runs from r = 2, so a block marches several
+// tiles) and the tunings that force z-chunks, short runs, four and one y-rows per warp, and the
+// per-warp kernels. An origin that moves the window off centre.
+TEST(CudaFast, BlockRingAppliesTheModesAtEveryEdge) {
+  SKIP_WITHOUT_GPU();
+  block_ring_modes({{{12, 40, 264}, 1}, {{9, 17, 128}, 1}, {{5, 7, 12}, 2}, {{6, 5, 8}, 1}},
+                   {"", "runs=0", "slots=2,runs=1,chunk=5", "runs=1,edge_cost=100", "rows_3d=4",
+                    "rows_3d=1", "feed=tma"});
+  Edges shifted = Edges::all(Boundary::reflect);
+  shifted.origin = {1, -1, 0};
+  EXPECT_EQ(check_strategy<float>("fast", 3, {12, 40, 264}, 1, random_filter({5, 5, 5}),
+                                  Op::correlate, false, shifted),
+            "");
+}
+
+// The same on two small volumes under the defaults, small enough for the sanitizers.
+TEST(CudaSanitizer, BlockRingModesOnSmallVolumes) {
+  SKIP_WITHOUT_GPU();
+  block_ring_modes({{{5, 17, 128}, 1}, {{5, 7, 12}, 2}}, {""});
+}
+
 // ---------------------------------------------------------------------------------------------
 // Options::direct_sums: `fast` then runs the direct kernels where it would take the Winograd
 // columns (2-D f32, r = 4, 5, 7), and is held to the direct sum's tolerance; both operations, a

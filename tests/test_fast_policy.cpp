@@ -283,12 +283,14 @@ TEST(FastPolicy, ThreeDimensionalDefaults) {
   EXPECT_EQ(p.box_rows, 20);
   EXPECT_TRUE(p.runs);
   EXPECT_EQ(p.shortest_run, 16);
+  EXPECT_EQ(p.edge_cost, 6);  // a tile-plane at an edge, with modes: 6% more in the runs
   EXPECT_EQ(p.fallback.feed, Feed::kRing);
   p = p3(3);
   EXPECT_EQ(p.path.feed, Feed::kBlock);
   EXPECT_EQ(p.path.rows_per_warp, 1);
   EXPECT_EQ(p.box_rows, 14);
   EXPECT_EQ(p.shortest_run, 24);
+  EXPECT_EQ(p.edge_cost, 3);
   // r = 4: the per-warp TMA ring, 2 slots of 2R + 1 rows, 256-byte promotion.
   p = p3(4);
   EXPECT_EQ(p.path.feed, Feed::kTma);
@@ -411,6 +413,8 @@ TEST(FastPolicy, TuningRowsRunsAndChunks) {
   EXPECT_EQ(p3(1, "rows_3d=2", DType::f64).path.rows_per_warp, 1);
   EXPECT_TRUE(p3(1, "runs=1").runs);
   EXPECT_FALSE(p3(2, "runs=0").runs);
+  EXPECT_EQ(p3(2, "edge_cost=0").edge_cost, 0);
+  EXPECT_EQ(p3(3, "edge_cost=40").edge_cost, 40);
   EXPECT_EQ(p3(2, "chunk=5").chunk, 5);
   EXPECT_EQ(p2(2, "chunk=7").chunk, 7);
   EXPECT_EQ(p2(2).chunk, 0);
@@ -564,6 +568,9 @@ TEST(FastTuning, OutOfRangeIsAnErrorNamingTheField) {
   t = {};
   t.l2_promotion = 32;
   expect(t, "l2_promotion", "0, 64, 128 or 256");
+  t = {};
+  t.edge_cost = 101;
+  expect(t, "edge_cost", "0..100");
   t = {};
   t.feed = FastFeed(7);
   expect(t, "feed", "direct, prefetch, ring, tma or block");

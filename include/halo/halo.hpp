@@ -224,6 +224,7 @@ struct FastTuning {
   std::optional<int> pass_rows;    // 0 (one pass), 8, 12 or 16: 2-D filter rows per pass
   std::optional<bool> winograd;    // 2-D f32 Winograd columns (TMA ring, r = 3..7) off or on
   std::optional<int> l2_promotion; // 0, 64, 128 or 256: bytes the L2 fetches per tensor-map read
+  std::optional<int> edge_cost;    // 0..100: 3-D equal runs with modes, % more per edge tile-plane
 
   bool empty() const;  // no field set: the defaults everywhere
 };

@@ -11,8 +11,11 @@
 
 namespace halo::detail {
 
-// The input index that coordinate i reads, or -1 for cval (constant mode outside the array).
-HALO_HOST_DEVICE inline std::int64_t map_index(std::int64_t i, std::int64_t n, Boundary m) {
+// The input index that coordinate i reads, or -1 for cval (constant mode outside the array), in
+// the integer type I: map_index() below, or int where a kernel's coordinates are 32-bit (a
+// 64-bit remainder is a call on the GPU).
+template <class I>
+HALO_HOST_DEVICE inline I map_index_as(I i, I n, Boundary m) {
   if (i >= 0 && i < n) return i;
   switch (m) {
     case Boundary::constant:
@@ -20,24 +23,27 @@ HALO_HOST_DEVICE inline std::int64_t map_index(std::int64_t i, std::int64_t n, B
     case Boundary::nearest:
       return i < 0 ? 0 : n - 1;
     case Boundary::wrap: {
-      const std::int64_t r = i % n;
+      const I r = i % n;
       return r < 0 ? r + n : r;
     }
     case Boundary::reflect: {  // d c b a | a b c d | d c b a: period 2n
-      const std::int64_t p = 2 * n;
-      std::int64_t r = i % p;
+      const I p = 2 * n;
+      I r = i % p;
       if (r < 0) r += p;
       return r < n ? r : p - 1 - r;
     }
     case Boundary::mirror: {  // d c b | a b c d | c b a: period 2n - 2; one element: itself
       if (n == 1) return 0;
-      const std::int64_t p = 2 * n - 2;
-      std::int64_t r = i % p;
+      const I p = 2 * n - 2;
+      I r = i % p;
       if (r < 0) r += p;
       return r < n ? r : p - r;
     }
   }
   return -1;
+}
+HALO_HOST_DEVICE inline std::int64_t map_index(std::int64_t i, std::int64_t n, Boundary m) {
+  return map_index_as<std::int64_t>(i, n, m);
 }
 
 // The period of map_index in i (0: none, constant and nearest).

@@ -43,6 +43,7 @@ const std::vector<Field>& fields() {
       {"pass_rows", &FastTuning::pass_rows, nullptr, false, 0, 0, {0, 8, 12, 16}},
       {"winograd", nullptr, &FastTuning::winograd, false, 0, 0, {}},
       {"l2_promotion", &FastTuning::l2_promotion, nullptr, false, 0, 0, {0, 64, 128, 256}},
+      {"edge_cost", &FastTuning::edge_cost, nullptr, false, 0, 100, {}},
   };
   return f;
 }

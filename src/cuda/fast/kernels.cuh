@@ -42,11 +42,12 @@ struct Work : ArrayShape {
   std::int64_t chunks = 1;
   std::int64_t items = 1;   // warps of work in all
   bool vec = false;
-  // Boundary modes a kernel may apply itself (the 3-D block ring; the others ignore them): ghost
-  // planes copied from the planes zmode maps them to (-1: zeros), and ghost columns set under
-  // xmode (-1: zeros; nearest, reflect, mirror, or constant with cval). launch_3d reports which
-  // it applied, and the border pass leaves those axes alone.
-  int zmode = -1, xmode = -1;
+  // Boundary modes a kernel may apply itself (the 3-D block ring; the others ignore them), -1
+  // for zeros: ghost planes copied from the planes zmode maps them to (every mode but constant),
+  // and ghost rows and columns set under ymode and xmode (every mode; the caller gives them
+  // only where the axis has 2R + 1 elements or more, and not wrap along y). launch_3d reports
+  // which it applied, and the border pass leaves those axes alone.
+  int zmode = -1, ymode = -1, xmode = -1;
   float cval = 0.f;
 };
 

@@ -221,29 +221,58 @@ __global__ void __launch_bounds__(kThreads)
 //   wants: neighbouring tiles drift apart in z, so more halo rows come from DRAM).
 constexpr int kTileWarps = kTileWarps3D;  // fast/policy.hpp counts a slot's rows with it
 
-// The ghost columns of a lane's input window v (column x0 - RA + i in v[i]) at the row's ends,
-// set under `mode` from the window itself: `side` bit 0, the lane's first output is column 0
-// (ghost -1 - d in v[RA - 1 - d]); bit 1, its last is column nx - 1 (ghost nx + d in
-// v[RA + kTx + d]). Every column a ghost maps to within the R that the taps reach lies in the
-// lane's own kTx columns, as nx >= kTx (nearest: the end; reflect: d from the end; mirror: d + 1
-// from it; constant: cval).
-template <int R, int NV>
-__device__ __forceinline__ void patch_columns(float (&v)[NV], int side, int mode, float cval) {
-  constexpr int RA = round_up4(R);
-  const auto m = static_cast<Boundary>(mode);
-#pragma unroll
-  for (int d = 0; d < R; ++d) {
-    if (side & 1)
-      v[RA - 1 - d] = m == Boundary::nearest   ? v[RA]
-                      : m == Boundary::reflect ? v[RA + d]
-                      : m == Boundary::mirror  ? v[RA + 1 + d]
-                                               : cval;
-    if (side & 2)
-      v[RA + kTx + d] = m == Boundary::nearest   ? v[RA + kTx - 1]
-                        : m == Boundary::reflect ? v[RA + kTx - 1 - d]
-                        : m == Boundary::mirror  ? v[RA + kTx - 2 - d]
-                                                 : cval;
+// A slot of the block ring: the tile's box (W x H elements) and, where the kernel applies the
+// modes (EDGES), two side boxes of kSide columns x H rows after it: wrap's far columns, the
+// row ends [nx - kSide, nx) beside a tile at the left edge and [0, kSide) at the right.
+constexpr int kSide = 4;  // a 16-byte column group, the narrowest box
+template <int R, int YB, bool EDGES>
+struct TileSlot {
+  static constexpr int W = 32 * kTx + 2 * round_up4(R), TY = kTileWarps * YB, H = TY + 2 * R;
+  static constexpr int kBoxBytes = W * H * int(sizeof(float));
+  static constexpr int kSideBytes = kSide * H * int(sizeof(float));
+  static constexpr int kSideAt = slot_size(kBoxBytes);      // bytes: the left side box
+  static constexpr int kSideStride = slot_size(kSideBytes);  // bytes: the right one after it
+  static constexpr int kBytes = EDGES ? kSideAt + 2 * kSideStride : slot_size(kBoxBytes);
+  // Most ghost cells a slot sets: 2R rows of the box, and 2R columns of the others.
+  static constexpr int kPatches = EDGES ? 2 * R * (W + H) : 1;
+  static_assert(kBytes / int(sizeof(float)) < 0xffff, "a patch's offsets fit in 16 bits");
+};
+
+// EDGES: the ghost cells of a segment's slots that the y and x modes set (z's ghost planes come
+// mapped by the copies), as a table of (cell | source << 16) offsets in floats from the slot,
+// built once per segment so that a plane costs a shared load and store per cell. Source 0xffff
+// is cval. The sources are cells of the box (the rows and columns a mode maps a ghost to lie
+// within R + 1 of the edge, inside the tile's box, since the host applies a mode only where the
+// axis has 2R + 1 elements or more) or, for wrap's columns, of a side box. Only the ghosts that a
+// stored output's window reaches, [-R, 0) and [n, n + R) on an axis whose mode is applied.
+// Returns the table's length, the same in every thread.
+template <int R, int YB>
+__device__ int build_patches(std::uint32_t* table, int* count, const Work& g, int xs, int ys) {
+  using S = TileSlot<R, YB, true>;
+  __syncthreads();  // every thread has read the previous segment's count
+  if (threadIdx.x == 0) *count = 0;
+  __syncthreads();
+  const auto my = static_cast<Boundary>(g.ymode), mx = static_cast<Boundary>(g.xmode);
+  for (int i = threadIdx.x; i < S::W * S::H; i += blockDim.x) {
+    const int h = i / S::W, c = i % S::W;
+    const int gy = ys + h, gx = xs + c, ny = int(g.ny), nx = int(g.nx);
+    const bool iny = gy >= 0 && gy < ny, inx = gx >= 0 && gx < nx;
+    if ((iny && inx) || gy < -R || gy >= ny + R || gx < -R || gx >= nx + R) continue;
+    if ((!iny && g.ymode < 0) || (!inx && g.xmode < 0)) continue;
+    int src = 0xffff;
+    if ((iny || my != Boundary::constant) && (inx || mx != Boundary::constant)) {
+      const int hs = (iny ? gy : detail::map_index_as<int>(gy, ny, my)) - ys;
+      const int sx = inx ? gx : detail::map_index_as<int>(gx, nx, mx);
+      if (!inx && mx == Boundary::wrap)
+        src = (S::kSideAt + (gx < 0 ? 0 : S::kSideStride)) / int(sizeof(float)) + hs * kSide +
+              (gx < 0 ? sx - (nx - kSide) : sx);
+      else
+        src = hs * S::W + sx - xs;
+    }
+    table[atomicAdd(count, 1)] = std::uint32_t(i) | std::uint32_t(src) << 16;
   }
+  __syncthreads();
+  return *count;
 }
 
 // One segment of a tile3d block's run: the tile's output planes [z0, z1), marching up from input
@@ -252,20 +281,26 @@ __device__ __forceinline__ void patch_columns(float (&v)[NV], int side, int mode
 // accumulators shift by one plane. (Rotating them instead, the march unrolled by 2R+1 planes so
 // that nothing moves, measured slower at r = 2, where it makes five copies of a plane's FFMAs, and
 // no faster at r = 1: docs/TUNING.md, 3D block ring.)
-// EDGES: the boundary modes Work::zmode and xmode are applied (a separate instantiation, so that
-// the zero-ghost kernels keep their registers).
+// EDGES: the boundary modes Work::zmode, ymode and xmode are applied (a separate instantiation,
+// so that the zero-ghost kernels keep their registers): the ghost planes are copied from the
+// planes zmode maps them to, and after each plane lands the block sets the slot's y and x ghost
+// cells from the table of build_patches() (wrap's far columns come in the side boxes), waits at
+// a block barrier (tiles at an edge only), then reads it as the zero-ghost kernel does. `side`
+// is the tensor map of the side boxes. (Warp 0 setting the cells a plane ahead and marking the
+// slot on an mbarrier, with no block barrier, measured slower: docs/TUNING.md, Border pass.)
 template <int R, int YB, bool EDGES>
 __device__ __forceinline__ void march_segment(
     float* __restrict__ dst, const Work& g,
     const Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps, const CUtensorMap* map,
-    const BlockRing& ring, BlockRing::Cursor& put, BlockRing::Cursor& get, int slots, int hints,
-    std::int64_t strip, std::int64_t yt, std::int64_t b, std::int64_t z0, std::int64_t z1) {
+    const CUtensorMap* side, std::uint32_t* patch_table, int* patch_count, const BlockRing& ring,
+    BlockRing::Cursor& put, BlockRing::Cursor& get, int slots, int hints, std::int64_t strip,
+    std::int64_t yt, std::int64_t b, std::int64_t z0, std::int64_t z1) {
+  using S = TileSlot<R, YB, EDGES>;
   constexpr int K = 2 * R + 1;
   constexpr int RA = round_up4(R);
   constexpr int NV = kTx + 2 * RA;
   constexpr int NR = K + YB - 1;  // input rows per warp and plane
-  constexpr int W = 32 * kTx + 2 * RA, TY = kTileWarps * YB, H = TY + 2 * R;
-  constexpr int kBoxBytes = W * H * int(sizeof(float));
+  constexpr int W = S::W, TY = S::TY;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const std::int64_t y = yt * TY + warp * YB;
   const std::int64_t x0 = strip * (32 * kTx) + lane * kTx;
@@ -273,9 +308,6 @@ __device__ __forceinline__ void march_segment(
   // The lane's outputs: inside the rows (`cols`), as one whole 16-byte group (`full`); the
   // warp's output rows inside the array: y .. y + rows_in - 1.
   const bool cols = x0 < g.nx, full = g.vec && x0 + kTx <= g.nx;
-  // With xmode, the lane whose first output is column 0 (bit 0) or whose last is nx - 1 (bit 1)
-  // sets its ghost columns (the rows' pitch is a multiple of 4 elements on this path).
-  const int xedge = !EDGES || g.xmode < 0 ? 0 : (x0 == 0 ? 1 : 0) | (x0 + kTx == g.nx ? 2 : 0);
   const std::int64_t rows_in = g.ny - y;
   float* const out0 = dst + y * g.nx;  // output row y of plane 0
 
@@ -283,19 +315,29 @@ __device__ __forceinline__ void march_segment(
   const int planes = int(z1 - z0) + 2 * R;
   const int xs = int(strip * (32 * kTx)) - RA, ys = int(yt * TY) - R, zs = int(z0) - R;
   int issued = 0;
-  // With zmode, a ghost plane's box is copied from the plane the mode maps it to.
+  // With zmode, a ghost plane's box is copied from the plane the mode maps it to; with wrap
+  // along x, a tile at a row end also copies the far end's columns into a side box.
   const bool zmapped = EDGES && g.zmode >= 0;
+  const bool wrap_x = EDGES && g.xmode == int(Boundary::wrap);
+  const bool side_lo = wrap_x && xs < 0, side_hi = wrap_x && xs + W > g.nx;
   auto produce = [&] {  // thread 0: the next plane's box into the next slot
     ring.acquire(put);
     int z = zs + issued;
     if (zmapped && (z < 0 || z >= g.nz))
-      z = int(detail::map_index(z, g.nz, static_cast<Boundary>(g.zmode)));
-    ring.issue_box(put, map, xs, ys, z, int(b), kBoxBytes, hints & 1);
+      z = detail::map_index_as<int>(z, int(g.nz), static_cast<Boundary>(g.zmode));
+    if (side_lo || side_hi) {
+      ring.expect_more(put, (int(side_lo) + int(side_hi)) * S::kSideBytes);
+      if (side_lo) ring.issue_box_at(put, S::kSideAt, side, int(g.nx) - kSide, ys, z, int(b));
+      if (side_hi) ring.issue_box_at(put, S::kSideAt + S::kSideStride, side, 0, ys, z, int(b));
+    }
+    ring.issue_box(put, map, xs, ys, z, int(b), S::kBoxBytes, hints & 1);
     put.next(slots);
     ++issued;
   };
   if (threadIdx.x == 0)
     while (issued + 1 < slots && issued < planes) produce();
+  int patches = 0;
+  if constexpr (EDGES) patches = build_patches<R, YB>(patch_table, patch_count, g, xs, ys);
 
   float acc[YB][K][kTx];
 #pragma unroll
@@ -310,14 +352,30 @@ __device__ __forceinline__ void march_segment(
     const std::int64_t s = z0 - R + m;
     ring.wait(get);
     if (zmapped || (s >= 0 && s < g.nz)) {
+      if constexpr (EDGES) {
+        if (patches > 0) {  // the same in every thread of the block
+          float* const cells = ring.at_mutable<float>(get);
+          // A fixed, unrolled count of cells per thread (a loop to `patches` cost the march's
+          // rows registers: 96 instead of 127 at r = 2, and 10% of its time).
+          constexpr int kThreads = 32 * kTileWarps;
+#pragma unroll
+          for (int q = 0; q < (S::kPatches + kThreads - 1) / kThreads; ++q) {
+            const int i = threadIdx.x + q * kThreads;
+            if (i < patches) {
+              const std::uint32_t e = patch_table[i];
+              const std::uint32_t from = e >> 16;
+              cells[e & 0xffffu] = from == 0xffffu ? g.cval : cells[from];
+            }
+          }
+          fence_proxy_async_shared();  // before the slot's next copy overwrites these cells
+          __syncthreads();
+        }
+      }
       const float* rows = ring.at<float>(get) + warp * YB * W + lane * kTx;
 #pragma unroll
       for (int t = 0; t < NR; ++t) {  // input row y - R + t
         float v[NV];
         read_groups(rows + t * W, v);
-        if constexpr (EDGES) {
-          if (xedge) patch_columns<R>(v, xedge, g.xmode, g.cval);
-        }
         add_row<float, R, YB>(acc, v, t, taps);
       }
     }
@@ -350,6 +408,48 @@ __device__ __forceinline__ void march_segment(
   }
 }
 
+// Equal runs where the block ring applies modes: the cost of the tiles laid end to end, a
+// tile-plane of an edge tile (x: the first and last strip, where xmode is applied; y: the first
+// and last y-tile, where ymode is) counting `edge` and any other `plain`, so that the runs over
+// edge tiles are shorter by their extra work per plane (FastPolicy::edge_cost). pos() maps a
+// cost to the position (tile * nz + z) where it falls; block i takes [pos(i c), pos((i + 1) c)).
+struct EdgeCosts {
+  std::int64_t strips = 1, ytiles = 1, nz = 1;
+  int plain = 1, edge = 1;
+  bool xe = false, ye = false;
+  // Tiles t' < r of one array (r <= strips * ytiles) in the first and last y-tile of a strip.
+  HALO_HOST_DEVICE std::int64_t y_edges(std::int64_t r) const {
+    return r / ytiles * (ytiles == 1 ? 1 : 2) + (r % ytiles > 0 ? 1 : 0);
+  }
+  // Edge tiles among the first r tiles of one array.
+  HALO_HOST_DEVICE std::int64_t edges(std::int64_t r) const {
+    const std::int64_t last = (strips - 1) * ytiles;  // the last strip's first tile
+    const std::int64_t lo = r < ytiles ? r : ytiles;   // tiles of strip 0 below r
+    const std::int64_t hi = strips > 1 && r > last ? r - last : 0;  // of the last strip
+    std::int64_t n = 0;
+    if (xe) n += lo + hi;
+    if (ye) n += y_edges(r);
+    if (xe && ye) n -= y_edges(lo) + (hi > 0 ? y_edges(r) - y_edges(last) : 0);
+    return n;
+  }
+  // The cost of the first t tiles of the batch.
+  HALO_HOST_DEVICE std::int64_t cost(std::int64_t t) const {
+    const std::int64_t per = strips * ytiles, b = t / per, r = t % per;
+    return (b * (per * plain + edges(per) * (edge - plain)) + r * plain +
+            edges(r) * (edge - plain)) * nz;
+  }
+  HALO_HOST_DEVICE std::int64_t pos(std::int64_t c, std::int64_t tiles) const {
+    std::int64_t lo = 0, hi = tiles;  // the last tile whose cost before it is <= c
+    while (hi - lo > 1) {
+      const std::int64_t mid = (lo + hi) / 2;
+      (cost(mid) <= c ? lo : hi) = mid;
+    }
+    const std::int64_t w = cost(lo + 1) - cost(lo);  // the tile's cost, nz planes
+    const std::int64_t z = ((c - cost(lo)) * nz + w - 1) / w;
+    return lo * nz + (z < nz ? z : nz);
+  }
+};
+
 // Blocks of tile3d per multiprocessor that its registers must allow (its launch bound): one
 // y-row 3; two y-rows 3 up to r = 2, 2 at r = 3 (unbounded, equal runs took 179 registers
 // there), 1 beyond; four y-rows 1. The exception: two y-rows in equal runs up to r = 2 get 2, so
@@ -360,16 +460,19 @@ __host__ __device__ constexpr int tile_min_blocks(int R, int YB, bool runs) {
 }
 
 // With RUNS, the blocks take equal runs (per_block planes each), else z-chunks (per_block 0).
+// With EDGES, the modes are applied (march_segment); `side` is then the side boxes' tensor map.
 template <int R, int YB, bool RUNS, bool EDGES>
 __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
     tile3d(float* __restrict__ out, Work g,
            Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps, std::int64_t ytiles,
-           const __grid_constant__ CUtensorMap map, int slots, std::int64_t per_block, int hints) {
-  constexpr int W = 32 * kTx + 2 * round_up4(R), H = kTileWarps * YB + 2 * R;
+           const __grid_constant__ CUtensorMap map, const __grid_constant__ CUtensorMap side,
+           int slots, std::int64_t per_block, int hints, EdgeCosts costs) {
+  using S = TileSlot<R, YB, EDGES>;
   extern __shared__ __align__(128) unsigned char ring_mem[];
   __shared__ std::uint64_t ring_bar[2][kBlockRingSlots];
-  const BlockRing ring{ring_mem, ring_bar[0], ring_bar[1], slot_size(W * H * int(sizeof(float))),
-                       slots};
+  __shared__ std::uint32_t patch_table[S::kPatches];
+  __shared__ int patch_count;
+  const BlockRing ring{ring_mem, ring_bar[0], ring_bar[1], S::kBytes, slots};
   if (threadIdx.x == 0) ring.template init<kTileWarps>();
   __syncthreads();
 
@@ -383,13 +486,18 @@ __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
     const std::int64_t yt = tile % ytiles, strip = (tile / ytiles) % g.strips;
     const std::int64_t b = tile / (ytiles * g.strips);
     const std::int64_t item = b * g.nz * g.ny * g.nx;
-    march_segment<R, YB, EDGES>(out + item, g, taps, &map, ring, put, get, slots, hints,
-                                strip, yt, b, z0, z1);
+    march_segment<R, YB, EDGES>(out + item, g, taps, &map, &side, patch_table, &patch_count,
+                                ring, put, get, slots, hints, strip, yt, b, z0, z1);
   };
   if constexpr (RUNS) {
     const std::int64_t total = tiles * g.batch * g.nz;
     std::int64_t at = std::int64_t(blockIdx.x) * per_block;
-    const std::int64_t end = at + per_block < total ? at + per_block : total;
+    std::int64_t end = at + per_block < total ? at + per_block : total;
+    if constexpr (EDGES) {  // per_block is a cost: the run's positions where it starts and ends
+      const std::int64_t all = tiles * g.batch, c = costs.cost(all);
+      end = costs.pos(at + per_block < c ? at + per_block : c, all);
+      at = costs.pos(at, all);
+    }
     while (at < end) {
       const std::int64_t tile = at / g.nz, z0 = at % g.nz;
       const std::int64_t z1 = z0 + (end - at) < g.nz ? z0 + (end - at) : g.nz;
@@ -411,32 +519,54 @@ template <int R, int YB>
 bool launch_tile(const float* in, float* out, Work g,
                  const Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps,
                  const FastPolicy& pol, cudaStream_t stream) {
-  constexpr int W = 32 * kTx + 2 * round_up4(R), TY = kTileWarps * YB, H = TY + 2 * R;
-  CUtensorMap map{};
+  constexpr int W = TileSlot<R, YB, false>::W, TY = TileSlot<R, YB, false>::TY;
+  constexpr int H = TileSlot<R, YB, false>::H;
+  const bool edges = g.zmode >= 0 || g.ymode >= 0 || g.xmode >= 0;
+  CUtensorMap map{}, side{};
   if (!make_row_map(&map, in, int(sizeof(float)), g.nx, g.ny, g.nz, g.batch, W, H,
                     pol.l2_promotion))
     return false;
+  if (g.xmode == int(Boundary::wrap) &&
+      !make_row_map(&side, in, int(sizeof(float)), g.nx, g.ny, g.nz, g.batch, kSide, H,
+                    pol.l2_promotion))
+    return false;
   const int slots = pol.slots;
-  const std::size_t smem = std::size_t(slots) * slot_size(W * H * int(sizeof(float)));
+  const std::size_t smem =
+      std::size_t(slots) * (edges ? TileSlot<R, YB, true>::kBytes : TileSlot<R, YB, false>::kBytes);
   const std::int64_t ytiles = (g.ny + TY - 1) / TY;
   const std::int64_t tiles = ytiles * g.strips * g.batch;
   const int sms = pol.multiprocessors;
-  const bool edges = g.zmode >= 0 || g.xmode >= 0;
+  // With the modes, the runs are equal in cost (EdgeCosts), not in tile-planes.
+  EdgeCosts costs;
+  if (edges) {
+    costs.strips = g.strips;
+    costs.ytiles = ytiles;
+    costs.nz = g.nz;
+    costs.plain = 100;
+    costs.edge = 100 + pol.edge_cost;
+    costs.xe = g.xmode >= 0;
+    costs.ye = g.ymode >= 0;
+  }
   auto go = [&](auto kernel, bool runs) {
     if (runs) {
       const std::int64_t total = tiles * g.nz;
-      const std::int64_t per_block =
+      std::int64_t per_block =
           even_runs(total, pol.shortest_run, resident_blocks(kernel, 32 * kTileWarps, smem, sms),
                     pol.chunk);
       g.items = (total + per_block - 1) / per_block;
+      if (edges) {  // the same number of runs, of equal cost
+        const std::int64_t cost = costs.cost(tiles);
+        per_block = (cost + g.items - 1) / g.items;
+        g.items = (cost + per_block - 1) / per_block;
+      }
       kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(
-          out, g, taps, ytiles, map, slots, per_block, pol.hints);
+          out, g, taps, ytiles, map, side, slots, per_block, pol.hints, costs);
     } else {
       fit_chunks(g, g.nz, tiles, R, resident_blocks(kernel, 32 * kTileWarps, smem, sms),
                  pol.chunk);
       g.items = tiles * g.chunks;
       kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(
-          out, g, taps, ytiles, map, slots, 0, pol.hints);
+          out, g, taps, ytiles, map, side, slots, 0, pol.hints, costs);
     }
   };
   if (pol.runs)
@@ -537,9 +667,10 @@ void run(const T* in, T* out, const Work& g, const FastPolicy& pol, const double
       }
       if (pol.path.rows_per_warp == 2) launched = launch_tile<R, 2>(in, out, g, taps, pol, stream);
       if (pol.path.rows_per_warp == 1) launched = launch_tile<R, 1>(in, out, g, taps, pol, stream);
-      // The block ring applies the z and x modes it was given (Work::zmode, xmode).
+      // The block ring applies the modes it was given (Work::zmode, ymode, xmode).
       if (launched && applied)
-        *applied |= (g.zmode >= 0 ? kAxisZ : 0u) | (g.xmode >= 0 ? kAxisX : 0u);
+        *applied |= (g.zmode >= 0 ? kAxisZ : 0u) | (g.ymode >= 0 ? kAxisY : 0u) |
+                    (g.xmode >= 0 ? kAxisX : 0u);
       if (!launched) launch_rows<T, R>(in, out, g, taps, pol, pol.fallback, stream);
       launched = true;
     }

@@ -212,6 +212,10 @@ struct FastPolicy {
   bool runs = false;     // 3D block ring: equal runs of tile-planes, one wave, not z-chunks
   int chunk = 0;         // rows or planes per chunk (tile-planes per run); 0: fitted to the GPU
   int shortest_run = 16;  // 3D runs: no run shorter than this many tile-planes unless the work is
+  // 3D runs where the block ring applies boundary modes: a tile-plane of a tile at an edge (whose
+  // ghost cells the block sets per plane) counts this many percent more, so that the runs of
+  // those tiles are shorter and every block ends at about the same time.
+  int edge_cost = 0;
 
   // How the kernels sum the taps (Strategy::summation).
   Summation summation() const { return winograd ? Summation::winograd_x : Summation::direct; }
@@ -224,13 +228,13 @@ namespace policy_detail {
 
 struct Forced {
   int feed, prefetch, depth, slots, box_rows, tx, tx_1d, pad_1d, rows_3d, hints, runs, chunk,
-      pass_rows, winograd, l2;
+      pass_rows, winograd, l2, edge_cost;
   explicit Forced(const FastTuning& t)
       : feed(t.feed ? int(*t.feed) : -1), prefetch(flag(t.prefetch)), depth(num(t.depth)),
         slots(num(t.slots)), box_rows(num(t.box_rows)), tx(num(t.tx)), tx_1d(num(t.tx_1d)),
         pad_1d(flag(t.pad_1d)), rows_3d(num(t.rows_3d)), hints(num(t.hints)), runs(flag(t.runs)),
         chunk(num(t.chunk)), pass_rows(num(t.pass_rows)), winograd(flag(t.winograd)),
-        l2(num(t.l2_promotion)) {}
+        l2(num(t.l2_promotion)), edge_cost(num(t.edge_cost)) {}
   static int num(const std::optional<int>& v) { return v ? *v : -1; }
   static int flag(const std::optional<bool>& v) { return v ? int(*v) : -1; }
 
@@ -460,6 +464,9 @@ inline bool runs_of_planes(const Forced& f, int R) {
   return f.runs >= 0 ? f.runs == 1 : R >= 2;
 }
 
+// Percent more per tile-plane of an edge tile in equal runs (FastPolicy::edge_cost).
+inline int edge_cost_3d(int R) { return R == 2 ? 6 : R >= 3 ? 3 : 0; }
+
 inline void policy_3d(FastPolicy& p, const Forced& f) {
   const DType t = p.dtype;
   const int R = p.radius;
@@ -482,6 +489,7 @@ inline void policy_3d(FastPolicy& p, const Forced& f) {
     p.hints = f.hints >= 0 ? f.hints : kHints3D;
     p.runs = runs_of_planes(f, R);
     p.shortest_run = std::max(16, 8 * R);
+    p.edge_cost = f.edge_cost >= 0 ? f.edge_cost : edge_cost_3d(R);
   } else if (want == Feed::kTma && p.tensor_map) {
     p.path = RowPath{Feed::kTma, kTx, 1, rows};
     p.slots = f.slots >= 2 ? f.slots : kTmaSlots3D;

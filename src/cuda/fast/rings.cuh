@@ -134,6 +134,13 @@ __device__ __forceinline__ void mbarrier_wait(std::uint32_t bar, std::uint32_t p
   } while (!done);
 #endif
 }
+// Orders this thread's shared-memory writes before later copies of the tensor memory
+// accelerator into the same bytes (the async proxy's).
+__device__ __forceinline__ void fence_proxy_async_shared() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
 // The box of a 4-D tensor map whose first element is (x, y, z, b) into shared memory at `dst`,
 // its bytes counted on the mbarrier `bar`.
 __device__ __forceinline__ void copy_box(void* dst, const CUtensorMap* map, int x, int y, int z,
@@ -268,6 +275,11 @@ struct BlockRing {
   __device__ __forceinline__ const T* at(const Cursor& c) const {
     return reinterpret_cast<const T*>(base + c.k * stride);
   }
+  // A consumer's view that it may write (the ghost cells it sets before the block reads them).
+  template <class T>
+  __device__ __forceinline__ T* at_mutable(const Cursor& c) const {
+    return reinterpret_cast<T*>(base + c.k * stride);
+  }
   // Producer: waits until every warp has released the slot's previous step, if any.
   __device__ __forceinline__ void acquire(const Cursor& c) const {
     if (c.use > 0) wait_on(empty + c.k, (c.use - 1) & 1u);
@@ -295,6 +307,22 @@ struct BlockRing {
       copy_box(base + c.k * stride, map, x, y, z, b, bar);
     }
 #endif
+  }
+  // Producer: more bytes for the step's copies, before its issue_box() (which arrives): for the
+  // copies issue_box_at() adds to the step.
+  __device__ __forceinline__ void expect_more(const Cursor& c, int bytes) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(
+                     shared_address(full + c.k)),
+                 "r"(bytes)
+                 : "memory");
+#endif
+  }
+  // Producer: a further box of a 4-D tensor map into the slot at byte offset `to` (a multiple of
+  // 128), its bytes counted by an earlier expect_more().
+  __device__ __forceinline__ void issue_box_at(const Cursor& c, int to, const CUtensorMap* map,
+                                               int x, int y, int z, int b) const {
+    copy_box(base + c.k * stride + to, map, x, y, z, b, shared_address(full + c.k));
   }
   // Producer: `bytes` bytes (a multiple of 16, both ends 16-byte aligned) from src to the slot
   // at byte offset `to`; with evict_first, the L2 keeps the bytes read as first to evict.

@@ -181,13 +181,16 @@ class FastStrategy final : public Strategy {
       ok = launch_2d(in, out, g, pol, win.data(), s);
     } else {
       g.strips = ceil_div(d.x, 32 * kTx);  // the launcher splits the planes into chunks
-      // The 3D block ring maps ghost planes to the planes the mode reads (every mode but
-      // constant) and sets ghost columns from its own window (every mode but wrap, whose ghost
-      // columns lie at the row's other end: the border pass's).
-      const Boundary mz = p.mode(0), mx = p.mode(2);
+      // The 3D block ring copies ghost planes from the planes the mode maps them to (every
+      // mode but constant) and sets ghost rows and columns from the tile it holds: every mode
+      // where the axis has 2R + 1 elements (the cells a ghost maps to then lie in the tile), but
+      // wrap along y, whose rows lie at the other end (the border pass's).
+      const Boundary mz = p.mode(0), my = p.mode(1), mx = p.mode(2);
       if (!p.zero_ghosts()) {
+        const std::int64_t room = 2 * std::int64_t(pol.radius) + 1;
         g.zmode = mz == Boundary::constant ? -1 : int(mz);
-        g.xmode = mx == Boundary::wrap || p.zero_ghosts(2) ? -1 : int(mx);
+        g.ymode = p.zero_ghosts(1) || my == Boundary::wrap || d.y < room ? -1 : int(my);
+        g.xmode = p.zero_ghosts(2) || d.x < room ? -1 : int(mx);
         g.cval = float(p.cval());
       }
       ok = launch_3d(in, out, g, pol, win.data(), s, &applied);
