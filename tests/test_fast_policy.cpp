@@ -664,5 +664,50 @@ TEST(FastPolicy, ChunksAndRuns) {
   EXPECT_EQ(even_runs(0, 16, 10), 1);
 }
 
+// Equal runs by cost (the block ring with modes): cost() against a count tile by tile, and the
+// runs that pos() cuts cover every tile-plane once, each run's cost within one tile-plane of the
+// others', on shapes with one or several strips and y-tiles, a batch, and each axis's edges.
+TEST(FastPolicy, EqualRunsByCostCoverEveryTilePlaneOnce) {
+  for (const std::int64_t strips : {1, 2, 5})
+    for (const std::int64_t ytiles : {1, 2, 3, 40})
+      for (const std::int64_t batch : {1, 3})
+        for (const int flags : {0, 1, 2, 3}) {
+          EdgeCosts e;
+          e.strips = strips;
+          e.ytiles = ytiles;
+          e.nz = 7;
+          e.plain = 100;
+          e.edge = 130;
+          e.xe = flags & 1;
+          e.ye = flags & 2;
+          const std::int64_t tiles = strips * ytiles * batch;
+          std::int64_t sum = 0;
+          for (std::int64_t t = 0; t <= tiles; ++t) {
+            ASSERT_EQ(e.cost(t), sum * e.nz) << strips << "x" << ytiles << " flags " << flags;
+            if (t == tiles) break;
+            const std::int64_t s = t % (strips * ytiles) / ytiles, y = t % ytiles;
+            const bool edge = (e.xe && (s == 0 || s == strips - 1)) ||
+                              (e.ye && (y == 0 || y == ytiles - 1));
+            sum += edge ? e.edge : e.plain;
+          }
+          for (const std::int64_t runs : {1, 3, 17, 132}) {
+            const std::int64_t total = e.cost(tiles), per = (total + runs - 1) / runs;
+            std::int64_t at = e.pos(0, tiles);
+            EXPECT_EQ(at, 0);
+            for (std::int64_t i = 0; i < runs; ++i) {
+              const std::int64_t end = e.pos(std::min(total, (i + 1) * per), tiles);
+              EXPECT_GE(end, at);
+              // The run's cost: its tile-planes' weights, within a tile-plane of `per`.
+              std::int64_t c = 0;
+              for (std::int64_t p = at; p < end; ++p)
+                c += (e.cost(p / e.nz + 1) - e.cost(p / e.nz)) / e.nz;
+              if (end < tiles * e.nz) EXPECT_LE(std::abs(c - per), e.edge) << i;
+              at = end;
+            }
+            EXPECT_EQ(at, tiles * e.nz) << strips << "x" << ytiles << " runs " << runs;
+          }
+        }
+}
+
 }  // namespace
 }  // namespace halo::cuda::fast

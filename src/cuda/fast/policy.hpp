@@ -587,4 +587,46 @@ inline std::int64_t even_runs(std::int64_t total, std::int64_t shortest, std::in
   return ceil_div(total, std::max<std::int64_t>(runs, 1));
 }
 
+// Equal runs where the block ring applies modes: the cost of the tiles laid end to end, a
+// tile-plane of an edge tile (x: the first and last strip, where xmode is applied; y: the first
+// and last y-tile, where ymode is) counting `edge` and any other `plain`, so that the runs over
+// edge tiles are shorter by their extra work per plane (FastPolicy::edge_cost). pos() maps a
+// cost to the position (tile * nz + z) where it falls; block i takes [pos(i c), pos((i + 1) c)).
+struct EdgeCosts {
+  std::int64_t strips = 1, ytiles = 1, nz = 1;
+  int plain = 1, edge = 1;
+  bool xe = false, ye = false;
+  // Tiles t' < r of one array (r <= strips * ytiles) in the first and last y-tile of a strip.
+  HALO_HOST_DEVICE std::int64_t y_edges(std::int64_t r) const {
+    return r / ytiles * (ytiles == 1 ? 1 : 2) + (r % ytiles > 0 ? 1 : 0);
+  }
+  // Edge tiles among the first r tiles of one array.
+  HALO_HOST_DEVICE std::int64_t edges(std::int64_t r) const {
+    const std::int64_t last = (strips - 1) * ytiles;  // the last strip's first tile
+    const std::int64_t lo = r < ytiles ? r : ytiles;   // tiles of strip 0 below r
+    const std::int64_t hi = strips > 1 && r > last ? r - last : 0;  // of the last strip
+    std::int64_t n = 0;
+    if (xe) n += lo + hi;
+    if (ye) n += y_edges(r);
+    if (xe && ye) n -= y_edges(lo) + (hi > 0 ? y_edges(r) - y_edges(last) : 0);
+    return n;
+  }
+  // The cost of the first t tiles of the batch.
+  HALO_HOST_DEVICE std::int64_t cost(std::int64_t t) const {
+    const std::int64_t per = strips * ytiles, b = t / per, r = t % per;
+    return (b * (per * plain + edges(per) * (edge - plain)) + r * plain +
+            edges(r) * (edge - plain)) * nz;
+  }
+  HALO_HOST_DEVICE std::int64_t pos(std::int64_t c, std::int64_t tiles) const {
+    std::int64_t lo = 0, hi = tiles;  // the last tile whose cost before it is <= c
+    while (hi - lo > 1) {
+      const std::int64_t mid = (lo + hi) / 2;
+      (cost(mid) <= c ? lo : hi) = mid;
+    }
+    const std::int64_t w = cost(lo + 1) - cost(lo);  // the tile's cost, nz planes
+    const std::int64_t z = ((c - cost(lo)) * nz + w - 1) / w;
+    return lo * nz + (z < nz ? z : nz);
+  }
+};
+
 }  // namespace halo::cuda::fast
