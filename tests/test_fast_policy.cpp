@@ -690,6 +690,14 @@ TEST(FastPolicy, EqualRunsByCostCoverEveryTilePlaneOnce) {
                               (e.ye && (y == 0 || y == ytiles - 1));
             sum += edge ? e.edge : e.plain;
           }
+          // pos(c): the first position whose cost before it is at least c, against a scan.
+          std::int64_t p = 0, before = 0;  // cost of the positions before p
+          for (std::int64_t c = 0; c <= e.cost(tiles); c += 7) {
+            while (before < c) before += (e.cost(p / e.nz + 1) - e.cost(p / e.nz)) / e.nz, ++p;
+            ASSERT_EQ(e.pos(c, tiles), p) << strips << "x" << ytiles << " flags " << flags
+                                           << " batch " << batch << " cost " << c;
+          }
+          EXPECT_EQ(e.pos(e.cost(tiles), tiles), tiles * e.nz);
           for (const std::int64_t runs : {1, 3, 17, 132}) {
             const std::int64_t total = e.cost(tiles), per = (total + runs - 1) / runs;
             std::int64_t at = e.pos(0, tiles);

@@ -617,15 +617,42 @@ struct EdgeCosts {
     return (b * (per * plain + edges(per) * (edge - plain)) + r * plain +
             edges(r) * (edge - plain)) * nz;
   }
+  // The first position whose cost before it is at least c (c <= cost(tiles)): the array, the
+  // strip and the y-tile where c falls, each found in O(1) from the few distinct costs (edge
+  // strips, inner strips; edge tiles, inner tiles), then the plane.
   HALO_HOST_DEVICE std::int64_t pos(std::int64_t c, std::int64_t tiles) const {
-    std::int64_t lo = 0, hi = tiles;  // the last tile whose cost before it is <= c
-    while (hi - lo > 1) {
-      const std::int64_t mid = (lo + hi) / 2;
-      (cost(mid) <= c ? lo : hi) = mid;
+    const std::int64_t per = strips * ytiles, b = c / cost(per);
+    if (b * per >= tiles) return tiles * nz;
+    std::int64_t r = c - b * cost(per);  // into array b
+    const int ey = ye && ytiles > 1 ? 2 : ye ? 1 : 0;  // edge y-tiles of a strip
+    auto strip_cost = [&](std::int64_t s) {
+      return xe && (s == 0 || s == strips - 1) ? ytiles * edge * nz
+                                               : ((ytiles - ey) * plain + ey * edge) * nz;
+    };
+    // the strip: the first, the inner ones (all alike), the last
+    std::int64_t s = 0;
+    const std::int64_t first = strip_cost(0), inner = strip_cost(1);
+    if (strips > 1 && r >= first) {
+      r -= first;
+      const std::int64_t k = strips > 2 ? r / inner : 0;
+      s = 1 + (k < strips - 2 ? k : strips - 2);
+      r -= (s - 1) * inner;
     }
-    const std::int64_t w = cost(lo + 1) - cost(lo);  // the tile's cost, nz planes
-    const std::int64_t z = ((c - cost(lo)) * nz + w - 1) / w;
-    return lo * nz + (z < nz ? z : nz);
+    // the y-tile, the same way
+    const bool xs = xe && (s == 0 || s == strips - 1);
+    auto tile_weight = [&](std::int64_t y) {
+      return xs || (ye && (y == 0 || y == ytiles - 1)) ? edge : plain;
+    };
+    std::int64_t y = 0;
+    const std::int64_t top = tile_weight(0) * nz, mid = tile_weight(1) * nz;
+    if (ytiles > 1 && r >= top) {
+      r -= top;
+      const std::int64_t k = ytiles > 2 ? r / mid : 0;
+      y = 1 + (k < ytiles - 2 ? k : ytiles - 2);
+      r -= (y - 1) * mid;
+    }
+    const std::int64_t w = tile_weight(y), z = (r + w - 1) / w;
+    return ((b * per) + s * ytiles + y) * nz + (z < nz ? z : nz);
   }
 };
 
