@@ -664,57 +664,68 @@ TEST(FastPolicy, ChunksAndRuns) {
   EXPECT_EQ(even_runs(0, 16, 10), 1);
 }
 
-// Equal runs by cost (the block ring with modes): cost() against a count tile by tile, and the
-// runs that pos() cuts cover every tile-plane once, each run's cost within one tile-plane of the
-// others', on shapes with one or several strips and y-tiles, a batch, and each axis's edges.
+// Equal runs by cost (the block ring with modes): cost() against a count tile by tile, pos()
+// against a scan of the positions, and the runs that pos() cuts cover every tile-plane once,
+// each run's cost within a tile-plane of the others', on shapes with one or several strips and
+// y-tiles, a batch, each axis's edges, and columns whose ends count more.
 TEST(FastPolicy, EqualRunsByCostCoverEveryTilePlaneOnce) {
   for (const std::int64_t strips : {1, 2, 5})
     for (const std::int64_t ytiles : {1, 2, 3, 40})
       for (const std::int64_t batch : {1, 3})
-        for (const int flags : {0, 1, 2, 3}) {
-          EdgeCosts e;
-          e.strips = strips;
-          e.ytiles = ytiles;
-          e.nz = 7;
-          e.plain = 100;
-          e.edge = 130;
-          e.xe = flags & 1;
-          e.ye = flags & 2;
-          const std::int64_t tiles = strips * ytiles * batch;
-          std::int64_t sum = 0;
-          for (std::int64_t t = 0; t <= tiles; ++t) {
-            ASSERT_EQ(e.cost(t), sum * e.nz) << strips << "x" << ytiles << " flags " << flags;
-            if (t == tiles) break;
-            const std::int64_t s = t % (strips * ytiles) / ytiles, y = t % ytiles;
-            const bool edge = (e.xe && (s == 0 || s == strips - 1)) ||
-                              (e.ye && (y == 0 || y == ytiles - 1));
-            sum += edge ? e.edge : e.plain;
-          }
-          // pos(c): the first position whose cost before it is at least c, against a scan.
-          std::int64_t p = 0, before = 0;  // cost of the positions before p
-          for (std::int64_t c = 0; c <= e.cost(tiles); c += 7) {
-            while (before < c) before += (e.cost(p / e.nz + 1) - e.cost(p / e.nz)) / e.nz, ++p;
-            ASSERT_EQ(e.pos(c, tiles), p) << strips << "x" << ytiles << " flags " << flags
-                                           << " batch " << batch << " cost " << c;
-          }
-          EXPECT_EQ(e.pos(e.cost(tiles), tiles), tiles * e.nz);
-          for (const std::int64_t runs : {1, 3, 17, 132}) {
-            const std::int64_t total = e.cost(tiles), per = (total + runs - 1) / runs;
-            std::int64_t at = e.pos(0, tiles);
-            EXPECT_EQ(at, 0);
-            for (std::int64_t i = 0; i < runs; ++i) {
-              const std::int64_t end = e.pos(std::min(total, (i + 1) * per), tiles);
-              EXPECT_GE(end, at);
-              // The run's cost: its tile-planes' weights, within a tile-plane of `per`.
-              std::int64_t c = 0;
-              for (std::int64_t p = at; p < end; ++p)
-                c += (e.cost(p / e.nz + 1) - e.cost(p / e.nz)) / e.nz;
-              if (end < tiles * e.nz) EXPECT_LE(std::abs(c - per), e.edge) << i;
-              at = end;
+        for (const int flags : {0, 1, 2, 3})
+          for (const std::int64_t nz : {1, 7})
+            for (const std::int64_t ends : {0, 2}) {
+              EdgeCosts e;
+              e.strips = strips;
+              e.ytiles = ytiles;
+              e.nz = nz;
+              e.ends = ends;
+              e.plain = 100;
+              e.edge = 130;
+              e.xe = flags & 1;
+              e.ye = flags & 2;
+              SCOPED_TRACE(std::to_string(strips) + "x" + std::to_string(ytiles) + " batch " +
+                           std::to_string(batch) + " flags " + std::to_string(flags) + " nz " +
+                           std::to_string(nz) + " ends " + std::to_string(ends));
+              const std::int64_t tiles = strips * ytiles * batch;
+              auto weight = [&](std::int64_t t) {
+                const std::int64_t s = t % (strips * ytiles) / ytiles, y = t % ytiles;
+                return (e.xe && (s == 0 || s == strips - 1)) ||
+                               (e.ye && (y == 0 || y == ytiles - 1))
+                           ? e.edge
+                           : e.plain;
+              };
+              auto plane_cost = [&](std::int64_t p) {  // position p = tile * nz + z
+                const std::int64_t z = p % nz;
+                return weight(p / nz) * (1 + (z == 0 ? ends : 0) + (z == nz - 1 ? ends : 0));
+              };
+              std::int64_t sum = 0;
+              for (std::int64_t t = 0; t <= tiles; ++t) {
+                ASSERT_EQ(e.cost(t), sum * (nz + 2 * ends));
+                if (t < tiles) sum += weight(t);
+              }
+              // pos(c): the first position whose cost before it is at least c.
+              std::int64_t p = 0, before = 0;
+              for (std::int64_t c = 0; c <= e.cost(tiles); c += 7) {
+                while (before < c) before += plane_cost(p++);
+                ASSERT_EQ(e.pos(c, tiles), p) << "cost " << c;
+              }
+              EXPECT_EQ(e.pos(e.cost(tiles), tiles), tiles * nz);
+              for (const std::int64_t runs : {1, 3, 17, 132}) {
+                const std::int64_t total = e.cost(tiles), per = (total + runs - 1) / runs;
+                std::int64_t at = e.pos(0, tiles);
+                EXPECT_EQ(at, 0);
+                for (std::int64_t i = 0; i < runs; ++i) {
+                  const std::int64_t end = e.pos(std::min(total, (i + 1) * per), tiles);
+                  EXPECT_GE(end, at);
+                  std::int64_t c = 0;  // the run's cost, within a plane's of `per`
+                  for (std::int64_t q = at; q < end; ++q) c += plane_cost(q);
+                  if (end < tiles * nz) EXPECT_LE(std::abs(c - per), e.edge * (1 + 2 * ends)) << i;
+                  at = end;
+                }
+                EXPECT_EQ(at, tiles * nz) << "runs " << runs;
+              }
             }
-            EXPECT_EQ(at, tiles * e.nz) << strips << "x" << ytiles << " runs " << runs;
-          }
-        }
 }
 
 }  // namespace

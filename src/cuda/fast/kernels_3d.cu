@@ -500,6 +500,7 @@ bool launch_tile(const float* in, float* out, Work g,
     costs.strips = g.strips;
     costs.ytiles = ytiles;
     costs.nz = g.nz;
+    costs.ends = g.zmode >= 0 ? R : 0;
     costs.plain = 100;
     costs.edge = 100 + pol.edge_cost;
     costs.xe = g.xmode >= 0;

@@ -590,12 +590,15 @@ inline std::int64_t even_runs(std::int64_t total, std::int64_t shortest, std::in
 // Equal runs where the block ring applies modes: the cost of the tiles laid end to end, a
 // tile-plane of an edge tile (x: the first and last strip, where xmode is applied; y: the first
 // and last y-tile, where ymode is) counting `edge` and any other `plain`, so that the runs over
-// edge tiles are shorter by their extra work per plane (FastPolicy::edge_cost). pos() maps a
-// cost to the position (tile * nz + z) where it falls; block i takes [pos(i c), pos((i + 1) c)).
+// edge tiles are shorter by their extra work per plane (FastPolicy::edge_cost). A column's first
+// and last plane count `ends` planes more: a run that starts or ends there marches the R ghost
+// planes that a z mode maps (zero ghosts skip them). pos() maps a cost to the position
+// (tile * nz + z) where it falls; block i takes [pos(i c), pos((i + 1) c)).
 struct EdgeCosts {
-  std::int64_t strips = 1, ytiles = 1, nz = 1;
+  std::int64_t strips = 1, ytiles = 1, nz = 1, ends = 0;
   int plain = 1, edge = 1;
   bool xe = false, ye = false;
+  HALO_HOST_DEVICE std::int64_t span() const { return nz + 2 * ends; }  // a column's cost, planes
   // Tiles t' < r of one array (r <= strips * ytiles) in the first and last y-tile of a strip.
   HALO_HOST_DEVICE std::int64_t y_edges(std::int64_t r) const {
     return r / ytiles * (ytiles == 1 ? 1 : 2) + (r % ytiles > 0 ? 1 : 0);
@@ -615,7 +618,7 @@ struct EdgeCosts {
   HALO_HOST_DEVICE std::int64_t cost(std::int64_t t) const {
     const std::int64_t per = strips * ytiles, b = t / per, r = t % per;
     return (b * (per * plain + edges(per) * (edge - plain)) + r * plain +
-            edges(r) * (edge - plain)) * nz;
+            edges(r) * (edge - plain)) * span();
   }
   // The first position whose cost before it is at least c (c <= cost(tiles)): the array, the
   // strip and the y-tile where c falls, each found in O(1) from the few distinct costs (edge
@@ -626,8 +629,8 @@ struct EdgeCosts {
     std::int64_t r = c - b * cost(per);  // into array b
     const int ey = ye && ytiles > 1 ? 2 : ye ? 1 : 0;  // edge y-tiles of a strip
     auto strip_cost = [&](std::int64_t s) {
-      return xe && (s == 0 || s == strips - 1) ? ytiles * edge * nz
-                                               : ((ytiles - ey) * plain + ey * edge) * nz;
+      return xe && (s == 0 || s == strips - 1) ? ytiles * edge * span()
+                                               : ((ytiles - ey) * plain + ey * edge) * span();
     };
     // the strip: the first, the inner ones (all alike), the last
     std::int64_t s = 0;
@@ -644,15 +647,17 @@ struct EdgeCosts {
       return xs || (ye && (y == 0 || y == ytiles - 1)) ? edge : plain;
     };
     std::int64_t y = 0;
-    const std::int64_t top = tile_weight(0) * nz, mid = tile_weight(1) * nz;
+    const std::int64_t top = tile_weight(0) * span(), mid = tile_weight(1) * span();
     if (ytiles > 1 && r >= top) {
       r -= top;
       const std::int64_t k = ytiles > 2 ? r / mid : 0;
       y = 1 + (k < ytiles - 2 ? k : ytiles - 2);
       r -= (y - 1) * mid;
     }
-    const std::int64_t w = tile_weight(y), z = (r + w - 1) / w;
-    return ((b * per) + s * ytiles + y) * nz + (z < nz ? z : nz);
+    // the plane: before plane z (0 < z < nz) lie z + ends planes of cost, before nz, nz + 2 ends
+    const std::int64_t w = tile_weight(y), k = (r + w - 1) / w - ends;
+    const std::int64_t z = r == 0 ? 0 : k < 1 ? 1 : k < nz ? k : nz;
+    return ((b * per) + s * ytiles + y) * nz + z;
   }
 };
 
