@@ -133,9 +133,11 @@ class FastStrategy final : public Strategy {
            " (" + window + " window of weights as FFMA operands); " + how +
            (p.zero_ghosts() ? ""
             : p.rank() == 3 && pol.path.feed == Feed::kBlock
-                ? "; the block ring applies the boundary modes along z (ghost planes copied from "
-                  "the planes they map to) and x (the edge lanes' ghost columns, but wrap's), and "
-                  "a border pass recomputes the outputs within reach of the other edges"
+                ? "; the block ring applies the boundary modes itself (ghost planes copied from "
+                  "the planes they map to, ghost rows and columns set in each slot from the tile, "
+                  "wrap's far columns copied beside it), and a border pass recomputes the outputs "
+                  "within reach of the edges it leaves (y under wrap, z under a nonzero cval, axes "
+                  "shorter than 2r + 1)"
                 : "; then a border pass recomputes the outputs within reach of an edge under the "
                   "boundary modes");
   }
