@@ -599,41 +599,37 @@ struct EdgeCosts {
   int plain = 1, edge = 1;
   bool xe = false, ye = false;
   HALO_HOST_DEVICE std::int64_t span() const { return nz + 2 * ends; }  // a column's cost, planes
-  // Tiles t' < r of one array (r <= strips * ytiles) in the first and last y-tile of a strip.
-  HALO_HOST_DEVICE std::int64_t y_edges(std::int64_t r) const {
-    return r / ytiles * (ytiles == 1 ? 1 : 2) + (r % ytiles > 0 ? 1 : 0);
+  // A tile-plane's weight in strip s, y-tile y.
+  HALO_HOST_DEVICE int weight(std::int64_t s, std::int64_t y) const {
+    return (xe && (s == 0 || s == strips - 1)) || (ye && (y == 0 || y == ytiles - 1)) ? edge
+                                                                                      : plain;
   }
-  // Edge tiles among the first r tiles of one array.
-  HALO_HOST_DEVICE std::int64_t edges(std::int64_t r) const {
-    const std::int64_t last = (strips - 1) * ytiles;  // the last strip's first tile
-    const std::int64_t lo = r < ytiles ? r : ytiles;   // tiles of strip 0 below r
-    const std::int64_t hi = strips > 1 && r > last ? r - last : 0;  // of the last strip
-    std::int64_t n = 0;
-    if (xe) n += lo + hi;
-    if (ye) n += y_edges(r);
-    if (xe && ye) n -= y_edges(lo) + (hi > 0 ? y_edges(r) - y_edges(last) : 0);
-    return n;
+  // Strip s's cost: its first and last y-tile, and the inner ones, all alike.
+  HALO_HOST_DEVICE std::int64_t strip_cost(std::int64_t s) const {
+    const std::int64_t inner = ytiles > 2 ? (ytiles - 2) * weight(s, 1) : 0;
+    return (weight(s, 0) + (ytiles > 1 ? weight(s, ytiles - 1) : 0) + inner) * span();
   }
-  // The cost of the first t tiles of the batch.
+  // One array's cost: the first and last strip, and the inner ones, all alike.
+  HALO_HOST_DEVICE std::int64_t array_cost() const {
+    return strip_cost(0) + (strips > 1 ? strip_cost(strips - 1) : 0) +
+           (strips > 2 ? (strips - 2) * strip_cost(1) : 0);
+  }
+  // The cost of the first t tiles of the batch (tile = (b * strips + s) * ytiles + y).
   HALO_HOST_DEVICE std::int64_t cost(std::int64_t t) const {
-    const std::int64_t per = strips * ytiles, b = t / per, r = t % per;
-    return (b * (per * plain + edges(per) * (edge - plain)) + r * plain +
-            edges(r) * (edge - plain)) * span();
+    const std::int64_t per = strips * ytiles, b = t / per, s = t % per / ytiles, y = t % ytiles;
+    // the strips before s are the first and inner ones, the y-tiles before y the top and inner
+    const std::int64_t before_s = s == 0 ? 0 : strip_cost(0) + (s - 1) * strip_cost(1);
+    const std::int64_t before_y = y == 0 ? 0 : (weight(s, 0) + (y - 1) * weight(s, 1)) * span();
+    return b * array_cost() + before_s + before_y;
   }
   // The first position whose cost before it is at least c (c <= cost(tiles)): the array, the
-  // strip and the y-tile where c falls, each found in O(1) from the few distinct costs (edge
-  // strips, inner strips; edge tiles, inner tiles), then the plane.
+  // strip and the y-tile where c falls, each found in O(1) from the few distinct costs, then
+  // the plane.
   HALO_HOST_DEVICE std::int64_t pos(std::int64_t c, std::int64_t tiles) const {
-    const std::int64_t per = strips * ytiles, b = c / cost(per);
+    const std::int64_t per = strips * ytiles, b = c / array_cost();
     if (b * per >= tiles) return tiles * nz;
-    std::int64_t r = c - b * cost(per);  // into array b
-    const int ey = ye && ytiles > 1 ? 2 : ye ? 1 : 0;  // edge y-tiles of a strip
-    auto strip_cost = [&](std::int64_t s) {
-      return xe && (s == 0 || s == strips - 1) ? ytiles * edge * span()
-                                               : ((ytiles - ey) * plain + ey * edge) * span();
-    };
-    // the strip: the first, the inner ones (all alike), the last
-    std::int64_t s = 0;
+    std::int64_t r = c - b * array_cost();  // into array b
+    std::int64_t s = 0;  // the strip: the first, the inner ones, the last
     const std::int64_t first = strip_cost(0), inner = strip_cost(1);
     if (strips > 1 && r >= first) {
       r -= first;
@@ -641,13 +637,8 @@ struct EdgeCosts {
       s = 1 + (k < strips - 2 ? k : strips - 2);
       r -= (s - 1) * inner;
     }
-    // the y-tile, the same way
-    const bool xs = xe && (s == 0 || s == strips - 1);
-    auto tile_weight = [&](std::int64_t y) {
-      return xs || (ye && (y == 0 || y == ytiles - 1)) ? edge : plain;
-    };
-    std::int64_t y = 0;
-    const std::int64_t top = tile_weight(0) * span(), mid = tile_weight(1) * span();
+    std::int64_t y = 0;  // the y-tile, the same way
+    const std::int64_t top = weight(s, 0) * span(), mid = weight(s, 1) * span();
     if (ytiles > 1 && r >= top) {
       r -= top;
       const std::int64_t k = ytiles > 2 ? r / mid : 0;
@@ -655,7 +646,7 @@ struct EdgeCosts {
       r -= (y - 1) * mid;
     }
     // the plane: before plane z (0 < z < nz) lie z + ends planes of cost, before nz, nz + 2 ends
-    const std::int64_t w = tile_weight(y), k = (r + w - 1) / w - ends;
+    const std::int64_t w = weight(s, y), k = (r + w - 1) / w - ends;
     const std::int64_t z = r == 0 ? 0 : k < 1 ? 1 : k < nz ? k : nz;
     return ((b * per) + s * ytiles + y) * nz + z;
   }
