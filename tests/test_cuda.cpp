@@ -359,13 +359,18 @@ void block_ring_modes(const std::vector<Volume>& volumes, const std::vector<std:
 }
 
 // Volumes with partial last strips and y-tiles, one strip holding both row ends, a first y-tile
-// that also meets the last row, axes too short for the kernel to apply their mode (2R + 1
-// elements), a batch; under the defaults (equal runs from r = 2, so a block marches several
+// that also meets the last row, y axes of one tile and a row more (wrap's seam tile, whose warps
+// may straddle the seam, and the last tile of one row), axes too short for the kernel to apply
+// their mode (2R + 1 elements) or for the seam tile, a batch; under the defaults (equal runs from r = 2, so a block marches several
 // tiles) and the tunings that force z-chunks, short runs, four and one y-rows per warp, and the
 // per-warp kernels. An origin that moves the window off centre.
 TEST(CudaFast, BlockRingAppliesTheModesAtEveryEdge) {
   SKIP_WITHOUT_GPU();
-  block_ring_modes({{{12, 40, 264}, 1}, {{9, 17, 128}, 1}, {{5, 7, 12}, 2}, {{6, 5, 8}, 1}},
+  block_ring_modes({{{12, 40, 264}, 1},
+                    {{9, 17, 128}, 1},
+                    {{4, 16, 20}, 1},
+                    {{5, 7, 12}, 2},
+                    {{6, 5, 8}, 1}},
                    {"", "runs=0", "slots=2,runs=1,chunk=5", "runs=1,edge_cost=100", "rows_3d=4",
                     "rows_3d=1", "feed=tma"});
   Edges shifted = Edges::all(Boundary::reflect);

@@ -45,9 +45,11 @@ struct Work : ArrayShape {
   // Boundary modes a kernel may apply itself (the 3-D block ring; the others ignore them), -1
   // for zeros: ghost planes copied from the planes zmode maps them to (every mode but constant),
   // and ghost rows and columns set under ymode and xmode (every mode; the caller gives them
-  // only where the axis has 2R + 1 elements or more, and not wrap along y). launch_3d reports
-  // which it applied, and the border pass leaves those axes alone.
-  int zmode = -1, ymode = -1, xmode = -1;
+  // only where the axis has 2R + 1 elements or more). launch_3d reports which it applied, and
+  // the border pass leaves those axes alone. yseam: set by the block ring's launcher for wrap
+  // along y (then ymode is -1), the rows its y-tiles start higher so that the first spans the
+  // seam.
+  int zmode = -1, ymode = -1, xmode = -1, yseam = 0;
   float cval = 0.f;
 };
 

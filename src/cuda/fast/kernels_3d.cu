@@ -236,6 +236,20 @@ struct TileSlot {
   // Most ghost cells a slot sets: 2R rows of the box, and 2R columns of the others.
   static constexpr int kPatches = EDGES ? 2 * R * (W + H) : 1;
   static_assert(kBytes / int(sizeof(float)) < 0xffff, "a patch's offsets fit in 16 bits");
+  // Wrap along y (Work::yseam): the seam tile's slot holds the last kSeamRows rows of the array
+  // above its first H - kSeamRows, two copies each of the box and of a side box; kSeamRows
+  // rows of either are whole 128-byte units, so the second copy lands where a copy may.
+  static constexpr int kSeamRows = 8;
+  static_assert(kSeamRows * W * int(sizeof(float)) % 128 == 0 &&
+                    kSeamRows * kSide * int(sizeof(float)) % 128 == 0 && kSeamRows < H &&
+                    kSeamRows >= 2 * R,
+                "the seam's copies split at a 128-byte boundary, below the tile's outputs");
+};
+
+// The tensor maps of the seam tile's split copies (Work::yseam): the box's top kSeamRows rows
+// and the rest, and the same of the side boxes.
+struct SeamMaps {
+  CUtensorMap top, rest, side_top, side_rest;
 };
 
 // EDGES: the ghost cells of a segment's slots that the y and x modes set (z's ghost planes come
@@ -246,8 +260,10 @@ struct TileSlot {
 // axis has 2R + 1 elements or more) or, for wrap's columns, of a side box. Only the ghosts that a
 // stored output's window reaches, [-R, 0) and [n, n + R) on an axis whose mode is applied.
 // Returns the table's length, the same in every thread.
+// In the seam tile (`seam`) the box's rows are all the array's, those above 0 from its end.
 template <int R, int YB>
-__device__ int build_patches(std::uint32_t* table, int* count, const Work& g, int xs, int ys) {
+__device__ int build_patches(std::uint32_t* table, int* count, const Work& g, int xs, int ys,
+                             bool seam) {
   using S = TileSlot<R, YB, true>;
   __syncthreads();  // every thread has read the previous segment's count
   if (threadIdx.x == 0) *count = 0;
@@ -255,13 +271,14 @@ __device__ int build_patches(std::uint32_t* table, int* count, const Work& g, in
   const auto my = static_cast<Boundary>(g.ymode), mx = static_cast<Boundary>(g.xmode);
   for (int i = threadIdx.x; i < S::W * S::H; i += blockDim.x) {
     const int h = i / S::W, c = i % S::W;
-    const int gy = ys + h, gx = xs + c, ny = int(g.ny), nx = int(g.nx);
+    const int ny = int(g.ny), nx = int(g.nx), gx = xs + c;
+    const int gy = seam && ys + h < 0 ? ys + h + ny : ys + h;
     const bool iny = gy >= 0 && gy < ny, inx = gx >= 0 && gx < nx;
     if ((iny && inx) || gy < -R || gy >= ny + R || gx < -R || gx >= nx + R) continue;
     if ((!iny && g.ymode < 0) || (!inx && g.xmode < 0)) continue;
     int src = 0xffff;
     if ((iny || my != Boundary::constant) && (inx || mx != Boundary::constant)) {
-      const int hs = (iny ? gy : detail::map_index_as<int>(gy, ny, my)) - ys;
+      const int hs = iny ? h : detail::map_index_as<int>(gy, ny, my) - ys;  // the source row
       const int sx = inx ? gx : detail::map_index_as<int>(gx, nx, mx);
       if (!inx && mx == Boundary::wrap)
         src = (S::kSideAt + (gx < 0 ? 0 : S::kSideStride)) / int(sizeof(float)) + hs * kSide +
@@ -286,13 +303,16 @@ __device__ int build_patches(std::uint32_t* table, int* count, const Work& g, in
 // planes zmode maps them to, and after each plane lands the block sets the slot's y and x ghost
 // cells from the table of build_patches() (wrap's far columns come in the side boxes), waits at
 // a block barrier (tiles at an edge only), then reads it as the zero-ghost kernel does. `side`
-// is the tensor map of the side boxes. (Warp 0 setting the cells a plane ahead and marking the
+// is the tensor map of the side boxes. Wrap along y (Work::yseam = h): the y-tiles start h rows
+// up, so that tile 0 spans the seam (its upper rows are the array's last h, copied from there:
+// `seam`), and the last tile ends h rows short; no tile then has a ghost row to set. (Warp 0 setting the cells a plane ahead and marking the
 // slot on an mbarrier, with no block barrier, measured slower: docs/TUNING.md, Border pass.)
 template <int R, int YB, bool EDGES>
 __device__ __forceinline__ void march_segment(
     float* __restrict__ dst, const Work& g,
     const Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps, const CUtensorMap* map,
-    const CUtensorMap* side, std::uint32_t* patch_table, int* patch_count, const BlockRing& ring,
+    const CUtensorMap* side, const SeamMaps* seams, std::uint32_t* patch_table,
+    int* patch_count, const BlockRing& ring,
     BlockRing::Cursor& put, BlockRing::Cursor& get, int slots, int hints, std::int64_t strip,
     std::int64_t yt, std::int64_t b, std::int64_t z0, std::int64_t z1) {
   using S = TileSlot<R, YB, EDGES>;
@@ -302,18 +322,28 @@ __device__ __forceinline__ void march_segment(
   constexpr int NR = K + YB - 1;  // input rows per warp and plane
   constexpr int W = S::W, TY = S::TY;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const std::int64_t y = yt * TY + warp * YB;
+  const int shift = EDGES ? g.yseam : 0;  // rows the y-tiles start higher (wrap along y)
+  const bool seam = EDGES && shift > 0 && yt == 0;
+  const std::int64_t ytop = yt * TY - shift;  // the tile's first output row (seam: negative)
+  const std::int64_t y = ytop + warp * YB;
   const std::int64_t x0 = strip * (32 * kTx) + lane * kTx;
   const std::int64_t plane = g.ny * g.nx;
   // The lane's outputs: inside the rows (`cols`), as one whole 16-byte group (`full`); the
-  // warp's output rows inside the array: y .. y + rows_in - 1.
+  // warp's output rows that it stores: y .. y + rows_in - 1 (inside the array; with the seam,
+  // those from ny - shift on are the seam tile's, which stores its rows above 0 at the end).
   const bool cols = x0 < g.nx, full = g.vec && x0 + kTx <= g.nx;
-  const std::int64_t rows_in = g.ny - y;
-  float* const out0 = dst + y * g.nx;  // output row y of plane 0
+  const std::int64_t rows_in = (seam ? g.ny : g.ny - shift) - y;
+  float* const out0 = dst + (EDGES ? 0 : y * g.nx);  // output row y of plane 0 (EDGES: out_row)
+  // EDGES: the start of output row y + yy of plane `done` (the seam tile's rows above 0 at the
+  // array's end).
+  auto out_row = [&](std::int64_t done, int yy) {
+    const std::int64_t row = y + yy < 0 ? y + yy + g.ny : y + yy;
+    return dst + (done * g.ny + row) * g.nx;
+  };
 
   // Step m of the march is plane z0 - R + m (ghost planes come as zeros and add nothing).
   const int planes = int(z1 - z0) + 2 * R;
-  const int xs = int(strip * (32 * kTx)) - RA, ys = int(yt * TY) - R, zs = int(z0) - R;
+  const int xs = int(strip * (32 * kTx)) - RA, ys = int(ytop) - R, zs = int(z0) - R;
   int issued = 0;
   // With zmode, a ghost plane's box is copied from the plane the mode maps it to; with wrap
   // along x, a tile at a row end also copies the far end's columns into a side box.
@@ -327,17 +357,34 @@ __device__ __forceinline__ void march_segment(
       z = detail::map_index_as<int>(z, int(g.nz), static_cast<Boundary>(g.zmode));
     if (side_lo || side_hi) {
       ring.expect_more(put, (int(side_lo) + int(side_hi)) * S::kSideBytes);
-      if (side_lo) ring.issue_box_at(put, S::kSideAt, side, int(g.nx) - kSide, ys, z, int(b));
-      if (side_hi) ring.issue_box_at(put, S::kSideAt + S::kSideStride, side, 0, ys, z, int(b));
+      // A side box at byte `at` of the slot, from column x; the seam tile's in two copies.
+      auto side_box = [&](int at, int x) {
+        if (seam) {
+          ring.issue_box_at(put, at, &seams->side_top, x, int(g.ny) - S::kSeamRows, z, int(b));
+          ring.issue_box_at(put, at + S::kSeamRows * kSide * int(sizeof(float)),
+                            &seams->side_rest, x, 0, z, int(b));
+        } else {
+          ring.issue_box_at(put, at, side, x, ys, z, int(b));
+        }
+      };
+      if (side_lo) side_box(S::kSideAt, int(g.nx) - kSide);
+      if (side_hi) side_box(S::kSideAt + S::kSideStride, 0);
     }
-    ring.issue_box(put, map, xs, ys, z, int(b), S::kBoxBytes, hints & 1);
+    if (seam) {  // the array's last kSeamRows rows above its first H - kSeamRows
+      constexpr int kTop = S::kSeamRows * W * int(sizeof(float));
+      ring.expect_more(put, kTop);
+      ring.issue_box_at(put, 0, &seams->top, xs, int(g.ny) - S::kSeamRows, z, int(b));
+      ring.issue_box(put, &seams->rest, xs, 0, z, int(b), S::kBoxBytes - kTop, hints & 1, kTop);
+    } else {
+      ring.issue_box(put, map, xs, ys, z, int(b), S::kBoxBytes, hints & 1);
+    }
     put.next(slots);
     ++issued;
   };
   if (threadIdx.x == 0)
     while (issued + 1 < slots && issued < planes) produce();
   int patches = 0;
-  if constexpr (EDGES) patches = build_patches<R, YB>(patch_table, patch_count, g, xs, ys);
+  if constexpr (EDGES) patches = build_patches<R, YB>(patch_table, patch_count, g, xs, ys, seam);
 
   float acc[YB][K][kTx];
 #pragma unroll
@@ -387,13 +434,14 @@ __device__ __forceinline__ void march_segment(
 #pragma unroll
       for (int yy = 0; yy < YB; ++yy) {
         if (yy >= rows_in) break;
+        float* const row = EDGES ? out_row(done, yy) : o + yy * g.nx;
         const float(&a)[kTx] = acc[yy][0];
         if (full && (hints & 2))
-          store16_cs(o + yy * g.nx + x0, a[0], a[1], a[2], a[3]);
+          store16_cs(row + x0, a[0], a[1], a[2], a[3]);
         else if (full)
-          store16(o + yy * g.nx + x0, a[0], a[1], a[2], a[3]);
+          store16(row + x0, a[0], a[1], a[2], a[3]);
         else
-          store4(o + yy * g.nx, x0, g.nx, g.vec, a);
+          store4(row, x0, g.nx, g.vec, a);
       }
     }
 #pragma unroll
@@ -424,7 +472,8 @@ __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
     tile3d(float* __restrict__ out, Work g,
            Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps, std::int64_t ytiles,
            const __grid_constant__ CUtensorMap map, const __grid_constant__ CUtensorMap side,
-           int slots, std::int64_t per_block, int hints, EdgeCosts costs) {
+           const __grid_constant__ SeamMaps seams, int slots, std::int64_t per_block, int hints,
+           EdgeCosts costs) {
   using S = TileSlot<R, YB, EDGES>;
   extern __shared__ __align__(128) unsigned char ring_mem[];
   __shared__ std::uint64_t ring_bar[2][kBlockRingSlots];
@@ -444,8 +493,8 @@ __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
     const std::int64_t yt = tile % ytiles, strip = (tile / ytiles) % g.strips;
     const std::int64_t b = tile / (ytiles * g.strips);
     const std::int64_t item = b * g.nz * g.ny * g.nx;
-    march_segment<R, YB, EDGES>(out + item, g, taps, &map, &side, patch_table, &patch_count,
-                                ring, put, get, slots, hints, strip, yt, b, z0, z1);
+    march_segment<R, YB, EDGES>(out + item, g, taps, &map, &side, &seams, patch_table,
+                                &patch_count, ring, put, get, slots, hints, strip, yt, b, z0, z1);
   };
   if constexpr (RUNS) {
     const std::int64_t total = tiles * g.batch * g.nz;
@@ -472,22 +521,37 @@ __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
 
 // Runs tile3d (the policy chose the block ring). In equal runs: one block per resident slot on
 // the GPU (fewer where a run would be shorter than pol.shortest_run tile-planes). False where the
-// input's tensor map cannot be encoded after all.
+// input's tensor map cannot be encoded after all; else `applied` gets the canonical axes whose
+// modes the kernel applied.
 template <int R, int YB>
 bool launch_tile(const float* in, float* out, Work g,
                  const Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps,
-                 const FastPolicy& pol, cudaStream_t stream) {
-  constexpr int W = TileSlot<R, YB, false>::W, TY = TileSlot<R, YB, false>::TY;
-  constexpr int H = TileSlot<R, YB, false>::H;
-  const bool edges = g.zmode >= 0 || g.ymode >= 0 || g.xmode >= 0;
+                 const FastPolicy& pol, cudaStream_t stream, unsigned* applied) {
+  using S = TileSlot<R, YB, true>;
+  constexpr int W = S::W, TY = S::TY, H = S::H;
+  // Wrap along y: the seam tile, where the axis holds a whole tile (else the border pass's).
+  if (g.ymode == int(Boundary::wrap)) {
+    g.ymode = -1;
+    if (g.ny >= TY) g.yseam = S::kSeamRows - R;
+  }
+  const bool edges = g.zmode >= 0 || g.ymode >= 0 || g.xmode >= 0 || g.yseam > 0;
+  const bool wrap_x = g.xmode == int(Boundary::wrap);
   CUtensorMap map{}, side{};
-  if (!make_row_map(&map, in, int(sizeof(float)), g.nx, g.ny, g.nz, g.batch, W, H,
-                    pol.l2_promotion))
+  SeamMaps seams{};
+  auto encode = [&](CUtensorMap* m, int w, int rows) {
+    return make_row_map(m, in, int(sizeof(float)), g.nx, g.ny, g.nz, g.batch, w, rows,
+                        pol.l2_promotion);
+  };
+  if (!encode(&map, W, H) || (wrap_x && !encode(&side, kSide, H)) ||
+      (g.yseam > 0 && (!encode(&seams.top, W, S::kSeamRows) ||
+                       !encode(&seams.rest, W, H - S::kSeamRows))) ||
+      (g.yseam > 0 && wrap_x &&
+       (!encode(&seams.side_top, kSide, S::kSeamRows) ||
+        !encode(&seams.side_rest, kSide, H - S::kSeamRows))))
     return false;
-  if (g.xmode == int(Boundary::wrap) &&
-      !make_row_map(&side, in, int(sizeof(float)), g.nx, g.ny, g.nz, g.batch, kSide, H,
-                    pol.l2_promotion))
-    return false;
+  if (applied)
+    *applied |= (g.zmode >= 0 ? kAxisZ : 0u) | (g.ymode >= 0 || g.yseam > 0 ? kAxisY : 0u) |
+                (g.xmode >= 0 ? kAxisX : 0u);
   const int slots = pol.slots;
   const std::size_t smem =
       std::size_t(slots) * (edges ? TileSlot<R, YB, true>::kBytes : TileSlot<R, YB, false>::kBytes);
@@ -519,13 +583,13 @@ bool launch_tile(const float* in, float* out, Work g,
         g.items = (cost + per_block - 1) / per_block;
       }
       kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(
-          out, g, taps, ytiles, map, side, slots, per_block, pol.hints, costs);
+          out, g, taps, ytiles, map, side, seams, slots, per_block, pol.hints, costs);
     } else {
       fit_chunks(g, g.nz, tiles, R, resident_blocks(kernel, 32 * kTileWarps, smem, sms),
                  pol.chunk);
       g.items = tiles * g.chunks;
       kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(
-          out, g, taps, ytiles, map, side, slots, 0, pol.hints, costs);
+          out, g, taps, ytiles, map, side, seams, slots, 0, pol.hints, costs);
     }
   };
   if (pol.runs)
@@ -620,16 +684,15 @@ void run(const T* in, T* out, const Work& g, const FastPolicy& pol, const double
   bool launched = false;
   if constexpr (std::is_same<T, float>::value && R >= 1) {
     if (pol.path.feed == Feed::kBlock) {
+      // The block ring applies the modes it was given (Work::zmode, ymode, xmode).
       if constexpr (R <= 2) {  // four rows per warp: block ring, r <= 2
         if (pol.path.rows_per_warp == 4)
-          launched = launch_tile<R, 4>(in, out, g, taps, pol, stream);
+          launched = launch_tile<R, 4>(in, out, g, taps, pol, stream, applied);
       }
-      if (pol.path.rows_per_warp == 2) launched = launch_tile<R, 2>(in, out, g, taps, pol, stream);
-      if (pol.path.rows_per_warp == 1) launched = launch_tile<R, 1>(in, out, g, taps, pol, stream);
-      // The block ring applies the modes it was given (Work::zmode, ymode, xmode).
-      if (launched && applied)
-        *applied |= (g.zmode >= 0 ? kAxisZ : 0u) | (g.ymode >= 0 ? kAxisY : 0u) |
-                    (g.xmode >= 0 ? kAxisX : 0u);
+      if (pol.path.rows_per_warp == 2)
+        launched = launch_tile<R, 2>(in, out, g, taps, pol, stream, applied);
+      if (pol.path.rows_per_warp == 1)
+        launched = launch_tile<R, 1>(in, out, g, taps, pol, stream, applied);
       if (!launched) launch_rows<T, R>(in, out, g, taps, pol, pol.fallback, stream);
       launched = true;
     }

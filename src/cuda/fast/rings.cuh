@@ -284,13 +284,13 @@ struct BlockRing {
   __device__ __forceinline__ void acquire(const Cursor& c) const {
     if (c.use > 0) wait_on(empty + c.k, (c.use - 1) & 1u);
   }
-  // Producer: the slot = the box of the 4-D tensor map whose first element is (x, y, z, b),
-  // `bytes` the box's size.
+  // Producer: the box of the 4-D tensor map whose first element is (x, y, z, b) into the slot
+  // at byte offset `to` (a multiple of 128), `bytes` the box's size; it arrives on the step.
   // With evict_last, the L2 keeps the box's bytes as last to evict (the neighbouring tiles read
   // the same halo rows).
   __device__ __forceinline__ void issue_box(const Cursor& c, const CUtensorMap* map, int x, int y,
-                                            int z, int b, int bytes,
-                                            bool evict_last = false) const {
+                                            int z, int b, int bytes, bool evict_last = false,
+                                            int to = 0) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const std::uint32_t bar = expect(c, bytes);
     if (evict_last) {
@@ -299,12 +299,12 @@ struct BlockRing {
       asm volatile(
           "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
           ".L2::cache_hint [%0], [%1, {%2, %3, %4, %5}], [%6], %7;\n" ::"r"(
-              shared_address(base + c.k * stride)),
+              shared_address(base + c.k * stride + to)),
           "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(b), "r"(bar),
           "l"(policy)
           : "memory");
     } else {
-      copy_box(base + c.k * stride, map, x, y, z, b, bar);
+      copy_box(base + c.k * stride + to, map, x, y, z, b, bar);
     }
 #endif
   }

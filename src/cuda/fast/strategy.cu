@@ -135,9 +135,10 @@ class FastStrategy final : public Strategy {
             : p.rank() == 3 && pol.path.feed == Feed::kBlock
                 ? "; the block ring applies the boundary modes itself (ghost planes copied from "
                   "the planes they map to, ghost rows and columns set in each slot from the tile, "
-                  "wrap's far columns copied beside it), and a border pass recomputes the outputs "
-                  "within reach of the edges it leaves (y under wrap, z under a nonzero cval, axes "
-                  "shorter than 2r + 1)"
+                  "wrap's far columns copied beside it, and under wrap along y the first y-tile "
+                  "spanning the seam, its rows copied from both ends), and a border pass "
+                  "recomputes the outputs within reach of the edges it leaves (z under a nonzero "
+                  "cval, axes shorter than 2r + 1, y under wrap where it is shorter than a tile)"
                 : "; then a border pass recomputes the outputs within reach of an edge under the "
                   "boundary modes");
   }
@@ -185,13 +186,13 @@ class FastStrategy final : public Strategy {
       g.strips = ceil_div(d.x, 32 * kTx);  // the launcher splits the planes into chunks
       // The 3D block ring copies ghost planes from the planes the mode maps them to (every
       // mode but constant) and sets ghost rows and columns from the tile it holds: every mode
-      // where the axis has 2R + 1 elements (the cells a ghost maps to then lie in the tile), but
-      // wrap along y, whose rows lie at the other end (the border pass's).
+      // where the axis has 2R + 1 elements (the cells a ghost maps to then lie in the tile;
+      // wrap's far columns and rows come in copies of their own).
       const Boundary mz = p.mode(0), my = p.mode(1), mx = p.mode(2);
       if (!p.zero_ghosts()) {
         const std::int64_t room = 2 * std::int64_t(pol.radius) + 1;
         g.zmode = mz == Boundary::constant ? -1 : int(mz);
-        g.ymode = p.zero_ghosts(1) || my == Boundary::wrap || d.y < room ? -1 : int(my);
+        g.ymode = p.zero_ghosts(1) || d.y < room ? -1 : int(my);
         g.xmode = p.zero_ghosts(2) || d.x < room ? -1 : int(mx);
         g.cval = float(p.cval());
       }
