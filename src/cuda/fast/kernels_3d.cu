@@ -333,13 +333,9 @@ __device__ __forceinline__ void march_segment(
   // those from ny - shift on are the seam tile's, which stores its rows above 0 at the end).
   const bool cols = x0 < g.nx, full = g.vec && x0 + kTx <= g.nx;
   const std::int64_t rows_in = (seam ? g.ny : g.ny - shift) - y;
-  float* const out0 = dst + (EDGES ? 0 : y * g.nx);  // output row y of plane 0 (EDGES: out_row)
-  // EDGES: the start of output row y + yy of plane `done` (the seam tile's rows above 0 at the
-  // array's end).
-  auto out_row = [&](std::int64_t done, int yy) {
-    const std::int64_t row = y + yy < 0 ? y + yy + g.ny : y + yy;
-    return dst + (done * g.ny + row) * g.nx;
-  };
+  // Output row y of plane 0; in the seam tile, rows above 0 lie at the array's end, and a warp
+  // whose rows cross the seam goes back a plane's length after it.
+  float* const out0 = dst + (EDGES && y < 0 ? y + g.ny : y) * g.nx;
 
   // Step m of the march is plane z0 - R + m (ghost planes come as zeros and add nothing).
   const int planes = int(z1 - z0) + 2 * R;
@@ -434,7 +430,7 @@ __device__ __forceinline__ void march_segment(
 #pragma unroll
       for (int yy = 0; yy < YB; ++yy) {
         if (yy >= rows_in) break;
-        float* const row = EDGES ? out_row(done, yy) : o + yy * g.nx;
+        float* const row = EDGES && y < 0 && y + yy >= 0 ? o + yy * g.nx - plane : o + yy * g.nx;
         const float(&a)[kTx] = acc[yy][0];
         if (full && (hints & 2))
           store16_cs(row + x0, a[0], a[1], a[2], a[3]);
