@@ -328,8 +328,9 @@ TEST(CudaFast, RingsWrapAroundOnLongStreams) {
 
 // The 3-D block ring (f32, r = 1..3, rows of a 16-byte pitch) applies the modes itself: ghost
 // planes copied from the mapped planes, ghost rows and columns set in each slot from the tile
-// (wrap's far columns from side copies), the border pass left with what it cannot. Every mode,
-// per-axis mixes, cval, both operations, radii 1..3, on the given volumes under the given tunings.
+// (wrap's far columns from side copies; wrap along y by the seam tile), the border pass left with
+// what it cannot. Every mode, per-axis mixes, cval, both operations, radii 1..3, on the given
+// volumes under the given tunings.
 struct Volume {
   Extents ext;
   std::int64_t batch;
