@@ -304,9 +304,10 @@ __device__ int build_patches(std::uint32_t* table, int* count, const Work& g, in
 // cells from the table of build_patches() (wrap's far columns come in the side boxes), waits at
 // a block barrier (tiles at an edge only), then reads it as the zero-ghost kernel does. `side`
 // is the tensor map of the side boxes. Wrap along y (Work::yseam = h): the y-tiles start h rows
-// up, so that tile 0 spans the seam (its upper rows are the array's last h, copied from there:
-// `seam`), and the last tile ends h rows short; no tile then has a ghost row to set. (Warp 0 setting the cells a plane ahead and marking the
-// slot on an mbarrier, with no block barrier, measured slower: docs/TUNING.md, Border pass.)
+// up, so that tile 0 spans the seam (`seam`: its rows above 0 are the array's last, copied from
+// there), and the last tile ends h rows short; no tile then has a ghost row to set. (Warp 0
+// setting the cells a plane ahead and marking the slot on an mbarrier, with no block barrier,
+// measured slower: docs/TUNING.md, Border pass.)
 template <int R, int YB, bool EDGES>
 __device__ __forceinline__ void march_segment(
     float* __restrict__ dst, const Work& g,
