@@ -551,7 +551,7 @@ bool launch_tile(const float* in, float* out, Work g,
                 (g.xmode >= 0 ? kAxisX : 0u);
   const int slots = pol.slots;
   const std::size_t smem =
-      std::size_t(slots) * (edges ? TileSlot<R, YB, true>::kBytes : TileSlot<R, YB, false>::kBytes);
+      std::size_t(slots) * (edges ? S::kBytes : TileSlot<R, YB, false>::kBytes);
   const std::int64_t ytiles = (g.ny + TY - 1) / TY;
   const std::int64_t tiles = ytiles * g.strips * g.batch;
   const int sms = pol.multiprocessors;
