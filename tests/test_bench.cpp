@@ -76,6 +76,21 @@ TEST(Bench, ExplainSaysWhatAutoPicksAndWhetherItWasFastest) {
   EXPECT_EQ(q.output.find("explain "), std::string::npos) << q.output;
 }
 
+// Modes per axis name the problem by all of them (quoted in CSV); one mode, by it.
+TEST(Bench, ModesPerAxis) {
+  const Result r = run_cli(
+      "bench --suite 3d --backend cpu --strategy cpu --size 12x10x9 "
+      "--radii 1 --reps 1 --warmup 0 --format csv --mode constant,wrap,reflect");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"3D 12x10x9 r=1 constant,wrap,reflect\",cpu"), std::string::npos)
+      << r.output;
+  const Result o = run_cli(
+      "bench --suite 3d --backend cpu --strategy cpu --size 12x10x9 "
+      "--radii 1 --reps 1 --warmup 0 --format csv --mode mirror");
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("3D 12x10x9 r=1 mirror,cpu"), std::string::npos) << o.output;
+}
+
 TEST(Bench, BadOptionsAreErrors) {
   const Result a = run_cli("bench --suite nope --backend cpu");
   EXPECT_NE(a.code, 0);
@@ -99,6 +114,14 @@ TEST(Bench, BadOptionsAreErrors) {
                             "--tune feed=tma,winograd=0");
   EXPECT_EQ(ok.code, 0) << ok.output;
   EXPECT_NE(ok.output.find("fast tuned: feed=tma,winograd=0"), std::string::npos) << ok.output;
+  // --mode: one mode, or one per axis where every problem of the suite has that rank.
+  const Result m = run_cli("bench --suite all --backend cpu --mode reflect,wrap");
+  EXPECT_NE(m.code, 0);
+  EXPECT_NE(m.output.find("2 modes, but the suite has a problem of rank 1"), std::string::npos)
+      << m.output;
+  const Result u = run_cli("bench --suite 3d --backend cpu --mode reflect,nope,wrap");
+  EXPECT_NE(u.code, 0);
+  EXPECT_NE(u.output.find("--mode: unknown boundary mode 'nope'"), std::string::npos) << u.output;
   std::string why;
   if (!cuda_available(&why)) {
     const Result d = run_cli("bench --backend cuda");

@@ -119,7 +119,14 @@ std::vector<double> time_cpu(const Strategy& s, const Problem& p, int warmup, in
 std::string problem_name(const Problem& p) {
   std::string s = std::to_string(p.rank()) + "D " + detail::join_extents(p.extents(), p.rank());
   s += " r=" + std::to_string(p.max_radius());
-  return p.zero_ghosts() ? s : s + " " + to_string(p.mode(0));
+  if (p.zero_ghosts()) return s;
+  s += std::string(" ") + to_string(p.mode(0));
+  for (int i = 1; i < p.rank(); ++i)
+    if (p.mode(i) != p.mode(0)) {  // modes per axis: all of them
+      for (int j = 1; j < p.rank(); ++j) s += std::string(",") + to_string(p.mode(j));
+      break;
+    }
+  return s;
 }
 
 // By halo's output rules (io/npy.hpp): a file is replaced atomically, a device, FIFO or '-'
@@ -197,9 +204,16 @@ int run_bench(const BenchArgs& a) {
   // The fast strategy's tuning (FastTuning), checked before anything runs.
   const FastTuning tuning =
       a.tune.empty() ? FastTuning{} : detail::parse_fast_tuning(a.tune, "--tune");
-  Boundary mode;
+  // One mode for every axis, or one per axis of the suite's problems (all of that rank).
+  std::vector<Boundary> modes;
   try {
-    mode = parse_boundary(a.mode);
+    for (std::size_t start = 0;;) {
+      const std::size_t end = a.mode.find(',', start);
+      modes.push_back(
+          parse_boundary(a.mode.substr(start, end == std::string::npos ? end : end - start)));
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
   } catch (const Error& e) {
     throw Error(std::string("--mode: ") + e.what());
   }
@@ -228,6 +242,11 @@ int run_bench(const BenchArgs& a) {
   const bool any_cpu = std::any_of(strats.begin(), strats.end(),
                                    [](const Strategy* s) { return s->backend() != Backend::cuda; });
   const auto problems = suite_problems(a.suite, any_gpu, a.size, a.radii);
+  for (const BenchProblem& bp : problems)
+    if (modes.size() > 1 && int(modes.size()) != bp.rank)
+      throw Error("--mode '" + detail::printable(a.mode) + "': " + std::to_string(modes.size()) +
+                  " modes, but the suite has a problem of rank " + std::to_string(bp.rank) +
+                  " (give one mode, or one per axis of a suite of one rank)");
 
   detail::Ceilings gpu_c, cpu_c;
   if (any_gpu) gpu_c = detail::measure_cuda_ceilings(DType::f32);
@@ -245,7 +264,9 @@ int run_bench(const BenchArgs& a) {
     std::mt19937_64 g(std::random_device{}());
     std::uniform_real_distribution<double> d(-1, 1);
     for (auto& x : w) x = d(g);
-    Problem p(bp.rank, bp.ext, 1, Filter(w, fshape), DType::f32, Op::correlate, Edges::all(mode));
+    Edges edges = Edges::all(modes[0]);
+    for (std::size_t i = 1; i < modes.size(); ++i) edges.mode[i] = modes[i];
+    Problem p(bp.rank, bp.ext, 1, Filter(w, fshape), DType::f32, Op::correlate, edges);
     p.set_tuning(tuning);
     for (const Strategy* s : strats) {
       nlohmann::json row;
@@ -314,7 +335,10 @@ int run_bench(const BenchArgs& a) {
     os << "suite,problem,strategy,backend,median_ms,min_ms,gbs,gflops,model_intensity,floor_ms,"
           "roofline_fraction,skipped\n";
     for (const auto& r : rows) {
-      os << r["suite"].get<std::string>() << ',' << r["problem"].get<std::string>() << ','
+      // A problem under modes per axis names them with commas: quoted, as CSV wants.
+      const std::string problem = r["problem"].get<std::string>();
+      os << r["suite"].get<std::string>() << ','
+         << (problem.find(',') == std::string::npos ? problem : '"' + problem + '"') << ','
          << r["strategy"].get<std::string>() << ',' << r["backend"].get<std::string>() << ',';
       if (r.contains("skipped")) {
         os << ",,,,,,,\"" << r["skipped"].get<std::string>() << "\"\n";

@@ -528,7 +528,10 @@ int main(int argc, char** argv) {
   bench->add_option("--size", ba.size, "override the suites' array shape of this rank, e.g. "
                                        "4096x4096");
   bench->add_option("--radii", ba.radii, "override the suite's radii, e.g. 1,2,3");
-  bench->add_option("--mode", ba.mode, "boundary mode of every problem (cval 0), as for apply")
+  bench
+      ->add_option("--mode", ba.mode,
+                   "boundary mode of every problem (cval 0), as for apply: one, or one per axis "
+                   "for a suite of one rank")
       ->capture_default_str();
   bench->add_option("--format", ba.format, "table, csv or json")->capture_default_str();
   bench->add_option("-o,--output", ba.output, "also write the results (in --format) to this file");
