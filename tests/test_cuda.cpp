@@ -327,10 +327,11 @@ TEST(CudaFast, RingsWrapAroundOnLongStreams) {
 }
 
 // The 3-D block ring (f32, r = 1..3, rows of a 16-byte pitch) applies the modes itself: ghost
-// planes copied from the mapped planes, ghost rows and columns set in each slot from the tile
-// (wrap's far columns from side copies; wrap along y by the seam tile), the border pass left with
-// what it cannot. Every mode, per-axis mixes, cval, both operations, radii 1..3, on the given
-// volumes under the given tunings.
+// planes copied from the mapped planes, ghost rows set in each slot from the tile, ghost columns
+// in the registers of the lanes at a row end up to r = 2 (one kernel per x mode) and in the slot
+// at r = 3 (wrap's far columns from side copies; wrap along y by the seam tile), the border pass
+// left with what it cannot. Every mode, per-axis mixes, cval, both operations, radii 1..3, on
+// the given volumes under the given tunings.
 struct Volume {
   Extents ext;
   std::int64_t batch;
@@ -359,7 +360,8 @@ void block_ring_modes(const std::vector<Volume>& volumes, const std::vector<std:
         }
 }
 
-// Volumes with partial last strips and y-tiles, one strip holding both row ends, a first y-tile
+// Volumes with partial last strips and y-tiles, one strip holding both row ends (and one lane
+// both, at 4 columns: its x ghosts on both sides set in its registers), a first y-tile
 // that also meets the last row, y axes of one tile and a row more (wrap's seam tile, whose warps
 // may straddle the seam, and the last tile of one row), axes too short for the kernel to apply
 // their mode (2R + 1 elements) or for the seam tile, a batch; under the defaults (equal runs from r = 2, so a block marches several
@@ -371,7 +373,8 @@ TEST(CudaFast, BlockRingAppliesTheModesAtEveryEdge) {
                     {{9, 17, 128}, 1},
                     {{4, 16, 20}, 1},
                     {{5, 7, 12}, 2},
-                    {{6, 5, 8}, 1}},
+                    {{6, 5, 8}, 1},
+                    {{5, 9, 4}, 1}},
                    {"", "runs=0", "slots=2,runs=1,chunk=5", "runs=1,edge_cost=100", "rows_3d=4",
                     "rows_3d=1", "feed=tma"});
   Edges shifted = Edges::all(Boundary::reflect);

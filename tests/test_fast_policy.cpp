@@ -283,7 +283,7 @@ TEST(FastPolicy, ThreeDimensionalDefaults) {
   EXPECT_EQ(p.box_rows, 20);
   EXPECT_TRUE(p.runs);
   EXPECT_EQ(p.shortest_run, 16);
-  EXPECT_EQ(p.edge_cost, 6);  // a tile-plane at an edge, with modes: 6% more in the runs
+  EXPECT_EQ(p.edge_cost, 30);  // a tile-plane at a y edge, with modes: 30% more in the runs
   EXPECT_EQ(p.fallback.feed, Feed::kRing);
   p = p3(3);
   EXPECT_EQ(p.path.feed, Feed::kBlock);

@@ -13,9 +13,10 @@ namespace halo::detail {
 
 // The input index that coordinate i reads, or -1 for cval (constant mode outside the array), in
 // the integer type I: map_index() below, or int where a kernel's coordinates are 32-bit (a
-// 64-bit remainder is a call on the GPU).
+// 64-bit remainder is a call on the GPU). constexpr, so that a kernel may map its ghost cells at
+// compile time.
 template <class I>
-HALO_HOST_DEVICE inline I map_index_as(I i, I n, Boundary m) {
+HALO_HOST_DEVICE constexpr I map_index_as(I i, I n, Boundary m) {
   if (i >= 0 && i < n) return i;
   switch (m) {
     case Boundary::constant:

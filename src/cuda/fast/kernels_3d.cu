@@ -233,8 +233,8 @@ struct TileSlot {
   static constexpr int kSideAt = slot_size(kBoxBytes);      // bytes: the left side box
   static constexpr int kSideStride = slot_size(kSideBytes);  // bytes: the right one after it
   static constexpr int kBytes = EDGES ? kSideAt + 2 * kSideStride : slot_size(kBoxBytes);
-  // Most ghost cells a slot sets: 2R rows of the box, and 2R columns of the others.
-  static constexpr int kPatches = EDGES ? 2 * R * (W + H) : 1;
+  // Most ghost cells a slot sets: 2R rows of the box and of the side boxes, and 2R columns.
+  static constexpr int kPatches = EDGES ? 2 * R * (W + H + 2 * kSide) : 1;
   static_assert(kBytes / int(sizeof(float)) < 0xffff, "a patch's offsets fit in 16 bits");
   // Wrap along y (Work::yseam): the seam tile's slot holds the last kSeamRows rows of the array
   // above its first H - kSeamRows, two copies each of the box and of a side box; kSeamRows
@@ -252,16 +252,27 @@ struct SeamMaps {
   CUtensorMap top, rest, side_top, side_rest;
 };
 
-// EDGES: the ghost cells of a segment's slots that the y and x modes set (z's ghost planes come
-// mapped by the copies), as a table of (cell | source << 16) offsets in floats from the slot,
-// built once per segment so that a plane costs a shared load and store per cell. Source 0xffff
-// is cval. The sources are cells of the box (the rows and columns a mode maps a ghost to lie
+// The kernel template's x mode (XM): the zero-ghost kernel (no modes); the modes with the x ghost
+// cells set in the slot from the table of build_patches() (or none, where x is not applied); or
+// the x mode as an int(Boundary) (constant: cval), the x ghosts then set in registers
+// (set_x_ghosts()), up to radius kXInRegisters. Setting them in registers spares the tiles at a
+// row end their cells and block barrier, but costs every row read a select per ghost column: at
+// r = 2 the registers measured faster, at r = 3 (80 registers a thread, 3 blocks a
+// multiprocessor) the table (docs/TUNING.md, Border pass).
+constexpr int kZeroGhosts = -2, kXTable = -1;
+constexpr int kXInRegisters = 2;
+
+// The ghost cells of a segment's slots that the y mode, and with XTABLE the x mode, set (z's
+// ghost planes come mapped by the copies), as a table of (cell | source << 16) offsets in floats
+// from the slot, built once per segment so that a plane costs a shared load and store per cell.
+// Source 0xffff is cval. The cells are the ghosts that a stored output's window reaches, [-R, 0)
+// and [n, n + R) on an axis whose mode is applied; the sources are the cells a mode maps them to,
 // within R + 1 of the edge, inside the tile's box, since the host applies a mode only where the
-// axis has 2R + 1 elements or more) or, for wrap's columns, of a side box. Only the ghosts that a
-// stored output's window reaches, [-R, 0) and [n, n + R) on an axis whose mode is applied.
-// Returns the table's length, the same in every thread.
-// In the seam tile (`seam`) the box's rows are all the array's, those above 0 from its end.
-template <int R, int YB>
+// axis has 2R + 1 elements or more; wrap's far columns lie in the side boxes. Without XTABLE the
+// x ghosts are set in registers, which read a ghost row's far columns under wrap from the side
+// boxes: their ghost rows are set here too. In the seam tile (`seam`) the box's rows are all the
+// array's, those above 0 from its end. Returns the table's length, the same in every thread.
+template <int R, int YB, bool XTABLE>
 __device__ int build_patches(std::uint32_t* table, int* count, const Work& g, int xs, int ys,
                              bool seam) {
   using S = TileSlot<R, YB, true>;
@@ -269,16 +280,22 @@ __device__ int build_patches(std::uint32_t* table, int* count, const Work& g, in
   if (threadIdx.x == 0) *count = 0;
   __syncthreads();
   const auto my = static_cast<Boundary>(g.ymode), mx = static_cast<Boundary>(g.xmode);
+  const int ny = int(g.ny), nx = int(g.nx);
+  const bool xs_applied = XTABLE && g.xmode >= 0;
+  auto add = [&](int cell, int src) {
+    table[atomicAdd(count, 1)] = std::uint32_t(cell) | std::uint32_t(src) << 16;
+  };
+  // The row a ghost row gy reads, relative to the box (only where ymode is applied).
+  auto source_row = [&](int gy) { return detail::map_index_as<int>(gy, ny, my) - ys; };
   for (int i = threadIdx.x; i < S::W * S::H; i += blockDim.x) {
-    const int h = i / S::W, c = i % S::W;
-    const int ny = int(g.ny), nx = int(g.nx), gx = xs + c;
+    const int h = i / S::W, c = i % S::W, gx = xs + c;
     const int gy = seam && ys + h < 0 ? ys + h + ny : ys + h;
     const bool iny = gy >= 0 && gy < ny, inx = gx >= 0 && gx < nx;
     if ((iny && inx) || gy < -R || gy >= ny + R || gx < -R || gx >= nx + R) continue;
-    if ((!iny && g.ymode < 0) || (!inx && g.xmode < 0)) continue;
+    if ((!iny && g.ymode < 0) || (!inx && !xs_applied)) continue;
     int src = 0xffff;
     if ((iny || my != Boundary::constant) && (inx || mx != Boundary::constant)) {
-      const int hs = iny ? h : detail::map_index_as<int>(gy, ny, my) - ys;  // the source row
+      const int hs = iny ? h : source_row(gy);
       const int sx = inx ? gx : detail::map_index_as<int>(gx, nx, mx);
       if (!inx && mx == Boundary::wrap)
         src = (S::kSideAt + (gx < 0 ? 0 : S::kSideStride)) / int(sizeof(float)) + hs * kSide +
@@ -286,10 +303,59 @@ __device__ int build_patches(std::uint32_t* table, int* count, const Work& g, in
       else
         src = hs * S::W + sx - xs;
     }
-    table[atomicAdd(count, 1)] = std::uint32_t(i) | std::uint32_t(src) << 16;
+    add(i, src);
+  }
+  if constexpr (!XTABLE) {  // the side boxes' ghost rows (wrap along x)
+    const bool wrap_x = g.xmode == int(Boundary::wrap);
+    const bool side_lo = wrap_x && xs < 0, side_hi = wrap_x && xs + S::W > nx;
+    for (int i = threadIdx.x; i < 2 * kSide * S::H; i += blockDim.x) {
+      const int k = i / (kSide * S::H), h = i % (kSide * S::H) / kSide, c = i % kSide;
+      const int gy = ys + h, at = (S::kSideAt + k * S::kSideStride) / int(sizeof(float));
+      if (!(k == 0 ? side_lo : side_hi) || g.ymode < 0 || (gy >= 0 && gy < ny) || gy < -R ||
+          gy >= ny + R)
+        continue;
+      add(at + h * kSide + c, my == Boundary::constant ? 0xffff : at + source_row(gy) * kSide + c);
+    }
   }
   __syncthreads();
   return *count;
+}
+
+// The x ghost columns of one row of a slot, set in the registers of the lane that reads them
+// (XM >= 0), so that no cell of the slot is written for x and tiles at a row end need no block
+// barrier. The lane whose 16-byte group is the row's first (lo) holds columns -RA .. -1 in
+// v[0 .. RA), the one whose group is the row's last (hi, nx a multiple of 4 under the block
+// ring) columns nx .. nx + RA - 1 in v[RA + kTx ..); their sources are the lane's own columns,
+// found at compile time by the shared index map (on any axis of 2R + 1 elements or more they lie
+// within R + 1 <= kTx of the edge, where any such extent maps alike), cval, or under wrap the
+// row of a side box (the row's far end, copied beside the tile).
+template <int R, int XM>
+__device__ __forceinline__ void set_x_ghosts(float (&v)[kTx + 2 * round_up4(R)], bool lo, bool hi,
+                                             float cval, const float* side_lo,
+                                             const float* side_hi) {
+  constexpr int RA = round_up4(R);
+  static_assert(XM < 0 || (R < kTx && RA == kSide && R <= kXInRegisters),
+                "the sources lie in the lane's group; a side row is one group");
+  if constexpr (XM == int(Boundary::wrap)) {
+    if (lo) {
+      const float4 f = *reinterpret_cast<const float4*>(side_lo);
+      v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+    }
+    if (hi) {
+      const float4 f = *reinterpret_cast<const float4*>(side_hi);
+      v[RA + kTx] = f.x, v[RA + kTx + 1] = f.y, v[RA + kTx + 2] = f.z, v[RA + kTx + 3] = f.w;
+    }
+  } else if constexpr (XM >= 0) {
+    constexpr int n = 4 * kTx;  // an extent of 2R + 1 or more
+    constexpr auto m = static_cast<Boundary>(XM);
+#pragma unroll
+    for (int k = 1; k <= R; ++k) {
+      const int l = detail::map_index_as<int>(-k, n, m);         // column -k reads l
+      const int h = detail::map_index_as<int>(n - 1 + k, n, m);  // column nx - 1 + k reads h
+      v[RA - k] = lo ? (l < 0 ? cval : v[RA + l]) : v[RA - k];
+      v[RA + kTx - 1 + k] = hi ? (h < 0 ? cval : v[RA + h - (n - kTx)]) : v[RA + kTx - 1 + k];
+    }
+  }
 }
 
 // One segment of a tile3d block's run: the tile's output planes [z0, z1), marching up from input
@@ -298,24 +364,26 @@ __device__ int build_patches(std::uint32_t* table, int* count, const Work& g, in
 // accumulators shift by one plane. (Rotating them instead, the march unrolled by 2R+1 planes so
 // that nothing moves, measured slower at r = 2, where it makes five copies of a plane's FFMAs, and
 // no faster at r = 1: docs/TUNING.md, 3D block ring.)
-// EDGES: the boundary modes Work::zmode, ymode and xmode are applied (a separate instantiation,
-// so that the zero-ghost kernels keep their registers): the ghost planes are copied from the
-// planes zmode maps them to, and after each plane lands the block sets the slot's y and x ghost
-// cells from the table of build_patches() (wrap's far columns come in the side boxes), waits at
-// a block barrier (tiles at an edge only), then reads it as the zero-ghost kernel does. `side`
+// XM (kZeroGhosts: none): the boundary modes Work::zmode, ymode and xmode are applied (separate
+// instantiations, so that the zero-ghost kernels keep their registers): the ghost planes are
+// copied from the planes zmode maps them to; after each plane lands, the blocks of the tiles at
+// an edge set the slot's ghost cells from the table of build_patches() and wait at a block
+// barrier; every warp then reads it as the zero-ghost kernel does. Where XM names the x mode,
+// the table holds only ghost rows, and the lanes at a row end set their x ghost columns in
+// registers as each row is read (set_x_ghosts()). Wrap's far columns come in the side boxes. `side`
 // is the tensor map of the side boxes. Wrap along y (Work::yseam = h): the y-tiles start h rows
 // up, so that tile 0 spans the seam (`seam`: its rows above 0 are the array's last, copied from
 // there), and the last tile ends h rows short; no tile then has a ghost row to set. (Warp 0
 // setting the cells a plane ahead and marking the slot on an mbarrier, with no block barrier,
 // measured slower: docs/TUNING.md, Border pass.)
-template <int R, int YB, bool EDGES>
+template <int R, int YB, int XM>
 __device__ __forceinline__ void march_segment(
     float* __restrict__ dst, const Work& g,
     const Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps, const CUtensorMap* map,
-    const CUtensorMap* side, const SeamMaps* seams, std::uint32_t* patch_table,
-    int* patch_count, const BlockRing& ring,
-    BlockRing::Cursor& put, BlockRing::Cursor& get, int slots, int hints, std::int64_t strip,
-    std::int64_t yt, std::int64_t b, std::int64_t z0, std::int64_t z1) {
+    const CUtensorMap* side, const SeamMaps* seams, std::uint32_t* patch_table, int* patch_count,
+    const BlockRing& ring, BlockRing::Cursor& put, BlockRing::Cursor& get, int slots, int hints,
+    std::int64_t strip, std::int64_t yt, std::int64_t b, std::int64_t z0, std::int64_t z1) {
+  constexpr bool EDGES = XM != kZeroGhosts;
   using S = TileSlot<R, YB, EDGES>;
   constexpr int K = 2 * R + 1;
   constexpr int RA = round_up4(R);
@@ -333,6 +401,8 @@ __device__ __forceinline__ void march_segment(
   // warp's output rows that it stores: y .. y + rows_in - 1 (inside the array; with the seam,
   // those from ny - shift on are the seam tile's, which stores its rows above 0 at the end).
   const bool cols = x0 < g.nx, full = g.vec && x0 + kTx <= g.nx;
+  // The lanes whose columns start or end a row (set_x_ghosts()).
+  const bool xlo = XM >= 0 && x0 == 0, xhi = XM >= 0 && x0 + kTx == g.nx;
   const std::int64_t rows_in = (seam ? g.ny : g.ny - shift) - y;
   // Output row y of plane 0; in the seam tile, rows above 0 lie at the array's end, and a warp
   // whose rows cross the seam goes back a plane's length after it.
@@ -381,7 +451,8 @@ __device__ __forceinline__ void march_segment(
   if (threadIdx.x == 0)
     while (issued + 1 < slots && issued < planes) produce();
   int patches = 0;
-  if constexpr (EDGES) patches = build_patches<R, YB>(patch_table, patch_count, g, xs, ys, seam);
+  if constexpr (EDGES)
+    patches = build_patches<R, YB, XM == kXTable>(patch_table, patch_count, g, xs, ys, seam);
 
   float acc[YB][K][kTx];
 #pragma unroll
@@ -416,10 +487,15 @@ __device__ __forceinline__ void march_segment(
         }
       }
       const float* rows = ring.at<float>(get) + warp * YB * W + lane * kTx;
+      // The warp's first row in the side boxes (wrap along x).
+      const float* sides =
+          ring.at<float>(get) + S::kSideAt / int(sizeof(float)) + warp * YB * kSide;
 #pragma unroll
       for (int t = 0; t < NR; ++t) {  // input row y - R + t
         float v[NV];
         read_groups(rows + t * W, v);
+        set_x_ghosts<R, XM>(v, xlo, xhi, g.cval, sides + t * kSide,
+                            sides + S::kSideStride / int(sizeof(float)) + t * kSide);
         add_row<float, R, YB>(acc, v, t, taps);
       }
     }
@@ -463,14 +539,16 @@ __host__ __device__ constexpr int tile_min_blocks(int R, int YB, bool runs) {
 }
 
 // With RUNS, the blocks take equal runs (per_block planes each), else z-chunks (per_block 0).
-// With EDGES, the modes are applied (march_segment); `side` is then the side boxes' tensor map.
-template <int R, int YB, bool RUNS, bool EDGES>
+// Unless XM is kZeroGhosts, the modes are applied (march_segment); `side` is then the side boxes'
+// tensor map.
+template <int R, int YB, bool RUNS, int XM>
 __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
     tile3d(float* __restrict__ out, Work g,
            Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps, std::int64_t ytiles,
            const __grid_constant__ CUtensorMap map, const __grid_constant__ CUtensorMap side,
            const __grid_constant__ SeamMaps seams, int slots, std::int64_t per_block, int hints,
            EdgeCosts costs) {
+  constexpr bool EDGES = XM != kZeroGhosts;
   using S = TileSlot<R, YB, EDGES>;
   extern __shared__ __align__(128) unsigned char ring_mem[];
   __shared__ std::uint64_t ring_bar[2][kBlockRingSlots];
@@ -490,8 +568,8 @@ __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
     const std::int64_t yt = tile % ytiles, strip = (tile / ytiles) % g.strips;
     const std::int64_t b = tile / (ytiles * g.strips);
     const std::int64_t item = b * g.nz * g.ny * g.nx;
-    march_segment<R, YB, EDGES>(out + item, g, taps, &map, &side, &seams, patch_table,
-                                &patch_count, ring, put, get, slots, hints, strip, yt, b, z0, z1);
+    march_segment<R, YB, XM>(out + item, g, taps, &map, &side, &seams, patch_table, &patch_count,
+                             ring, put, get, slots, hints, strip, yt, b, z0, z1);
   };
   if constexpr (RUNS) {
     const std::int64_t total = tiles * g.batch * g.nz;
@@ -514,6 +592,30 @@ __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
     march(item / (tiles * g.chunks) * tiles + item % tiles, z0,
           z0 + g.chunk < g.nz ? z0 + g.chunk : g.nz);
   }
+}
+
+// Calls go(kernel, RUNS) with the tile3d kernel of the layout and the x mode (a function, not a
+// generic lambda: nvcc then registers every kernel it names).
+template <int R, int YB, bool RUNS, class Go>
+void pick_tile3d(bool edges, int xmode, Go&& go) {
+  if (!edges) return go(tile3d<R, YB, RUNS, kZeroGhosts>, RUNS);
+  if constexpr (R <= kXInRegisters) {
+    switch (xmode) {
+      case int(Boundary::constant):
+        return go(tile3d<R, YB, RUNS, int(Boundary::constant)>, RUNS);
+      case int(Boundary::nearest):
+        return go(tile3d<R, YB, RUNS, int(Boundary::nearest)>, RUNS);
+      case int(Boundary::reflect):
+        return go(tile3d<R, YB, RUNS, int(Boundary::reflect)>, RUNS);
+      case int(Boundary::mirror):
+        return go(tile3d<R, YB, RUNS, int(Boundary::mirror)>, RUNS);
+      case int(Boundary::wrap):
+        return go(tile3d<R, YB, RUNS, int(Boundary::wrap)>, RUNS);
+      default:
+        break;
+    }
+  }
+  go(tile3d<R, YB, RUNS, kXTable>, RUNS);
 }
 
 // Runs tile3d (the policy chose the block ring). In equal runs: one block per resident slot on
@@ -564,7 +666,7 @@ bool launch_tile(const float* in, float* out, Work g,
     costs.ends = g.zmode >= 0 ? R : 0;
     costs.plain = 100;
     costs.edge = 100 + pol.edge_cost;
-    costs.xe = g.xmode >= 0;
+    costs.xe = g.xmode >= 0 && R > kXInRegisters;  // x ghosts in the table: its cells
     costs.ye = g.ymode >= 0;
   }
   auto go = [&](auto kernel, bool runs) {
@@ -590,9 +692,9 @@ bool launch_tile(const float* in, float* out, Work g,
     }
   };
   if (pol.runs)
-    edges ? go(tile3d<R, YB, true, true>, true) : go(tile3d<R, YB, true, false>, true);
+    pick_tile3d<R, YB, true>(edges, g.xmode, go);
   else
-    edges ? go(tile3d<R, YB, false, true>, false) : go(tile3d<R, YB, false, false>, false);
+    pick_tile3d<R, YB, false>(edges, g.xmode, go);
   return true;
 }
 

@@ -134,9 +134,10 @@ class FastStrategy final : public Strategy {
            (p.zero_ghosts() ? ""
             : p.rank() == 3 && pol.path.feed == Feed::kBlock
                 ? "; the block ring applies the boundary modes itself (ghost planes copied from "
-                  "the planes they map to, ghost rows and columns set in each slot from the tile, "
-                  "wrap's far columns copied beside it, and under wrap along y the first y-tile "
-                  "spanning the seam, its rows copied from both ends), and a border pass "
+                  "the planes they map to, ghost rows set in each slot from the tile, ghost "
+                  "columns in the registers of the lanes at a row end (at r = 3 in the slot), "
+                  "wrap's far columns copied beside the tile, and under wrap along y the first "
+                  "y-tile spanning the seam, its rows copied from both ends), and a border pass "
                   "recomputes the outputs within reach of the edges it leaves (z under a nonzero "
                   "cval, axes shorter than 2r + 1, y under wrap where it is shorter than a tile)"
                 : "; then a border pass recomputes the outputs within reach of an edge under the "
