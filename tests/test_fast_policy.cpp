@@ -291,6 +291,17 @@ TEST(FastPolicy, ThreeDimensionalDefaults) {
   EXPECT_EQ(p.box_rows, 14);
   EXPECT_EQ(p.shortest_run, 24);
   EXPECT_EQ(p.edge_cost, 3);
+  // Under the modes, the default layouts up to r = 2 set the x ghosts in registers (their
+  // kernels are compiled); r = 3, and the layouts only tuning reaches, from the table.
+  for (const int r : {1, 2}) {
+    const FastPolicy d = p3(r);
+    EXPECT_TRUE(x_ghosts_in_registers(r, d.path.rows_per_warp, d.runs)) << "r = " << r;
+    const FastPolicy t = p3(r, "rows_3d=4");
+    EXPECT_FALSE(x_ghosts_in_registers(r, t.path.rows_per_warp, t.runs)) << "r = " << r;
+    const FastPolicy u = p3(r, r == 1 ? "runs=1" : "runs=0");
+    EXPECT_FALSE(x_ghosts_in_registers(r, u.path.rows_per_warp, u.runs)) << "r = " << r;
+  }
+  EXPECT_FALSE(x_ghosts_in_registers(3, p.path.rows_per_warp, p.runs));
   // r = 4: the per-warp TMA ring, 2 slots of 2R + 1 rows, 256-byte promotion.
   p = p3(4);
   EXPECT_EQ(p.path.feed, Feed::kTma);

@@ -255,12 +255,11 @@ struct SeamMaps {
 // The kernel template's x mode (XM): the zero-ghost kernel (no modes); the modes with the x ghost
 // cells set in the slot from the table of build_patches() (or none, where x is not applied); or
 // the x mode as an int(Boundary) (constant: cval), the x ghosts then set in registers
-// (set_x_ghosts()), up to radius kXInRegisters. Setting them in registers spares the tiles at a
-// row end their cells and block barrier, but costs every row read a select per ghost column: at
-// r = 2 the registers measured faster, at r = 3 (80 registers a thread, 3 blocks a
-// multiprocessor) the table (docs/TUNING.md, Border pass).
+// (set_x_ghosts(); the layouts of x_ghosts_in_registers()). Setting them in registers spares
+// the tiles at a row end their cells and block barrier, but costs every row read a select per
+// ghost column: at r = 2 the registers measured faster, at r = 3 the table (docs/TUNING.md,
+// Border pass).
 constexpr int kZeroGhosts = -2, kXTable = -1;
-constexpr int kXInRegisters = 2;
 
 // The ghost cells of a segment's slots that the y mode, and with XTABLE the x mode, set (z's
 // ghost planes come mapped by the copies), as a table of (cell | source << 16) offsets in floats
@@ -281,7 +280,7 @@ __device__ int build_patches(std::uint32_t* table, int* count, const Work& g, in
   __syncthreads();
   const auto my = static_cast<Boundary>(g.ymode), mx = static_cast<Boundary>(g.xmode);
   const int ny = int(g.ny), nx = int(g.nx);
-  const bool xs_applied = XTABLE && g.xmode >= 0;
+  const bool x_in_table = XTABLE && g.xmode >= 0;
   auto add = [&](int cell, int src) {
     table[atomicAdd(count, 1)] = std::uint32_t(cell) | std::uint32_t(src) << 16;
   };
@@ -292,7 +291,7 @@ __device__ int build_patches(std::uint32_t* table, int* count, const Work& g, in
     const int gy = seam && ys + h < 0 ? ys + h + ny : ys + h;
     const bool iny = gy >= 0 && gy < ny, inx = gx >= 0 && gx < nx;
     if ((iny && inx) || gy < -R || gy >= ny + R || gx < -R || gx >= nx + R) continue;
-    if ((!iny && g.ymode < 0) || (!inx && !xs_applied)) continue;
+    if ((!iny && g.ymode < 0) || (!inx && !x_in_table)) continue;
     int src = 0xffff;
     if ((iny || my != Boundary::constant) && (inx || mx != Boundary::constant)) {
       const int hs = iny ? h : source_row(gy);
@@ -334,7 +333,7 @@ __device__ __forceinline__ void set_x_ghosts(float (&v)[kTx + 2 * round_up4(R)],
                                              float cval, const float* side_lo,
                                              const float* side_hi) {
   constexpr int RA = round_up4(R);
-  static_assert(XM < 0 || (R < kTx && RA == kSide && R <= kXInRegisters),
+  static_assert(XM < 0 || (R < kTx && RA == kSide),
                 "the sources lie in the lane's group; a side row is one group");
   if constexpr (XM == int(Boundary::wrap)) {
     if (lo) {
@@ -599,7 +598,7 @@ __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
 template <int R, int YB, bool RUNS, class Go>
 void pick_tile3d(bool edges, int xmode, Go&& go) {
   if (!edges) return go(tile3d<R, YB, RUNS, kZeroGhosts>, RUNS);
-  if constexpr (R <= kXInRegisters) {
+  if constexpr (x_ghosts_in_registers(R, YB, RUNS)) {
     switch (xmode) {
       case int(Boundary::constant):
         return go(tile3d<R, YB, RUNS, int(Boundary::constant)>, RUNS);
@@ -666,7 +665,7 @@ bool launch_tile(const float* in, float* out, Work g,
     costs.ends = g.zmode >= 0 ? R : 0;
     costs.plain = 100;
     costs.edge = 100 + pol.edge_cost;
-    costs.xe = g.xmode >= 0 && R > kXInRegisters;  // x ghosts in the table: its cells
+    costs.xe = g.xmode >= 0 && !x_ghosts_in_registers(R, YB, pol.runs);  // x in the table
     costs.ye = g.ymode >= 0;
   }
   auto go = [&](auto kernel, bool runs) {

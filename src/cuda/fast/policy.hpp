@@ -502,6 +502,15 @@ inline void policy_3d(FastPolicy& p, const Forced& f) {
 
 }  // namespace policy_detail
 
+// The block ring's layouts whose modes' kernels set the x ghost columns in registers, one kernel
+// per x mode (kernels_3d.cu, set_x_ghosts()): the defaults up to r = 2, two y-rows per warp in
+// z-chunks at r = 1 and in equal runs at r = 2. At r = 3 (80 registers a thread) the selects
+// spilled and measured slower; the layouts that only tuning reaches set them from the table too,
+// which spares the build their kernels.
+constexpr bool x_ghosts_in_registers(int R, int rows, bool runs) {
+  return R >= 1 && R <= policy_detail::kTwoRowsUpTo && rows == 2 && runs == (R >= 2);
+}
+
 // Every decision of the `fast` strategy for p on the device `dev`, for arrays of that alignment.
 // Pure: the same inputs give the same policy. p.tuning() overrides the defaults where it says.
 inline FastPolicy fast_policy(const Problem& p, const DeviceFacts& dev,
