@@ -159,10 +159,7 @@ Filter make_named_filter(const std::string& spec, int rank) {
   // key=value pairs (a bare value is stored under the key ""); a key given twice is an error.
   std::vector<std::pair<std::string, std::string>> kv;
   if (colon != std::string::npos) {
-    std::size_t start = 0;
-    for (;;) {
-      const std::size_t end = args.find(',', start);
-      const std::string item = args.substr(start, end == std::string::npos ? end : end - start);
+    for (const std::string& item : detail::split_list(args, ',')) {
       const auto eq = item.find('=');
       std::string key = eq == std::string::npos ? "" : item.substr(0, eq);
       const std::string val = eq == std::string::npos ? item : item.substr(eq + 1);
@@ -171,8 +168,6 @@ Filter make_named_filter(const std::string& spec, int rank) {
           throw Error(quoted + ": " + (key.empty() ? "a bare value" : "'" + key + "'") +
                       " is given twice");
       kv.emplace_back(std::move(key), val);
-      if (end == std::string::npos) break;
-      start = end + 1;
     }
   }
   auto no_args = [&]() {

@@ -83,19 +83,22 @@ double parse_real(const std::string& text, double lo, double hi, const std::stri
   return v;
 }
 
+std::vector<std::string> split_list(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  for (std::size_t start = 0;;) {
+    const std::size_t end = text.find(sep, start);
+    parts.push_back(text.substr(start, end == std::string::npos ? end : end - start));
+    if (end == std::string::npos) return parts;
+    start = end + 1;
+  }
+}
+
 std::vector<std::int64_t> parse_integer_list(const std::string& text, char sep, std::int64_t lo,
                                              std::int64_t hi, std::size_t min_count,
                                              std::size_t max_count, const std::string& what) {
   std::vector<std::int64_t> v;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t end = text.find(sep, start);
-    const std::string part = text.substr(start, end == std::string::npos ? end : end - start);
-    v.push_back(parse_integer(part, lo, hi,
-                              what + " '" + printable(text) + "': each value"));
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
+  for (const std::string& part : split_list(text, sep))
+    v.push_back(parse_integer(part, lo, hi, what + " '" + printable(text) + "': each value"));
   if (v.size() < min_count || v.size() > max_count) {
     const std::string count = min_count == max_count
                                   ? std::to_string(min_count)

@@ -21,6 +21,10 @@ std::int64_t parse_integer(const std::string& text, std::int64_t lo, std::int64_
 // A finite decimal real: [-]digits[.digits][e[-]digits] (also ".5" and "5."), in [lo, hi].
 double parse_real(const std::string& text, double lo, double hi, const std::string& what);
 
+// The parts of `text` between the separators `sep`, empty ones included ("a,,b" is three parts, ""
+// one): every list on the command line and in filter and tuning specs is cut by this.
+std::vector<std::string> split_list(const std::string& text, char sep);
+
 // Integers in [lo, hi] separated by `sep` ("4096x4096", "8,16,32"), between min_count and
 // max_count of them.
 std::vector<std::int64_t> parse_integer_list(const std::string& text, char sep, std::int64_t lo,

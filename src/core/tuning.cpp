@@ -109,10 +109,7 @@ namespace detail {
 FastTuning parse_fast_tuning(const std::string& text, const std::string& what) {
   FastTuning t;
   std::vector<std::string> seen;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t end = text.find(',', start);
-    const std::string item = text.substr(start, end == std::string::npos ? end : end - start);
+  for (const std::string& item : split_list(text, ',')) {
     const std::size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
       throw Error(what + " '" + printable(text) + "': expected KEY=VALUE[,KEY=VALUE...], got '" +
@@ -144,8 +141,6 @@ FastTuning parse_fast_tuning(const std::string& text, const std::string& what) {
     }
     if (!in_range(*field, v)) throw Error(expected);
     set(*field, t, v);
-    if (end == std::string::npos) break;
-    start = end + 1;
   }
   return t;
 }

@@ -120,13 +120,14 @@ std::string problem_name(const Problem& p) {
   std::string s = std::to_string(p.rank()) + "D " + detail::join_extents(p.extents(), p.rank());
   s += " r=" + std::to_string(p.max_radius());
   if (p.zero_ghosts()) return s;
-  s += std::string(" ") + to_string(p.mode(0));
-  for (int i = 1; i < p.rank(); ++i)
-    if (p.mode(i) != p.mode(0)) {  // modes per axis: all of them
-      for (int j = 1; j < p.rank(); ++j) s += std::string(",") + to_string(p.mode(j));
-      break;
-    }
-  return s;
+  // The mode, or where the axes differ, every axis's.
+  std::string all = to_string(p.mode(0));
+  bool same = true;
+  for (int i = 1; i < p.rank(); ++i) {
+    all += std::string(",") + to_string(p.mode(i));
+    same = same && p.mode(i) == p.mode(0);
+  }
+  return s + " " + (same ? std::string(to_string(p.mode(0))) : all);
 }
 
 // By halo's output rules (io/npy.hpp): a file is replaced atomically, a device, FIFO or '-'
@@ -207,13 +208,7 @@ int run_bench(const BenchArgs& a) {
   // One mode for every axis, or one per axis of the suite's problems (all of that rank).
   std::vector<Boundary> modes;
   try {
-    for (std::size_t start = 0;;) {
-      const std::size_t end = a.mode.find(',', start);
-      modes.push_back(
-          parse_boundary(a.mode.substr(start, end == std::string::npos ? end : end - start)));
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
+    for (const std::string& m : detail::split_list(a.mode, ',')) modes.push_back(parse_boundary(m));
   } catch (const Error& e) {
     throw Error(std::string("--mode: ") + e.what());
   }

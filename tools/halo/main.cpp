@@ -91,13 +91,7 @@ halo::Edges parse_edges(const ApplyArgs& a, int rank, int axis) {
   const int per_axis = axis_given ? 1 : rank;
   halo::Edges e;
   bool zero = false;
-  std::vector<std::string> modes;
-  for (std::size_t start = 0;;) {
-    const std::size_t end = a.mode.find(',', start);
-    modes.push_back(a.mode.substr(start, end == std::string::npos ? end : end - start));
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
+  const std::vector<std::string> modes = halo::detail::split_list(a.mode, ',');
   if (modes.size() != 1 && int(modes.size()) != per_axis)
     throw Error("--mode '" + halo::detail::printable(a.mode) + "': give one mode or " +
                 std::to_string(per_axis) + " (one per axis" + (axis_given ? " of the filter" : "") +
