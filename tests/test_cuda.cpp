@@ -364,12 +364,15 @@ void block_ring_modes(const std::vector<Volume>& volumes, const std::vector<std:
 // both, at 4 columns: its x ghosts on both sides set in its registers), a first y-tile
 // that also meets the last row, y axes of one tile and a row more (wrap's seam tile, whose warps
 // may straddle the seam, and the last tile of one row), axes too short for the kernel to apply
-// their mode (2R + 1 elements) or for the seam tile, a batch; under the defaults (equal runs from r = 2, so a block marches several
-// tiles) and the tunings that force z-chunks, short runs, four and one y-rows per warp, and the
-// per-warp kernels. An origin that moves the window off centre.
+// their mode (2R + 1 elements) or for the seam tile, rows of 136 and 264 columns (wrap's x-seam
+// tile: the narrowest row it serves, and a partial last strip) and of 128 (too narrow for it),
+// a batch; under the defaults (equal runs from r = 2, so a block marches several tiles) and the
+// tunings that force z-chunks, short runs, four and one y-rows per warp, and the per-warp
+// kernels. An origin that moves the window off centre.
 TEST(CudaFast, BlockRingAppliesTheModesAtEveryEdge) {
   SKIP_WITHOUT_GPU();
   block_ring_modes({{{12, 40, 264}, 1},
+                    {{7, 10, 136}, 2},
                     {{9, 17, 128}, 1},
                     {{4, 16, 20}, 1},
                     {{5, 7, 12}, 2},
@@ -387,7 +390,7 @@ TEST(CudaFast, BlockRingAppliesTheModesAtEveryEdge) {
 // The same on two small volumes under the defaults, small enough for the sanitizers.
 TEST(CudaSanitizer, BlockRingModesOnSmallVolumes) {
   SKIP_WITHOUT_GPU();
-  block_ring_modes({{{5, 17, 128}, 1}, {{5, 7, 12}, 2}}, {""});
+  block_ring_modes({{{5, 17, 128}, 1}, {{5, 9, 136}, 2}, {{5, 7, 12}, 2}}, {""});
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -30,6 +30,14 @@ namespace halo::cuda::fast {
 bool make_row_map(CUtensorMap* map, const void* base, int elem_bytes, std::int64_t nx,
                   std::int64_t ny, std::int64_t nz, std::int64_t batch, int box_w, int box_rows,
                   int l2_promotion);
+// The same array seen as two halves of each row, its first half_w columns and its last (a
+// dimension of extent 2 between them): a box of half_w x 2 x box_rows elements lands as rows of
+// 2 half_w elements, each the row's first half_w columns, then its last (the x-seam tile of the
+// 3-D block ring). Coordinates (0, 0, y, b * nz + z). False where make_row_map() would be, or
+// where the halves would overlap (nx < 2 half_w).
+bool make_seam_map(CUtensorMap* map, const void* base, int elem_bytes, std::int64_t nx,
+                   std::int64_t ny, std::int64_t nz, std::int64_t batch, int half_w,
+                   int box_rows, int l2_promotion);
 
 // The feed in words, for the plans (`depth`: rows in flight under the register prefetch; for
 // kTma, `depth` slots of `box_rows` rows).

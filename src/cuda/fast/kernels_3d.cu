@@ -247,9 +247,10 @@ struct TileSlot {
 };
 
 // The tensor maps of the seam tile's split copies (Work::yseam): the box's top kSeamRows rows
-// and the rest, and the same of the side boxes.
+// and the rest, and the same of the side boxes (or of the x-seam tile's box, in the kernel of x
+// mode wrap).
 struct SeamMaps {
-  CUtensorMap top, rest, side_top, side_rest;
+  CUtensorMap top, rest, xtop, xrest;
 };
 
 // The kernel template's x mode (XM): the zero-ghost kernel (no modes); the modes with the x ghost
@@ -268,12 +269,12 @@ constexpr int kZeroGhosts = -2, kXTable = -1;
 // and [n, n + R) on an axis whose mode is applied; the sources are the cells a mode maps them to,
 // within R + 1 of the edge, inside the tile's box, since the host applies a mode only where the
 // axis has 2R + 1 elements or more; wrap's far columns lie in the side boxes. Without XTABLE the
-// x ghosts are set in registers, which read a ghost row's far columns under wrap from the side
-// boxes: their ghost rows are set here too. In the seam tile (`seam`) the box's rows are all the
-// array's, those above 0 from its end. Returns the table's length, the same in every thread.
+// x ghosts are set in registers (and wrap along x takes the x-seam tile). In the seam tile
+// (`seam`) the box's rows are all the array's, those above 0 from its end; in the x-seam tile
+// (`xinside`) all its columns are. Returns the table's length, the same in every thread.
 template <int R, int YB, bool XTABLE>
 __device__ int build_patches(std::uint32_t* table, int* count, const Work& g, int xs, int ys,
-                             bool seam) {
+                             bool seam, bool xinside) {
   using S = TileSlot<R, YB, true>;
   __syncthreads();  // every thread has read the previous segment's count
   if (threadIdx.x == 0) *count = 0;
@@ -289,62 +290,41 @@ __device__ int build_patches(std::uint32_t* table, int* count, const Work& g, in
   for (int i = threadIdx.x; i < S::W * S::H; i += blockDim.x) {
     const int h = i / S::W, c = i % S::W, gx = xs + c;
     const int gy = seam && ys + h < 0 ? ys + h + ny : ys + h;
-    const bool iny = gy >= 0 && gy < ny, inx = gx >= 0 && gx < nx;
-    if ((iny && inx) || gy < -R || gy >= ny + R || gx < -R || gx >= nx + R) continue;
+    const bool iny = gy >= 0 && gy < ny, inx = xinside || (gx >= 0 && gx < nx);
+    if ((iny && inx) || gy < -R || gy >= ny + R || (!xinside && (gx < -R || gx >= nx + R)))
+      continue;
     if ((!iny && g.ymode < 0) || (!inx && !x_in_table)) continue;
     int src = 0xffff;
     if ((iny || my != Boundary::constant) && (inx || mx != Boundary::constant)) {
       const int hs = iny ? h : source_row(gy);
-      const int sx = inx ? gx : detail::map_index_as<int>(gx, nx, mx);
-      if (!inx && mx == Boundary::wrap)
+      if (inx)
+        src = hs * S::W + c;
+      else if (mx == Boundary::wrap)
         src = (S::kSideAt + (gx < 0 ? 0 : S::kSideStride)) / int(sizeof(float)) + hs * kSide +
-              (gx < 0 ? sx - (nx - kSide) : sx);
+              (gx < 0 ? gx + kSide : gx - nx);
       else
-        src = hs * S::W + sx - xs;
+        src = hs * S::W + detail::map_index_as<int>(gx, nx, mx) - xs;
     }
     add(i, src);
-  }
-  if constexpr (!XTABLE) {  // the side boxes' ghost rows (wrap along x)
-    const bool wrap_x = g.xmode == int(Boundary::wrap);
-    const bool side_lo = wrap_x && xs < 0, side_hi = wrap_x && xs + S::W > nx;
-    for (int i = threadIdx.x; i < 2 * kSide * S::H; i += blockDim.x) {
-      const int k = i / (kSide * S::H), h = i % (kSide * S::H) / kSide, c = i % kSide;
-      const int gy = ys + h, at = (S::kSideAt + k * S::kSideStride) / int(sizeof(float));
-      if (!(k == 0 ? side_lo : side_hi) || g.ymode < 0 || (gy >= 0 && gy < ny) || gy < -R ||
-          gy >= ny + R)
-        continue;
-      add(at + h * kSide + c, my == Boundary::constant ? 0xffff : at + source_row(gy) * kSide + c);
-    }
   }
   __syncthreads();
   return *count;
 }
 
 // The x ghost columns of one row of a slot, set in the registers of the lane that reads them
-// (XM >= 0), so that no cell of the slot is written for x and tiles at a row end need no block
-// barrier. The lane whose 16-byte group is the row's first (lo) holds columns -RA .. -1 in
-// v[0 .. RA), the one whose group is the row's last (hi, nx a multiple of 4 under the block
-// ring) columns nx .. nx + RA - 1 in v[RA + kTx ..); their sources are the lane's own columns,
-// found at compile time by the shared index map (on any axis of 2R + 1 elements or more they lie
-// within R + 1 <= kTx of the edge, where any such extent maps alike), cval, or under wrap the
-// row of a side box (the row's far end, copied beside the tile).
+// (XM >= 0 but wrap, which the x-seam tile serves), so that no cell of the slot is written for x
+// and tiles at a row end need no block barrier. The lane whose 16-byte group is the row's first
+// (lo) holds columns -RA .. -1 in v[0 .. RA), the one whose group is the row's last (hi, nx a
+// multiple of 4 under the block ring) columns nx .. nx + RA - 1 in v[RA + kTx ..); their sources
+// are the lane's own columns, found at compile time by the shared index map (on any axis of
+// 2R + 1 elements or more they lie within R + 1 <= kTx of the edge, where any such extent maps
+// alike), or cval.
 template <int R, int XM>
 __device__ __forceinline__ void set_x_ghosts(float (&v)[kTx + 2 * round_up4(R)], bool lo, bool hi,
-                                             float cval, const float* side_lo,
-                                             const float* side_hi) {
+                                             float cval) {
   constexpr int RA = round_up4(R);
-  static_assert(XM < 0 || (R < kTx && RA == kSide),
-                "the sources lie in the lane's group; a side row is one group");
-  if constexpr (XM == int(Boundary::wrap)) {
-    if (lo) {
-      const float4 f = *reinterpret_cast<const float4*>(side_lo);
-      v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
-    }
-    if (hi) {
-      const float4 f = *reinterpret_cast<const float4*>(side_hi);
-      v[RA + kTx] = f.x, v[RA + kTx + 1] = f.y, v[RA + kTx + 2] = f.z, v[RA + kTx + 3] = f.w;
-    }
-  } else if constexpr (XM >= 0) {
+  static_assert(XM < 0 || R < kTx, "the sources lie in the lane's group");
+  if constexpr (XM >= 0 && XM != int(Boundary::wrap)) {
     constexpr int n = 4 * kTx;  // an extent of 2R + 1 or more
     constexpr auto m = static_cast<Boundary>(XM);
 #pragma unroll
@@ -369,17 +349,23 @@ __device__ __forceinline__ void set_x_ghosts(float (&v)[kTx + 2 * round_up4(R)],
 // an edge set the slot's ghost cells from the table of build_patches() and wait at a block
 // barrier; every warp then reads it as the zero-ghost kernel does. Where XM names the x mode,
 // the table holds only ghost rows, and the lanes at a row end set their x ghost columns in
-// registers as each row is read (set_x_ghosts()). Wrap's far columns come in the side boxes. `side`
-// is the tensor map of the side boxes. Wrap along y (Work::yseam = h): the y-tiles start h rows
-// up, so that tile 0 spans the seam (`seam`: its rows above 0 are the array's last, copied from
-// there), and the last tile ends h rows short; no tile then has a ghost row to set. (Warp 0
+// registers as each row is read (set_x_ghosts()). Wrap along x: in the kernel with the table,
+// a tile at a row end copies the far end's columns into side boxes (`xmap`); in the kernel of XM
+// wrap, the strips start 64 columns (half a strip) left, and strip 0, the
+// x-seam tile, takes the row's first 64 + RA columns and its last 64 + RA as one box of W
+// columns (`xmap`: a tensor map of two halves, nx - 64 - RA columns apart); every lane then
+// reads its window from the slot's row, the window of the row's first group (lane 0) and of its
+// last (lane 31) wrapping within the row: no side box, no column read twice from memory. Wrap
+// along y (Work::yseam = h): the y-tiles start h rows up, so that tile 0 spans the seam
+// (`seam`: its rows above 0 are the array's last, copied from there), and the last tile ends h
+// rows short; no tile then has a ghost row to set. (Warp 0
 // setting the cells a plane ahead and marking the slot on an mbarrier, with no block barrier,
 // measured slower: docs/TUNING.md, Border pass.)
 template <int R, int YB, int XM>
 __device__ __forceinline__ void march_segment(
     float* __restrict__ dst, const Work& g,
     const Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps, const CUtensorMap* map,
-    const CUtensorMap* side, const SeamMaps* seams, std::uint32_t* patch_table, int* patch_count,
+    const CUtensorMap* xmap, const SeamMaps* seams, std::uint32_t* patch_table, int* patch_count,
     const BlockRing& ring, BlockRing::Cursor& put, BlockRing::Cursor& get, int slots, int hints,
     std::int64_t strip, std::int64_t yt, std::int64_t b, std::int64_t z0, std::int64_t z1) {
   constexpr bool EDGES = XM != kZeroGhosts;
@@ -394,14 +380,28 @@ __device__ __forceinline__ void march_segment(
   const bool seam = EDGES && shift > 0 && yt == 0;
   const std::int64_t ytop = yt * TY - shift;  // the tile's first output row (seam: negative)
   const std::int64_t y = ytop + warp * YB;
-  const std::int64_t x0 = strip * (32 * kTx) + lane * kTx;
+  // The x-seam tile (XSEAM): lanes 0-15 hold the row's first 64 columns, at box columns
+  // [0, 64); lanes 16-31 its last 64, at [64 + 2 RA, W); the other strips start 64 left.
+  constexpr bool XSEAM = XM == int(Boundary::wrap);
+  constexpr int kHalf = 16 * kTx;
+  const bool xseam = XSEAM && strip == 0;
+  const std::int64_t x0 = xseam ? (lane < 16 ? lane * kTx : g.nx - 2 * kHalf + lane * kTx)
+                                : strip * (32 * kTx) - (XSEAM ? kHalf : 0) + lane * kTx;
   const std::int64_t plane = g.ny * g.nx;
-  // The lane's outputs: inside the rows (`cols`), as one whole 16-byte group (`full`); the
-  // warp's output rows that it stores: y .. y + rows_in - 1 (inside the array; with the seam,
-  // those from ny - shift on are the seam tile's, which stores its rows above 0 at the end).
-  const bool cols = x0 < g.nx, full = g.vec && x0 + kTx <= g.nx;
-  // The lanes whose columns start or end a row (set_x_ghosts()).
+  // The lane's outputs: inside the rows (`cols`, and short of the x-seam tile's last columns),
+  // as one whole 16-byte group (`full`); the warp's output rows that it stores: y .. y +
+  // rows_in - 1 (inside the array; with the seam, those from ny - shift on are the seam tile's,
+  // which stores its rows above 0 at the end).
+  const std::int64_t xend = XSEAM && !xseam ? g.nx - kHalf : g.nx;
+  const bool cols = x0 < xend, full = g.vec && x0 + kTx <= xend;
+  // The lanes whose columns start or end a row (set_x_ghosts(); the x-seam tile's lanes 0, 31).
   const bool xlo = XM >= 0 && x0 == 0, xhi = XM >= 0 && x0 + kTx == g.nx;
+  // Where the lane's window starts in a slot row, and where its first and last groups do from
+  // there: in the x-seam tile, lane 0's first group is the row's last columns (box columns
+  // W - RA ..), lane 31's last group the row's first (box columns 0 ..).
+  static_assert(!XSEAM || (RA == kTx && NV == 3 * kTx), "the x-seam tile's window is 3 groups");
+  const int lane_at = lane * kTx + (xseam ? (lane < 16 ? -RA : RA) : 0);
+  const int lo_at = xseam && xlo ? W : 0, hi_at = xseam && xhi ? RA + kTx - W : RA + kTx;
   const std::int64_t rows_in = (seam ? g.ny : g.ny - shift) - y;
   // Output row y of plane 0; in the seam tile, rows above 0 lie at the array's end, and a warp
   // whose rows cross the seam goes back a plane's length after it.
@@ -409,12 +409,14 @@ __device__ __forceinline__ void march_segment(
 
   // Step m of the march is plane z0 - R + m (ghost planes come as zeros and add nothing).
   const int planes = int(z1 - z0) + 2 * R;
-  const int xs = int(strip * (32 * kTx)) - RA, ys = int(ytop) - R, zs = int(z0) - R;
+  const int xs = int(strip * (32 * kTx)) - (XSEAM ? kHalf : 0) - RA, ys = int(ytop) - R,
+            zs = int(z0) - R;
   int issued = 0;
   // With zmode, a ghost plane's box is copied from the plane the mode maps it to; with wrap
-  // along x, a tile at a row end also copies the far end's columns into a side box.
+  // along x in the kernel with the table, a tile at a row end also copies the far end's columns
+  // into a side box.
   const bool zmapped = EDGES && g.zmode >= 0;
-  const bool wrap_x = EDGES && g.xmode == int(Boundary::wrap);
+  const bool wrap_x = EDGES && !XSEAM && g.xmode == int(Boundary::wrap);
   const bool side_lo = wrap_x && xs < 0, side_hi = wrap_x && xs + W > g.nx;
   auto produce = [&] {  // thread 0: the next plane's box into the next slot
     ring.acquire(put);
@@ -426,23 +428,33 @@ __device__ __forceinline__ void march_segment(
       // A side box at byte `at` of the slot, from column x; the seam tile's in two copies.
       auto side_box = [&](int at, int x) {
         if (seam) {
-          ring.issue_box_at(put, at, &seams->side_top, x, int(g.ny) - S::kSeamRows, z, int(b));
-          ring.issue_box_at(put, at + S::kSeamRows * kSide * int(sizeof(float)),
-                            &seams->side_rest, x, 0, z, int(b));
+          ring.issue_box_at(put, at, &seams->xtop, x, int(g.ny) - S::kSeamRows, z, int(b));
+          ring.issue_box_at(put, at + S::kSeamRows * kSide * int(sizeof(float)), &seams->xrest,
+                            x, 0, z, int(b));
         } else {
-          ring.issue_box_at(put, at, side, x, ys, z, int(b));
+          ring.issue_box_at(put, at, xmap, x, ys, z, int(b));
         }
       };
       if (side_lo) side_box(S::kSideAt, int(g.nx) - kSide);
       if (side_hi) side_box(S::kSideAt + S::kSideStride, 0);
     }
+    // Coordinate k of the box from row r: (xs, r, z, b); the x-seam tile's maps index (column,
+    // half, row, batch * nz + plane).
+    auto at = [&](int r, int k) {
+      const int tile[4] = {xs, r, z, int(b)}, xtile[4] = {0, 0, r, int(b * g.nz) + z};
+      return xseam ? xtile[k] : tile[k];
+    };
     if (seam) {  // the array's last kSeamRows rows above its first H - kSeamRows
       constexpr int kTop = S::kSeamRows * W * int(sizeof(float));
+      const int top = int(g.ny) - S::kSeamRows;
       ring.expect_more(put, kTop);
-      ring.issue_box_at(put, 0, &seams->top, xs, int(g.ny) - S::kSeamRows, z, int(b));
-      ring.issue_box(put, &seams->rest, xs, 0, z, int(b), S::kBoxBytes - kTop, hints & 1, kTop);
+      ring.issue_box_at(put, 0, xseam ? &seams->xtop : &seams->top, at(top, 0), at(top, 1),
+                        at(top, 2), at(top, 3));
+      ring.issue_box(put, xseam ? &seams->xrest : &seams->rest, at(0, 0), at(0, 1), at(0, 2),
+                     at(0, 3), S::kBoxBytes - kTop, hints & 1, kTop);
     } else {
-      ring.issue_box(put, map, xs, ys, z, int(b), S::kBoxBytes, hints & 1);
+      ring.issue_box(put, xseam ? xmap : map, at(ys, 0), at(ys, 1), at(ys, 2), at(ys, 3),
+                     S::kBoxBytes, hints & 1);
     }
     put.next(slots);
     ++issued;
@@ -451,7 +463,7 @@ __device__ __forceinline__ void march_segment(
     while (issued + 1 < slots && issued < planes) produce();
   int patches = 0;
   if constexpr (EDGES)
-    patches = build_patches<R, YB, XM == kXTable>(patch_table, patch_count, g, xs, ys, seam);
+    patches = build_patches<R, YB, XM == kXTable>(patch_table, patch_count, g, xs, ys, seam, xseam);
 
   float acc[YB][K][kTx];
 #pragma unroll
@@ -485,16 +497,25 @@ __device__ __forceinline__ void march_segment(
           __syncthreads();
         }
       }
-      const float* rows = ring.at<float>(get) + warp * YB * W + lane * kTx;
-      // The warp's first row in the side boxes (wrap along x).
-      const float* sides =
-          ring.at<float>(get) + S::kSideAt / int(sizeof(float)) + warp * YB * kSide;
+      const float* rows = ring.at<float>(get) + warp * YB * W + lane_at;
+      // The x-seam tile's window groups that wrap within the row (XSEAM).
+      const float* lo_group = rows + lo_at;
+      const float* hi_group = rows + hi_at;
 #pragma unroll
       for (int t = 0; t < NR; ++t) {  // input row y - R + t
         float v[NV];
-        read_groups(rows + t * W, v);
-        set_x_ghosts<R, XM>(v, xlo, xhi, g.cval, sides + t * kSide,
-                            sides + S::kSideStride / int(sizeof(float)) + t * kSide);
+        if constexpr (XSEAM) {
+          auto group = [&](const float* p, int at) {  // v[at .. at + 4) = p[0 .. 4)
+            const float4 f = *reinterpret_cast<const float4*>(p);
+            v[at] = f.x, v[at + 1] = f.y, v[at + 2] = f.z, v[at + 3] = f.w;
+          };
+          group(lo_group + t * W, 0);
+          group(rows + t * W + RA, RA);
+          group(hi_group + t * W, RA + kTx);
+        } else {
+          read_groups(rows + t * W, v);
+          set_x_ghosts<R, XM>(v, xlo, xhi, g.cval);
+        }
         add_row<float, R, YB>(acc, v, t, taps);
       }
     }
@@ -538,13 +559,13 @@ __host__ __device__ constexpr int tile_min_blocks(int R, int YB, bool runs) {
 }
 
 // With RUNS, the blocks take equal runs (per_block planes each), else z-chunks (per_block 0).
-// Unless XM is kZeroGhosts, the modes are applied (march_segment); `side` is then the side boxes'
-// tensor map.
+// Unless XM is kZeroGhosts, the modes are applied (march_segment); `xmap` is then the side boxes'
+// tensor map, or the x-seam tile's (wrap along x).
 template <int R, int YB, bool RUNS, int XM>
 __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
     tile3d(float* __restrict__ out, Work g,
            Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps, std::int64_t ytiles,
-           const __grid_constant__ CUtensorMap map, const __grid_constant__ CUtensorMap side,
+           const __grid_constant__ CUtensorMap map, const __grid_constant__ CUtensorMap xmap,
            const __grid_constant__ SeamMaps seams, int slots, std::int64_t per_block, int hints,
            EdgeCosts costs) {
   constexpr bool EDGES = XM != kZeroGhosts;
@@ -567,7 +588,7 @@ __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
     const std::int64_t yt = tile % ytiles, strip = (tile / ytiles) % g.strips;
     const std::int64_t b = tile / (ytiles * g.strips);
     const std::int64_t item = b * g.nz * g.ny * g.nx;
-    march_segment<R, YB, XM>(out + item, g, taps, &map, &side, &seams, patch_table, &patch_count,
+    march_segment<R, YB, XM>(out + item, g, taps, &map, &xmap, &seams, patch_table, &patch_count,
                              ring, put, get, slots, hints, strip, yt, b, z0, z1);
   };
   if constexpr (RUNS) {
@@ -634,18 +655,31 @@ bool launch_tile(const float* in, float* out, Work g,
   }
   const bool edges = g.zmode >= 0 || g.ymode >= 0 || g.xmode >= 0 || g.yseam > 0;
   const bool wrap_x = g.xmode == int(Boundary::wrap);
-  CUtensorMap map{}, side{};
+  CUtensorMap map{}, xmap{};
   SeamMaps seams{};
   auto encode = [&](CUtensorMap* m, int w, int rows) {
     return make_row_map(m, in, int(sizeof(float)), g.nx, g.ny, g.nz, g.batch, w, rows,
                         pol.l2_promotion);
   };
-  if (!encode(&map, W, H) || (wrap_x && !encode(&side, kSide, H)) ||
-      (g.yseam > 0 && (!encode(&seams.top, W, S::kSeamRows) ||
-                       !encode(&seams.rest, W, H - S::kSeamRows))) ||
-      (g.yseam > 0 && wrap_x &&
-       (!encode(&seams.side_top, kSide, S::kSeamRows) ||
-        !encode(&seams.side_rest, kSide, H - S::kSeamRows))))
+  if (!encode(&map, W, H) || (g.yseam > 0 && (!encode(&seams.top, W, S::kSeamRows) ||
+                                               !encode(&seams.rest, W, H - S::kSeamRows))))
+    return false;
+  // Wrap along x: the x-seam tile where the kernel sets x in registers and the row holds both
+  // halves of it apart, else side boxes and the table.
+  bool xseam = false;
+  if (wrap_x && x_ghosts_in_registers(R, YB, pol.runs)) {
+    constexpr int kHalfW = 16 * kTx + round_up4(R);
+    auto seam_map = [&](CUtensorMap* m, int rows) {
+      return make_seam_map(m, in, int(sizeof(float)), g.nx, g.ny, g.nz, g.batch, kHalfW, rows,
+                           pol.l2_promotion);
+    };
+    xseam = seam_map(&xmap, H) && (g.yseam == 0 || (seam_map(&seams.xtop, S::kSeamRows) &&
+                                                     seam_map(&seams.xrest, H - S::kSeamRows)));
+  }
+  if (wrap_x && !xseam &&
+      (!encode(&xmap, kSide, H) ||
+       (g.yseam > 0 && (!encode(&seams.xtop, kSide, S::kSeamRows) ||
+                        !encode(&seams.xrest, kSide, H - S::kSeamRows)))))
     return false;
   if (applied)
     *applied |= (g.zmode >= 0 ? kAxisZ : 0u) | (g.ymode >= 0 || g.yseam > 0 ? kAxisY : 0u) |
@@ -665,7 +699,7 @@ bool launch_tile(const float* in, float* out, Work g,
     costs.ends = g.zmode >= 0 ? R : 0;
     costs.plain = 100;
     costs.edge = 100 + pol.edge_cost;
-    costs.xe = g.xmode >= 0 && !x_ghosts_in_registers(R, YB, pol.runs);  // x in the table
+    costs.xe = g.xmode >= 0 && (!x_ghosts_in_registers(R, YB, pol.runs) || (wrap_x && !xseam));
     costs.ye = g.ymode >= 0;
   }
   auto go = [&](auto kernel, bool runs) {
@@ -681,19 +715,20 @@ bool launch_tile(const float* in, float* out, Work g,
         g.items = (cost + per_block - 1) / per_block;
       }
       kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(
-          out, g, taps, ytiles, map, side, seams, slots, per_block, pol.hints, costs);
+          out, g, taps, ytiles, map, xmap, seams, slots, per_block, pol.hints, costs);
     } else {
       fit_chunks(g, g.nz, tiles, R, resident_blocks(kernel, 32 * kTileWarps, smem, sms),
                  pol.chunk);
       g.items = tiles * g.chunks;
       kernel<<<dim3(unsigned(g.items)), 32 * kTileWarps, smem, stream>>>(
-          out, g, taps, ytiles, map, side, seams, slots, 0, pol.hints, costs);
+          out, g, taps, ytiles, map, xmap, seams, slots, 0, pol.hints, costs);
     }
   };
+  const int xkernel = wrap_x && !xseam ? kXTable : g.xmode;  // the x mode of the kernel
   if (pol.runs)
-    pick_tile3d<R, YB, true>(edges, g.xmode, go);
+    pick_tile3d<R, YB, true>(edges, xkernel, go);
   else
-    pick_tile3d<R, YB, false>(edges, g.xmode, go);
+    pick_tile3d<R, YB, false>(edges, xkernel, go);
   return true;
 }
 

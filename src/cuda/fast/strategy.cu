@@ -208,6 +208,20 @@ class FastStrategy final : public Strategy {
 
 }  // namespace
 
+namespace {
+// A 4-D tensor map of `elem_bytes` elements (CUDA's order: innermost first), zeros outside.
+bool encode_map(CUtensorMap* map, const void* base, int elem_bytes, const cuuint64_t (&dims)[4],
+                const cuuint64_t (&strides)[3], const cuuint32_t (&box)[4], int l2_promotion) {
+  const auto encode = tensor_map_encoder();
+  if (!encode) return false;
+  const cuuint32_t unit[4] = {1, 1, 1, 1};
+  return encode(map, elem_bytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+                4, const_cast<void*>(base), dims, strides, box, unit,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, promotion(l2_promotion),
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+}  // namespace
+
 bool make_row_map(CUtensorMap* map, const void* base, int elem_bytes, std::int64_t nx,
                   std::int64_t ny, std::int64_t nz, std::int64_t batch, int box_w, int box_rows,
                   int l2_promotion) {
@@ -216,17 +230,27 @@ bool make_row_map(CUtensorMap* map, const void* base, int elem_bytes, std::int64
       nx >= limit || ny >= limit || nz >= limit || batch >= limit || box_w > 256 ||
       box_rows > 256 || (box_w * elem_bytes) % 16 != 0)
     return false;
-  const auto encode = tensor_map_encoder();
-  if (!encode) return false;
   const cuuint64_t dims[4] = {cuuint64_t(nx), cuuint64_t(ny), cuuint64_t(nz), cuuint64_t(batch)};
   const cuuint64_t row = cuuint64_t(nx) * elem_bytes;
   const cuuint64_t strides[3] = {row, row * cuuint64_t(ny), row * cuuint64_t(ny) * cuuint64_t(nz)};
   const cuuint32_t box[4] = {cuuint32_t(box_w), cuuint32_t(box_rows), 1, 1};
-  const cuuint32_t unit[4] = {1, 1, 1, 1};
-  return encode(map, elem_bytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
-                4, const_cast<void*>(base), dims, strides, box, unit,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, promotion(l2_promotion),
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  return encode_map(map, base, elem_bytes, dims, strides, box, l2_promotion);
+}
+
+bool make_seam_map(CUtensorMap* map, const void* base, int elem_bytes, std::int64_t nx,
+                   std::int64_t ny, std::int64_t nz, std::int64_t batch, int half_w,
+                   int box_rows, int l2_promotion) {
+  const std::int64_t limit = std::int64_t(1) << 31;
+  if ((nx * elem_bytes) % 16 != 0 || reinterpret_cast<std::uintptr_t>(base) % 16 != 0 ||
+      nx < 2 * half_w || nx >= limit || ny >= limit || nz * batch >= limit || half_w > 128 ||
+      box_rows > 256 || (half_w * elem_bytes) % 16 != 0)
+    return false;
+  const cuuint64_t dims[4] = {cuuint64_t(half_w), 2, cuuint64_t(ny), cuuint64_t(nz * batch)};
+  const cuuint64_t row = cuuint64_t(nx) * elem_bytes;
+  const cuuint64_t strides[3] = {cuuint64_t(nx - half_w) * elem_bytes, row,
+                                 row * cuuint64_t(ny)};
+  const cuuint32_t box[4] = {cuuint32_t(half_w), 2, cuuint32_t(box_rows), 1};
+  return encode_map(map, base, elem_bytes, dims, strides, box, l2_promotion);
 }
 
 std::string feed_name(Feed f, int depth, int box_rows, int copies) {
