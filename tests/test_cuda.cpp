@@ -341,12 +341,16 @@ void block_ring_modes(const std::vector<Volume>& volumes, const std::vector<std:
                  M = Boundary::mirror, W = Boundary::wrap;
   std::vector<Edges> edges;
   for (Boundary m : {C, N, F, M, W}) edges.push_back(Edges::all(m, 0.75));
-  for (const auto& mix : {std::array<Boundary, 3>{W, F, W}, {F, W, M}, {N, C, W}, {M, N, C}}) {
+  for (const auto& mix :
+       {std::array<Boundary, 3>{W, F, W}, {F, W, M}, {N, C, W}, {M, N, C}, {C, F, N}}) {
     Edges e;
     e.mode = mix;
     e.cval = -2.5;
     edges.push_back(e);
   }
+  Edges zero_x;  // x's ghosts zeros, the other axes' modes applied
+  zero_x.mode = {F, M, C};
+  edges.push_back(zero_x);
   int i = 0;
   for (const std::string& t : tunings)
     for (const std::int64_t k : {3, 5, 7})
@@ -372,7 +376,7 @@ void block_ring_modes(const std::vector<Volume>& volumes, const std::vector<std:
 TEST(CudaFast, BlockRingAppliesTheModesAtEveryEdge) {
   SKIP_WITHOUT_GPU();
   block_ring_modes({{{12, 40, 264}, 1},
-                    {{7, 10, 136}, 2},
+                    {{7, 21, 136}, 2},
                     {{9, 17, 128}, 1},
                     {{4, 16, 20}, 1},
                     {{5, 7, 12}, 2},
@@ -390,7 +394,7 @@ TEST(CudaFast, BlockRingAppliesTheModesAtEveryEdge) {
 // The same on two small volumes under the defaults, small enough for the sanitizers.
 TEST(CudaSanitizer, BlockRingModesOnSmallVolumes) {
   SKIP_WITHOUT_GPU();
-  block_ring_modes({{{5, 17, 128}, 1}, {{5, 9, 136}, 2}, {{5, 7, 12}, 2}}, {""});
+  block_ring_modes({{{5, 17, 128}, 1}, {{5, 13, 136}, 2}, {{5, 7, 12}, 2}}, {""});
 }
 
 // ---------------------------------------------------------------------------------------------
