@@ -166,6 +166,18 @@ std::vector<double> tolerances(const std::string& strategy, const Problem& p,
   return tol;
 }
 
+// A view of `v` as `batch` arrays of rank `rank` and extents `ext`.
+template <class T>
+ArrayView array_view(std::vector<T>& v, int rank, Extents ext, std::int64_t batch = 1) {
+  ArrayView a;
+  a.data = v.data();
+  a.dtype = dtype_of<T>();
+  a.rank = rank;
+  a.extents = ext;
+  a.batch = batch;
+  return a;
+}
+
 struct Mismatch {
   std::int64_t index = -1;
   double got = 0, want = 0, tol = 0;
@@ -196,14 +208,8 @@ std::string check_strategy(const std::string& strategy, int rank, Extents ext, s
   opt.direct_sums = direct_sums;
   opt.edges = edges;
   opt.tuning = tuning;
-  ConstArrayView iv(in.data(), p.dtype(), rank, ext, batch);
-  ArrayView ov;
-  ov.data = out.data();
-  ov.dtype = p.dtype();
-  ov.rank = rank;
-  ov.extents = ext;
-  ov.batch = batch;
-  const RunInfo info = apply(iv, ov, f, opt);
+  const RunInfo info = apply(ConstArrayView(in.data(), p.dtype(), rank, ext, batch),
+                             array_view(out, rank, ext, batch), f, opt);
   if (info.strategy != strategy) return "ran " + info.strategy + " instead of " + strategy;
 
   Mismatch m;

@@ -285,8 +285,9 @@ int run_apply(const ApplyArgs& a) {
   ov.extents = r.ext;
   ov.batch = r.batch;
 
+  // Under auto, apply() chooses as the plan did (the same problem and options), and may run a
+  // rank-1 filter as 1-D passes (which it checks the memory of).
   halo::Options opt = r.opt;
-  opt.strategy = r.choice.strategy;  // as planned (and as checked for memory)
   const auto t0 = std::chrono::steady_clock::now();
   halo::RunInfo info;
   {
@@ -294,7 +295,6 @@ int run_apply(const ApplyArgs& a) {
     opt.progress = line.callback();
     info = halo::apply(iv, ov, r.filter, opt);
   }
-  info.note = r.choice.note;
   const auto t1 = std::chrono::steady_clock::now();
   halo::io::write_npy(a.out, output);
   if (a.verbose) {
@@ -308,7 +308,8 @@ int run_apply(const ApplyArgs& a) {
                  p.describe().c_str(), info.strategy.c_str(), halo::to_string(info.backend),
                  info.note.c_str(), ms, p.bytes() / ms / 1e6, p.flops() / ms / 1e6,
                  a.out.c_str());
-    if (const halo::Strategy* s = halo::find_strategy(info.strategy)) {
+    const halo::Strategy* s = halo::find_strategy(info.strategy);
+    if (s && info.passes == 0) {  // (the plan is the whole filter's)
       const std::string plan = s->plan(p);
       if (!plan.empty()) std::fprintf(report, "plan: %s\n", plan.c_str());
     }

@@ -1,0 +1,74 @@
+// Filter analysis: rank-1 factors and the 1-D passes that run a rank-1 filter.
+#include "core/factor.hpp"
+
+#include <cmath>
+
+namespace halo::detail {
+
+std::optional<RankOneFactors> rank_one_factors(const Filter& filter, double rel_tol) {
+  const int d = filter.rank();
+  const Extents& e = filter.extents();
+  const std::vector<double>& w = filter.weights();
+  if (d < 1 || w.empty()) return std::nullopt;
+  // Strides of the C-order weights, and the weight of largest magnitude.
+  std::int64_t stride[kMaxRank] = {1, 1, 1};
+  for (int a = d - 2; a >= 0; --a) stride[a] = stride[a + 1] * e[a + 1];
+  std::size_t peak = 0;
+  for (std::size_t i = 1; i < w.size(); ++i)
+    if (std::fabs(w[i]) > std::fabs(w[peak])) peak = i;
+  const double top = w[peak];
+  RankOneFactors r;
+  r.f.resize(d);
+  if (top == 0) {  // the zero filter: zero factors
+    for (int a = 0; a < d; ++a) r.f[a].assign(e[a], 0.0);
+    return r;
+  }
+  std::int64_t p[kMaxRank] = {0, 0, 0};
+  for (int a = 0; a < d; ++a) p[a] = std::int64_t(peak) / stride[a] % e[a];
+  for (int a = 0; a < d; ++a) {
+    r.f[a].resize(e[a]);
+    const std::int64_t base = std::int64_t(peak) - p[a] * stride[a];
+    for (std::int64_t i = 0; i < e[a]; ++i)
+      r.f[a][i] = w[base + i * stride[a]] / (a == 0 ? 1.0 : top);
+  }
+  // Every weight against the product of its factors.
+  double worst = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    double prod = 1;
+    for (int a = 0; a < d; ++a) prod *= r.f[a][std::int64_t(i) / stride[a] % e[a]];
+    worst = std::fmax(worst, std::fabs(w[i] - prod));
+  }
+  r.residual = worst / std::fabs(top);
+  if (!(r.residual <= rel_tol)) return std::nullopt;
+  return r;
+}
+
+std::optional<SeparablePlan> separable_plan(const Filter& filter, int rank, const Edges& edges) {
+  if (filter.rank() != rank || rank < 2) return std::nullopt;
+  int long_axes = 0;
+  for (int a = 0; a < rank; ++a) long_axes += filter.extents()[a] > 1;
+  if (long_axes < 2) return std::nullopt;
+  const auto factors = rank_one_factors(filter);
+  if (!factors) return std::nullopt;
+  SeparablePlan plan;
+  plan.direct_taps = filter.taps();
+  double scale = 1;  // the sums of the factors of the passes so far
+  for (int a = rank - 1; a >= 0; --a) {
+    const std::vector<double>& f = factors->f[a];
+    SeparablePass pass;
+    pass.axis = a;
+    pass.filter = Filter(f, {std::int64_t(f.size())}).along_axis(rank, a);
+    pass.edges = edges;
+    pass.edges.origin = {0, 0, 0};
+    pass.edges.origin[a] = edges.origin[a];
+    pass.edges.cval = edges.cval * scale;
+    double sum = 0;
+    for (double x : f) sum += x;
+    scale *= sum;
+    plan.pass_taps += std::int64_t(f.size());
+    plan.passes.push_back(std::move(pass));
+  }
+  return plan;
+}
+
+}  // namespace halo::detail

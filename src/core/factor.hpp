@@ -1,0 +1,46 @@
+// Filter analysis on the host in float64: a filter's rank-1 factors, and the plan that runs a
+// rank-1 filter as one 1-D pass per axis.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "halo/halo.hpp"
+
+namespace halo::detail {
+
+// The 1-D factors of a rank-1 filter: F[i0, i1, i2] = f[0][i0] * f[1][i1] * f[2][i2] (one
+// factor per axis of the filter's rank), up to a relative residual. A filter of one axis is its
+// own factor.
+struct RankOneFactors {
+  std::vector<std::vector<double>> f;  // f[a]: extents()[a] weights
+  double residual = 0;                 // max |F - product| / max |F| (0 for the zero filter)
+};
+
+// The rank-1 factors of `filter`, or nullopt where some weight differs from the product of the
+// factors by more than rel_tol * max |F|. The factors are the fibres through the weight of
+// largest magnitude, p: f[0] = F(.., p1, p2), f[a] = F(p with axis a free) / F(p) for a > 0 (so
+// |f[a]| <= 1 there and f[0] carries the scale). Exact for outer products up to float64 rounding
+// (a few ulps of max |F|); the default tolerance accepts those and refuses any filter whose
+// nearest outer product would change a result by more than float64 summation itself does.
+std::optional<RankOneFactors> rank_one_factors(const Filter& filter, double rel_tol = 1e-12);
+
+// How a problem runs as 1-D passes: per pass the axis, the 1-D filter and the cval it reads
+// beyond the array (constant mode: cval times the sums of the factors of the passes before, the
+// value a ghost cell of the input contributes through them).
+struct SeparablePass {
+  int axis = 0;
+  Filter filter;  // 1-D, along `axis` (its extent there, 1 elsewhere: Filter::along_axis)
+  Edges edges;    // the problem's mode on every axis, its origin on `axis` only, cval scaled
+};
+struct SeparablePlan {
+  std::vector<SeparablePass> passes;  // in order: the contiguous axis first
+  std::int64_t direct_taps = 0;       // the dense filter's taps
+  std::int64_t pass_taps = 0;         // the passes' taps together
+};
+
+// The passes that run `filter` (rank-1, two or more axes longer than 1) on a problem of rank
+// `rank` with `edges`: nullopt where the filter is not rank 1 or has fewer than two such axes.
+std::optional<SeparablePlan> separable_plan(const Filter& filter, int rank, const Edges& edges);
+
+}  // namespace halo::detail
