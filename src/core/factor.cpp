@@ -62,9 +62,7 @@ std::optional<SeparablePlan> separable_plan(const Filter& filter, int rank, cons
     pass.edges.origin = {0, 0, 0};
     pass.edges.origin[a] = edges.origin[a];
     pass.edges.cval = edges.cval * scale;
-    double sum = 0;
-    for (double x : f) sum += x;
-    scale *= sum;
+    scale *= pass.filter.weight_sum();
     plan.pass_taps += std::int64_t(f.size());
     plan.passes.push_back(std::move(pass));
   }
