@@ -676,6 +676,10 @@ bool launch_tile(const float* in, float* out, Work g,
     xseam = seam_map(&xmap, H) && (g.yseam == 0 || (seam_map(&seams.xtop, S::kSeamRows) &&
                                                      seam_map(&seams.xrest, H - S::kSeamRows)));
   }
+  // Whether the kernel sets x's ghost cells from its table (the layouts without registers for x,
+  // and wrap where the x-seam tile cannot serve); that kernel is then kXTable.
+  const bool x_in_table =
+      g.xmode >= 0 && (!x_ghosts_in_registers(R, YB, pol.runs) || (wrap_x && !xseam));
   if (wrap_x && !xseam &&
       (!encode(&xmap, kSide, H) ||
        (g.yseam > 0 && (!encode(&seams.xtop, kSide, S::kSeamRows) ||
@@ -699,7 +703,7 @@ bool launch_tile(const float* in, float* out, Work g,
     costs.ends = g.zmode >= 0 ? R : 0;
     costs.plain = 100;
     costs.edge = 100 + pol.edge_cost;
-    costs.xe = g.xmode >= 0 && (!x_ghosts_in_registers(R, YB, pol.runs) || (wrap_x && !xseam));
+    costs.xe = x_in_table;
     costs.ye = g.ymode >= 0;
   }
   auto go = [&](auto kernel, bool runs) {
@@ -724,7 +728,7 @@ bool launch_tile(const float* in, float* out, Work g,
           out, g, taps, ytiles, map, xmap, seams, slots, 0, pol.hints, costs);
     }
   };
-  const int xkernel = wrap_x && !xseam ? kXTable : g.xmode;  // the x mode of the kernel
+  const int xkernel = x_in_table ? kXTable : g.xmode;  // the x mode of the kernel
   if (pol.runs)
     pick_tile3d<R, YB, true>(edges, xkernel, go);
   else
