@@ -3,13 +3,12 @@
 #pragma once
 
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <limits>
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/factor.hpp"
 #include "core/parse.hpp"
 #include "cpu/reference.hpp"
 #include "halo/halo.hpp"
@@ -60,6 +60,28 @@ inline Filter random_filter(std::vector<std::int64_t> shape) {
   std::int64_t n = 1;
   for (auto e : shape) n *= e;
   return Filter(random_vector<double>(n), shape);
+}
+
+// The outer product of random 1-D factors of the given extents (a rank-1 filter); the factors in
+// *factors if asked.
+inline Filter random_outer_product(const std::vector<std::int64_t>& shape,
+                                   std::vector<std::vector<double>>* factors = nullptr) {
+  std::vector<std::vector<double>> f;
+  for (std::int64_t k : shape) f.push_back(random_vector<double>(k));
+  std::int64_t n = 1;
+  for (std::int64_t k : shape) n *= k;
+  std::vector<double> w(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    double prod = 1;
+    std::int64_t rest = i;
+    for (int a = int(shape.size()) - 1; a >= 0; --a) {
+      prod *= f[a][rest % shape[a]];
+      rest /= shape[a];
+    }
+    w[i] = prod;
+  }
+  if (factors) *factors = f;
+  return Filter(w, shape);
 }
 
 // Poison: NaN, so an element a strategy forgot to write fails every comparison.
@@ -155,10 +177,18 @@ std::vector<double> tolerances(const std::string& strategy, const Problem& p,
   std::vector<double> tol(in.size());
   const Strategy* s = find_strategy(strategy);
   cpu::reference_f64(p, in.data(), tol.data(), /*absolute=*/true);
-  for (double& t : tol) t = tolerance<T>(p.taps(), t);
+  // Separable passes: the sum of the factors' taps, and one rounding per intermediate array and
+  // per factor (docs/ACCURACY.md), in place of the dense filter's taps.
+  const Summation form = s ? s->summation(p) : Summation::direct;
+  std::int64_t taps = p.taps();
+  if (form == Summation::separable) {
+    const auto win = detail::separable_windows(p);
+    if (win) taps = win->taps + win->long_axes;
+  }
+  for (double& t : tol) t = tolerance<T>(taps, t);
   // Winograd form: its own bound; near the edges under a boundary mode a direct border pass
   // computes the output (its ghosts are not in the band), so the larger of the two holds.
-  if (s && p.rank() == 2 && s->summation(p) == Summation::winograd_x) {
+  if (s && p.rank() == 2 && form == Summation::winograd_x) {
     const std::vector<double> band = winograd_band(p, in);
     for (std::size_t i = 0; i < in.size(); ++i)
       tol[i] = std::max(tol[i], winograd_tolerance<T>(p.taps(), band[i]));

@@ -1,6 +1,7 @@
 // Filter analysis (rank-1 factors) and rank-1 filters run as 1-D passes on the CPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/factor.hpp"
@@ -9,25 +10,9 @@
 namespace halo::test {
 namespace {
 
-// The outer product of random 1-D factors of the given extents.
 Filter outer_product(const std::vector<std::int64_t>& shape,
                      std::vector<std::vector<double>>* factors = nullptr) {
-  std::vector<std::vector<double>> f;
-  for (std::int64_t k : shape) f.push_back(random_vector<double>(k));
-  std::int64_t n = 1;
-  for (std::int64_t k : shape) n *= k;
-  std::vector<double> w(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) {
-    double prod = 1;
-    std::int64_t rest = i;
-    for (int a = int(shape.size()) - 1; a >= 0; --a) {
-      prod *= f[a][rest % shape[a]];
-      rest /= shape[a];
-    }
-    w[i] = prod;
-  }
-  if (factors) *factors = f;
-  return Filter(w, shape);
+  return random_outer_product(shape, factors);
 }
 
 TEST(FilterAnalysis, OuterProductsAreRankOneAndTheirFactorsRebuildThem) {
@@ -220,6 +205,147 @@ TEST(Separable, DenseFiltersDirectSumsAndSmallFiltersRunDirect) {
   EXPECT_EQ(check_strategy<float>("cpu", 2, {20, 30, 1}, 1, outer_product({17, 17}), Op::correlate,
                                   false, e),
             "");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The `separable` CUDA strategy: rank-1 filters as fused 1-D passes on the GPU.
+// ---------------------------------------------------------------------------------------------
+TEST(FilterAnalysis, SeparableWindowsCentreEachFactorAndCarryTheScale) {
+  std::vector<std::vector<double>> f;
+  const Filter filter = outer_product({1, 3, 6}, &f);
+  Edges e;
+  e.origin = {0, 1, -2};
+  const Problem p(3, {5, 6, 7}, 1, filter, DType::f32, Op::correlate, e);
+  const auto w = detail::separable_windows(p);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->long_axes, 2);
+  EXPECT_EQ(w->taps, 9);
+  // y: 3 taps, anchor 1 + 1 = 2: radius 2, taps at offsets -2..0. x: 6 taps, anchor 3 - 2 = 1:
+  // radius 4, taps at offsets -1..4. z: one tap, its weight carried by x.
+  EXPECT_EQ(w->radius, (std::array<int, 3>{0, 2, 4}));
+  ASSERT_EQ(w->w[0].size(), 1u);
+  EXPECT_EQ(w->w[0][0], 1.0);
+  // Products of the windows' weights equal the problem's correlation weights.
+  const Dims3 k = p.filter_dims3(), a = p.anchor3();
+  for (std::int64_t jy = 0; jy < k.y; ++jy)
+    for (std::int64_t jx = 0; jx < k.x; ++jx) {
+      const double want = p.correlation_weights()[std::size_t(jy * k.x + jx)];
+      const double got = w->w[1][std::size_t(2 + jy - a.y)] * w->w[2][std::size_t(4 + jx - a.x)];
+      EXPECT_NEAR(got, want, 1e-15) << jy << ", " << jx;
+    }
+  EXPECT_EQ(w->w[1][3], 0.0);  // beyond the y factor's last tap
+  EXPECT_EQ(w->w[2][0], 0.0);  // before the x factor's first tap
+  EXPECT_FALSE(
+      detail::separable_windows(Problem(2, {9, 9, 1}, 1, random_filter({3, 3}), DType::f32)));
+}
+
+std::vector<Edges> gpu_edges() {
+  const Boundary C = Boundary::constant, N = Boundary::nearest, F = Boundary::reflect,
+                 M = Boundary::mirror, W = Boundary::wrap;
+  std::vector<Edges> v{Edges{}};
+  for (Boundary m : {C, N, F, M, W}) v.push_back(Edges::all(m, m == C ? 1.5 : 0.0));
+  Edges mix;  // per-axis modes, a nonzero cval, origins at their limits
+  mix.mode = {W, C, F};
+  mix.cval = -0.75;
+  mix.origin = {1, -1, 0};
+  v.push_back(mix);
+  Edges mix2;
+  mix2.mode = {C, M, N};
+  mix2.cval = 2.5;
+  mix2.origin = {-1, 0, 1};
+  v.push_back(mix2);
+  return v;
+}
+
+// Every pass kind: x alone (rows of one strip and, above 2048 columns, strips of one row), y
+// alone, x and y fused, z alone, and two passes; strip and chunk edges, primes, 1-element axes,
+// filters larger than the input (folded), even extents, every compiled radius class, batches.
+TEST(SeparableCuda, MatchesTheReferenceOnEveryPassKindModeAndOp) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  struct C {
+    int rank;
+    Extents ext;
+    std::int64_t batch;
+    std::vector<std::int64_t> filter;
+  };
+  const std::vector<C> cases = {{1, {5000, 1, 1}, 1, {127}},    {1, {300, 1, 1}, 3, {31}},
+                                {1, {2100, 1, 1}, 2, {33}},     {1, {7, 1, 1}, 1, {25}},
+                                {2, {300, 2100, 1}, 1, {9, 9}}, {2, {100, 77, 1}, 1, {65, 65}},
+                                {2, {70, 513, 1}, 1, {1, 25}},  {2, {3, 2500, 1}, 2, {1, 13}},
+                                {2, {200, 40, 1}, 1, {31, 1}},  {2, {2, 1, 1}, 1, {3, 3}},
+                                {2, {7, 5, 1}, 1, {21, 17}},    {2, {257, 255, 1}, 1, {18, 16}},
+                                {2, {64, 256, 1}, 2, {5, 3}},   {2, {37, 1, 1}, 1, {5, 7}},
+                                {2, {41, 300, 1}, 1, {49, 3}},  {3, {20, 30, 40}, 1, {9, 9, 9}},
+                                {3, {40, 8, 9}, 1, {17, 1, 1}}, {3, {9, 10, 300}, 1, {1, 7, 5}},
+                                {3, {12, 5, 7}, 2, {5, 1, 9}},  {3, {10, 13, 11}, 1, {3, 9, 1}},
+                                {3, {1, 1, 2}, 1, {3, 3, 3}},   {3, {33, 17, 20}, 1, {25, 3, 3}}};
+  int ran = 0, i = 0;
+  for (const C& c : cases)
+    for (const Edges& edges : gpu_edges()) {
+      const Filter f = outer_product(c.filter);
+      const Op op = i++ % 2 ? Op::convolve : Op::correlate;
+      Edges e = edges;  // origins within the filter's extents
+      for (int a = 0; a < c.rank; ++a)
+        e.origin[a] =
+            std::clamp<std::int64_t>(e.origin[a], -(c.filter[a] / 2), (c.filter[a] - 1) / 2);
+      const Problem p32(c.rank, c.ext, c.batch, f, DType::f32, op, e);
+      const Status st = find_strategy("separable")->can_implement(p32);
+      ASSERT_TRUE(st) << p32.describe() << ": " << st.reason;
+      EXPECT_EQ(check_strategy<float>("separable", c.rank, c.ext, c.batch, f, op, false, e), "");
+      const Problem p64(c.rank, c.ext, c.batch, f, DType::f64, op, e);
+      if (find_strategy("separable")->can_implement(p64))
+        EXPECT_EQ(check_strategy<double>("separable", c.rank, c.ext, c.batch, f, op, false, e), "");
+      ++ran;
+    }
+  EXPECT_EQ(ran, int(cases.size() * gpu_edges().size()));
+}
+
+TEST(SeparableCuda, RefusesWhatItCannotRunAndSaysWhy) {
+  const Strategy* s = find_strategy("separable");
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  ASSERT_NE(s, nullptr);
+  const auto reason = [&](const Problem& p) { return s->can_implement(p).reason; };
+  EXPECT_NE(reason(Problem(2, {50, 50, 1}, 1, random_filter({5, 5}), DType::f32)).find("rank 1"),
+            std::string::npos);
+  EXPECT_NE(reason(Problem(2, {300, 300, 1}, 1, outer_product({131, 3}), DType::f32))
+                .find("radius up to 64"),
+            std::string::npos);
+  EXPECT_NE(reason(Problem(2, {300, 300, 1}, 1, outer_product({35, 3}), DType::f64))
+                .find("radius up to 16"),
+            std::string::npos);
+  // A filter folded to one tap (the array has one element) has nothing to separate.
+  EXPECT_NE(reason(Problem(2, {1, 1, 1}, 1, outer_product({3, 3}), DType::f32)).find("one tap"),
+            std::string::npos);
+  Problem direct(2, {50, 50, 1}, 1, outer_product({5, 5}), DType::f32);
+  direct.require_direct_sums();
+  EXPECT_NE(reason(direct).find("direct sums"), std::string::npos);
+  // One long axis is one pass: a direct sum, allowed under direct sums.
+  Problem one(2, {50, 50, 1}, 1, outer_product({1, 5}), DType::f32);
+  one.require_direct_sums();
+  EXPECT_TRUE(s->can_implement(one));
+  EXPECT_EQ(s->summation(one), Summation::direct);
+  EXPECT_EQ(s->summation(Problem(2, {50, 50, 1}, 1, outer_product({3, 5}), DType::f32)),
+            Summation::separable);
+}
+
+TEST(SeparableCuda, AutoRunsRankOneFiltersAsPassesOnTheGpu) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  const Problem gauss(2, {512, 512, 1}, 1, make_named_filter("gaussian:sigma=2", 2), DType::f32);
+  EXPECT_EQ(choose(gauss, Options{}, MemorySpace::host).strategy, "separable");
+  // 9x9 and 5x5x5 run dense at copy speed in `fast`; 7x7x7 as passes.
+  const Problem small(2, {512, 512, 1}, 1, make_named_filter("gaussian:sigma=1", 2), DType::f32);
+  EXPECT_EQ(choose(small, Options{}, MemorySpace::host).strategy, "fast");
+  const Problem vol(3, {64, 64, 64}, 1, make_named_filter("box:7", 3), DType::f32);
+  EXPECT_EQ(choose(vol, Options{}, MemorySpace::host).strategy, "separable");
+  const Problem dense(2, {512, 512, 1}, 1, random_filter({5, 5}), DType::f32);
+  EXPECT_EQ(choose(dense, Options{}, MemorySpace::host).strategy, "fast");
+  Problem direct = gauss;
+  direct.require_direct_sums();
+  EXPECT_NE(choose(direct, Options{}, MemorySpace::host).strategy, "separable");
+  EXPECT_NE(find_strategy("separable")->plan(gauss).find("x and y fused"), std::string::npos);
 }
 
 }  // namespace

@@ -129,8 +129,11 @@ void sweep(const Strategy& s) {
   for (std::size_t ci = 0; ci < cases.size(); ++ci)
   for (const Edges& edges : sweep_edges(cases[ci], ci)) {
     const Case& c = cases[ci];
-    const Filter f = random_filter(c.filter);
-    for (Op op : {Op::correlate, Op::convolve}) {
+    // A dense filter under both ops, and a rank-1 one (what `separable` runs) under one.
+    const Filter dense = random_filter(c.filter), rank1 = random_outer_product(c.filter);
+    const Op other = ci % 2 ? Op::convolve : Op::correlate;
+    for (const auto& [f, op] : {std::pair{dense, Op::correlate}, std::pair{dense, Op::convolve},
+                                std::pair{rank1, other}}) {
       const Problem p(c.rank, c.ext, c.batch, f, dtype_of<T>(), op, edges);
       const Status st = s.can_implement(p);
       if (!st) {

@@ -355,7 +355,10 @@ struct Buffers {
 //     along x; see docs/ACCURACY.md): the products are those of transformed weights and inputs,
 //     so the bound is (taps + 4) * 2u * band, where band = sum over filter rows of
 //     sum_{|i - j| <= 2} |w[i]| |x[j]| (i, j: taps of that row).
-enum class Summation { direct, winograd_x };
+//   separable: a rank-1 filter as 1-D passes, each a direct sum of its factor's k_p taps over
+//     the previous pass's result rounded to the dtype: |error| <= (sum_p k_p + 2 passes - 1) u
+//     sum |w||x| (docs/ACCURACY.md, Separable passes).
+enum class Summation { direct, winograd_x, separable };
 
 class Strategy {
  public:

@@ -1,6 +1,7 @@
 // Filter analysis: rank-1 factors and the 1-D passes that run a rank-1 filter.
 #include "core/factor.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace halo::detail {
@@ -67,6 +68,41 @@ std::optional<SeparablePlan> separable_plan(const Filter& filter, int rank, cons
     plan.passes.push_back(std::move(pass));
   }
   return plan;
+}
+
+std::optional<AxisWindows> separable_windows(const Problem& p) {
+  const Dims3 k = p.filter_dims3(), a = p.anchor3();
+  const std::int64_t ext[3] = {k.z, k.y, k.x}, anc[3] = {a.z, a.y, a.x};
+  if (k.z * k.y * k.x > std::int64_t(1) << 26)
+    return std::nullopt;  // analysis of the folded filter is cheap below this
+  const auto f = rank_one_factors(Filter(p.correlation_weights(), {k.z, k.y, k.x}));
+  if (!f) return std::nullopt;
+  AxisWindows out;
+  double scale = 1;  // the factors of the axes of extent 1
+  int last_long = 2;
+  for (int i = 0; i < 3; ++i) {
+    if (ext[i] > 1) {
+      ++out.long_axes;
+      out.taps += ext[i];
+      last_long = i;
+    } else {
+      scale *= f->f[i][0];
+    }
+  }
+  for (int i = 0; i < 3; ++i) {
+    const std::int64_t r = std::max(anc[i], ext[i] - 1 - anc[i]);
+    if (r > 1 << 20) return std::nullopt;
+    out.radius[i] = int(r);
+    out.w[i].assign(std::size_t(2 * r + 1), 0.0);
+    if (ext[i] == 1) {
+      out.w[i][0] = i == last_long ? scale : 1.0;
+      continue;
+    }
+    const double s = i == last_long ? scale : 1.0;
+    for (std::int64_t j = 0; j < ext[i]; ++j)
+      out.w[i][std::size_t(r + j - anc[i])] = s * f->f[i][j];
+  }
+  return out;
 }
 
 }  // namespace halo::detail

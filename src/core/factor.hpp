@@ -2,6 +2,7 @@
 // rank-1 filter as one 1-D pass per axis.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -42,5 +43,19 @@ struct SeparablePlan {
 // The passes that run `filter` (rank-1, two or more axes longer than 1) on a problem of rank
 // `rank` with `edges`: nullopt where the filter is not rank 1 or has fewer than two such axes.
 std::optional<SeparablePlan> separable_plan(const Filter& filter, int rank, const Edges& edges);
+
+// A problem's correlation weights (folded, flipped for convolve, anchored) as one centred 1-D
+// window per canonical axis (z, y, x; Problem::dims3()): w[a][R_a + d] weighs the input at offset
+// d from the output along axis a, R_a = max(anchor, k - 1 - anchor), zeros where the filter has
+// no tap. Every weight of the problem equals the product of its three windows' weights to 1e-12
+// of the largest. Axes of filter extent 1 hold {1}; the scale they carry in the factors goes
+// into the window of the fastest axis that is longer (x where none is).
+struct AxisWindows {
+  std::array<std::vector<double>, 3> w;  // z, y, x
+  std::array<int, 3> radius{0, 0, 0};    // R_a
+  int long_axes = 0;                     // axes whose filter extent exceeds 1
+  std::int64_t taps = 0;                 // the taps of the long axes' factors together
+};
+std::optional<AxisWindows> separable_windows(const Problem& p);
 
 }  // namespace halo::detail

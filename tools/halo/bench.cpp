@@ -18,6 +18,7 @@
 
 #include "core/detail.hpp"
 #include "core/dtype.hpp"
+#include "core/factor.hpp"
 #include "core/parse.hpp"
 #include "halo/halo.hpp"
 #include "io/npy.hpp"
@@ -30,6 +31,7 @@ struct BenchProblem {
   int rank;
   Extents ext;
   std::int64_t radius;
+  std::string filter;  // a named filter (make_named_filter), or empty: random weights of `radius`
 };
 
 std::vector<std::int64_t> parse_size(const std::string& text) {
@@ -67,7 +69,23 @@ std::vector<BenchProblem> suite_problems(const std::string& suite, bool gpu,
         {4, 16, 64});
   if (all || suite == "3d")
     add("3d", 3, gpu ? Extents{640, 640, 640} : Extents{256, 256, 256}, {1, 2, 3});
-  if (out.empty()) throw Error("unknown suite '" + suite + "' (expected seed, radii, 1d, 3d or all)");
+  // The filters people run (not part of `all`): Gaussians, boxes, and a dense filter of full
+  // rank for comparison, at the sizes of the other suites (3D 512^3 on the GPU).
+  if (suite == "realworld") {
+    const Extents e2 = gpu ? Extents{16384, 16384, 1} : Extents{4096, 4096, 1};
+    const Extents e1 =
+        gpu ? Extents{std::int64_t(1) << 28, 1, 1} : Extents{std::int64_t(1) << 24, 1, 1};
+    const Extents e3 = gpu ? Extents{512, 512, 512} : Extents{256, 256, 256};
+    for (const char* f :
+         {"gaussian:sigma=1", "gaussian:sigma=2", "gaussian:sigma=4", "gaussian:sigma=8", "box:31"})
+      out.push_back({suite, 2, e2, 0, f});
+    out.push_back({suite, 2, e2, 15, ""});
+    for (const char* f : {"gaussian:sigma=16", "box:255"}) out.push_back({suite, 1, e1, 0, f});
+    for (const char* f : {"gaussian:sigma=1", "gaussian:sigma=2", "box:9"})
+      out.push_back({suite, 3, e3, 0, f});
+  }
+  if (out.empty())
+    throw Error("unknown suite '" + suite + "' (expected seed, radii, 1d, 3d, all or realworld)");
   return out;
 }
 
@@ -116,9 +134,9 @@ std::vector<double> time_cpu(const Strategy& s, const Problem& p, int warmup, in
   return ms;
 }
 
-std::string problem_name(const Problem& p) {
+std::string problem_name(const Problem& p, const std::string& filter = "") {
   std::string s = std::to_string(p.rank()) + "D " + detail::join_extents(p.extents(), p.rank());
-  s += " r=" + std::to_string(p.max_radius());
+  s += filter.empty() ? " r=" + std::to_string(p.max_radius()) : " " + filter;
   if (p.zero_ghosts()) return s;
   // The mode, or where the axes differ, every axis's.
   std::string all = to_string(p.mode(0));
@@ -130,6 +148,27 @@ std::string problem_name(const Problem& p) {
   return s + " " + (same ? std::string(to_string(p.mode(0))) : all);
 }
 
+// The filter of a suite's problem: its named filter, or random weights in [-1, 1] of its radius.
+Filter bench_filter(const BenchProblem& bp) {
+  if (!bp.filter.empty()) return make_named_filter(bp.filter, bp.rank);
+  std::vector<std::int64_t> fshape(bp.rank, 2 * bp.radius + 1);
+  std::int64_t taps = 1;
+  for (auto k : fshape) taps *= k;
+  std::vector<double> w(taps);
+  std::mt19937_64 g(std::random_device{}());
+  std::uniform_real_distribution<double> d(-1, 1);
+  for (auto& x : w) x = d(g);
+  return Filter(w, fshape);
+}
+
+// 2 FLOPs per tap per output of the cheapest exact form of p's filter: the sum of its factors'
+// taps for a rank-1 filter of two or more long axes, else all of its taps.
+double work_flops(const Problem& p) {
+  const auto win = detail::separable_windows(p);
+  if (!win || win->long_axes < 2) return p.flops();
+  return 2.0 * double(win->taps) * double(p.elements());
+}
+
 // By halo's output rules (io/npy.hpp): a file is replaced atomically, a device, FIFO or '-'
 // (standard output) is written in place, and a bad destination is an error naming it.
 void write_file(const std::string& path, const std::string& text) {
@@ -138,14 +177,14 @@ void write_file(const std::string& path, const std::string& text) {
 
 // What `auto` (under --backend) picks for p and why, the fastest strategy measured on p in this
 // run (rows[first..]), whether they agree, and the pick's plan.
-nlohmann::json explain_choice(const Problem& p, const std::string& backend,
+nlohmann::json explain_choice(const Problem& p, const std::string& name, const std::string& backend,
                               const nlohmann::json& rows, std::size_t first) {
   Options opt;
   opt.backend = backend == "cpu" ? Backend::cpu : backend == "cuda" ? Backend::cuda
                                                                      : Backend::automatic;
   nlohmann::json e;
-  e["problem"] = problem_name(p);
-  std::string text = "explain " + problem_name(p) + ": auto -> ";
+  e["problem"] = name;
+  std::string text = "explain " + name + ": auto -> ";
   std::string pick;
   try {
     const RunInfo ri = choose(p, opt);
@@ -252,25 +291,21 @@ int run_bench(const BenchArgs& a) {
   std::vector<std::string> explain_lines;
   for (const BenchProblem& bp : problems) {
     const std::size_t first_row = rows.size();
-    std::vector<std::int64_t> fshape(bp.rank, 2 * bp.radius + 1);
-    std::int64_t taps = 1;
-    for (auto k : fshape) taps *= k;
-    std::vector<double> w(taps);
-    std::mt19937_64 g(std::random_device{}());
-    std::uniform_real_distribution<double> d(-1, 1);
-    for (auto& x : w) x = d(g);
     Edges edges = Edges::all(modes[0]);
     for (std::size_t i = 1; i < modes.size(); ++i) edges.mode[i] = modes[i];
-    Problem p(bp.rank, bp.ext, 1, Filter(w, fshape), DType::f32, Op::correlate, edges);
+    Problem p(bp.rank, bp.ext, 1, bench_filter(bp), DType::f32, Op::correlate, edges);
+    const std::string name = problem_name(p, bp.filter);
+    // The FLOPs of the cheapest exact form: a rank-1 filter's factors, else every tap.
+    const double flops = work_flops(p);
     p.set_tuning(tuning);
     for (const Strategy* s : strats) {
       nlohmann::json row;
       row["suite"] = bp.suite;
-      row["problem"] = problem_name(p);
+      row["problem"] = name;
       row["strategy"] = s->name();
       row["backend"] = to_string(s->backend());
       row["bytes"] = p.bytes();
-      row["flops"] = p.flops();
+      row["flops"] = flops;
       const Status st = s->can_implement(p);
       if (!st) {
         row["skipped"] = st.reason;
@@ -284,14 +319,14 @@ int run_bench(const BenchArgs& a) {
       const double med = detail::median(ms);
       const Traffic t = s->model(p);
       const double floor_ms =
-          std::max(p.bytes() / (c.copy_gbs * 1e6), p.flops() / (c.fma_gflops * 1e6));
+          std::max(p.bytes() / (c.copy_gbs * 1e6), flops / (c.fma_gflops * 1e6));
       row["device"] = c.device;
       row["median_ms"] = med;
       row["min_ms"] = *std::min_element(ms.begin(), ms.end());
       row["max_ms"] = *std::max_element(ms.begin(), ms.end());
       row["runs"] = ms.size();
       row["gbs"] = p.bytes() / (med * 1e6);
-      row["gflops"] = p.flops() / (med * 1e6);
+      row["gflops"] = flops / (med * 1e6);
       row["model_bytes"] = t.bytes;
       row["model_intensity"] = t.flops / t.bytes;
       row["floor_ms"] = floor_ms;
@@ -300,11 +335,10 @@ int run_bench(const BenchArgs& a) {
       row["fma_gflops"] = c.fma_gflops;
       rows.push_back(row);
       if (a.format == "table")
-        std::fprintf(stderr, "  %-20s %-22s %10.3f ms\n", problem_name(p).c_str(),
-                     s->name().c_str(), med);
+        std::fprintf(stderr, "  %-20s %-22s %10.3f ms\n", name.c_str(), s->name().c_str(), med);
     }
     if (a.explain) {
-      nlohmann::json e = explain_choice(p, a.backend, rows, first_row);
+      nlohmann::json e = explain_choice(p, name, a.backend, rows, first_row);
       explain_lines.push_back(e["text"].get<std::string>());
       explained.push_back(std::move(e));
     }

@@ -512,10 +512,14 @@ int main(int argc, char** argv) {
   halo::tool::BenchArgs ba;
   auto* bench = app.add_subcommand(
       "bench", "time strategies on a suite of problems against the measured roofline");
-  bench->add_option("--suite", ba.suite,
-                    "seed (2-D, 9x9), radii (2-D, r = 1-5, 7, 15), 1d (r = 4, 16, 64), "
-                    "3d (r = 1-3) or all. Sizes: runs with a GPU strategy 16384^2 (seed, radii), "
-                    "2^28 (1d), 640^3 (3d); CPU-only runs 4096^2, 2^24, 256^3")
+  bench
+      ->add_option(
+          "--suite", ba.suite,
+          "seed (2-D, 9x9), radii (2-D, r = 1-5, 7, 15), 1d (r = 4, 16, 64), "
+          "3d (r = 1-3) or all; realworld (not in all): Gaussians of sigma 1-8, box 31 and "
+          "a dense 31x31 in 2-D, Gaussian sigma 16 and box 255 in 1-D, Gaussians of "
+          "sigma 1, 2 and box 9 in 3-D (512^3). Sizes: runs with a GPU strategy 16384^2 "
+          "(seed, radii), 2^28 (1d), 640^3 (3d); CPU-only runs 4096^2, 2^24, 256^3")
       ->capture_default_str();
   bench->add_option("--strategy", ba.strategies, "comma-separated strategies (default: all but "
                                                  "reference)");

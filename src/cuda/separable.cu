@@ -1,0 +1,670 @@
+/* strategy: separable — a rank-1 filter (the outer product of 1-D factors: Gaussians, boxes,
+ * Sobel and Prewitt) as 1-D passes, the 2-D ones fused in one kernel.
+ *
+ * The problem's correlation weights are factored on the host in float64 (separable_windows() in
+ * src/core/factor.cpp); each factor becomes a centred window of a compiled radius (zeros where the
+ * filter has no tap), passed as kernel parameters so that the FFMAs read the weights from the
+ * constant bank.
+ *
+ * One kernel, separable_kernel<T, RX, RY>, serves every pass. A block owns a strip of 256 columns
+ * and marches down a chunk of rows, 8 rows per step:
+ *   1. load 8 input rows of the strip and RX columns each side into shared memory (`tile`),
+ *      applying the boundary modes as it goes (ghost rows and columns read the cells the mode maps
+ *      them to, or cval); the next step's rows are already in flight in registers;
+ *   2. filter them along x into a ring of 2 PY + 8 rows (each thread 8 outputs of one row, a
+ *      sliding window of float4 reads: the 8 threads of a shared-memory phase read 8 different
+ *      rows, whose pitch is an odd multiple of 16 bytes, so no bank conflicts);
+ *   3. filter the ring along y: each thread one column, 8 outputs from 8 + 2 RY ring rows, and
+ *      store them, coalesced.
+ * The rows a step filters along x are those the next PY / 4 steps' outputs need, so every input
+ * row is read and filtered along x once per chunk (the first PY of a chunk also by the chunk
+ * above). DRAM traffic is one read and one write of the array: a 2-D filter costs a copy plus
+ * its (2 RX + 1) + (2 RY + 1) FMAs per output.
+ *   RY = 0 (a pass along x alone: 1-D signals, `--axis` filters): step 3 stores the ring's 8 rows;
+ *     the 8 rows of a step are 8 rows of one strip, or, on rows longer than 2048 elements, 8
+ *     strips of one row.
+ *   RX = 0 (a pass along y alone, and z in 3-D, where a "row" is a whole plane): step 1 loads
+ *     straight into the ring.
+ * 3-D filters run as two passes over DRAM: x and y fused on every plane into a scratch array,
+ * then z from it (under constant mode its ghost planes read cval times the sums of the x and y
+ * factors, a ghost plane of the input seen through them).
+ */
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "core/boundary.hpp"
+#include "core/dtype.hpp"
+#include "core/factor.hpp"
+#include "cuda/device_buffer.cuh"
+#include "cuda/fast/policy.hpp"
+#include "cuda/seeds/common.cuh"
+
+namespace halo::cuda {
+namespace {
+
+constexpr int kSepThreads = 256;  // threads per block
+constexpr int kSepCols = 256;     // columns per strip: one per thread in step 3
+constexpr int kSepRows = 8;       // rows per step
+constexpr int kSepWide = 2048;    // RY = 0: rows longer than this take 8 strips of one row per step
+
+// The compiled radii of the factors' windows (a factor is zero-padded to the smallest that
+// covers it): every Gaussian of truncate 4 with sigma 1, 2, 4, 8 and 16 has one of these exactly.
+#define HALO_SEP_RADII_F32(X) X(1) X(2) X(3) X(4) X(6) X(8) X(12) X(16) X(24) X(32) X(48) X(64)
+#define HALO_SEP_RADII_F64(X) X(1) X(2) X(3) X(4) X(6) X(8) X(12) X(16)
+
+int sep_radius(DType t, int r) {
+  int best = -1;
+#define HALO_CASE(R) \
+  if (best < 0 && R >= r) best = R;
+  if (t == DType::f32) {
+    HALO_SEP_RADII_F32(HALO_CASE)
+  } else if (t == DType::f64) {
+    HALO_SEP_RADII_F64(HALO_CASE)
+  }
+#undef HALO_CASE
+  return r == 0 ? 0 : best;
+}
+int sep_top(DType t) { return t == DType::f64 ? 16 : 64; }
+
+HALO_HOST_DEVICE constexpr int pad4(int r) { return (r + 3) / 4 * 4; }
+
+// Shared memory of separable_kernel<T, RX, RY>: the x tile (RX > 0) and the ring. Pitches are
+// an odd multiple of 16 bytes (see the header).
+template <class T>
+HALO_HOST_DEVICE constexpr int tile_pitch(int rx) {
+  return kSepCols + 2 * pad4(rx) + 16 / int(sizeof(T));
+}
+template <class T>
+HALO_HOST_DEVICE constexpr int ring_pitch() {
+  return kSepCols + 16 / int(sizeof(T));
+}
+// Rows of the ring: the 2 PY + 8 rows the outputs of a step read (8 under RY = 0). Up to
+// radius 8 every row is kept twice, at i and i + rows, so that a step reads its rows in one
+// run with no wrap (immediate offsets, no index arithmetic); larger radii wrap, where shared
+// memory matters more than the two integer instructions per row.
+HALO_HOST_DEVICE constexpr int ring_rows(int ry) {
+  return ry > 0 ? 2 * pad4(ry) + kSepRows : kSepRows;
+}
+HALO_HOST_DEVICE constexpr bool ring_doubled(int ry) { return ry > 0 && ry <= 8; }
+template <class T>
+std::size_t sep_shared_bytes(int rx, int ry) {
+  return sizeof(T) * (std::size_t(rx > 0 ? kSepRows * tile_pitch<T>(rx) : 0) +
+                      std::size_t(ring_rows(ry) * (ring_doubled(ry) ? 2 : 1)) * ring_pitch<T>());
+}
+
+template <class T, int R>
+struct Taps {
+  T w[2 * R + 1];
+};
+
+// One pass: `rows` rows of `nx` columns per item, rows `row_stride` apart, items `item_stride`
+// apart. Under RY = 0, items * rows rows of nx columns, nx apart.
+struct SepGeom {
+  i64 nx, rows, row_stride, items, item_stride;
+  i64 strips;         // ceil(nx / 256)
+  i64 chunk, chunks;  // RY > 0: output rows per work item and chunks per item
+  i64 work;           // work items: RY > 0 strips x chunks x items; RY = 0 steps
+  int wide;           // RY = 0: 8 strips of one row per step (else 8 rows of one strip)
+  int vec;            // every row starts 16-byte aligned: interior loads are 16-byte vectors
+  int xmode, ymode;   // Boundary
+  double cval;
+};
+
+// The index a coordinate outside [0, n) reads (-1: cval); out of line, since only the blocks at
+// an edge call it and inlining it at every load multiplies the code.
+__device__ __noinline__ i64 sep_map(i64 i, i64 n, int mode) {
+  return detail::map_index(i, n, Boundary(mode));
+}
+
+template <class T>
+__device__ __forceinline__ T sep_load(const T* __restrict__ row, i64 x, const SepGeom& g, T cval) {
+  if (x >= 0 && x < g.nx) return row[x];
+  const i64 m = sep_map(x, g.nx, g.xmode);
+  return m < 0 ? cval : row[m];
+}
+
+// 4 elements through one 16-byte access (two for double).
+template <class T>
+struct Vec4 {
+  T v[4];
+};
+template <class T>
+__device__ __forceinline__ void load4(const T* __restrict__ p, Vec4<T>& o) {
+  if constexpr (sizeof(T) == 4) {
+    const float4 f = __ldg(reinterpret_cast<const float4*>(p));
+    o.v[0] = f.x, o.v[1] = f.y, o.v[2] = f.z, o.v[3] = f.w;
+  } else {
+    const double2 a = __ldg(reinterpret_cast<const double2*>(p));
+    const double2 b = __ldg(reinterpret_cast<const double2*>(p) + 1);
+    o.v[0] = a.x, o.v[1] = a.y, o.v[2] = b.x, o.v[3] = b.y;
+  }
+}
+template <class T>
+__device__ __forceinline__ void store4(T* p, const T* v) {
+  if constexpr (sizeof(T) == 4) {
+    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+  } else {
+    reinterpret_cast<double2*>(p)[0] = make_double2(v[0], v[1]);
+    reinterpret_cast<double2*>(p)[1] = make_double2(v[2], v[3]);
+  }
+}
+
+template <class T, int RX, int RY>
+__global__ void __launch_bounds__(kSepThreads)
+    separable_kernel(const T* __restrict__ in, T* __restrict__ out, SepGeom g, Taps<T, RX> wx,
+                     Taps<T, RY> wy) {
+  constexpr int PX = pad4(RX), PY = pad4(RY);
+  constexpr int W4 = (kSepCols + 2 * PX) / 4;  // groups of 4 columns of a loaded row
+  constexpr int NL = (kSepRows * W4 + kSepThreads - 1) / kSepThreads;  // groups per thread
+  constexpr int TP = tile_pitch<T>(RX), RP = ring_pitch<T>(), RS = ring_rows(RY);
+  constexpr bool DOUBLED = ring_doubled(RY);
+  constexpr int V = 16 / int(sizeof(T));  // elements per 16-byte shared-memory access
+  extern __shared__ __align__(16) unsigned char sep_smem[];
+  T* tile = reinterpret_cast<T*>(sep_smem);       // [8][TP], RX > 0
+  T* ring = tile + (RX > 0 ? kSepRows * TP : 0);  // [RS (x2 doubled)][RP]
+  const int t = threadIdx.x;
+  const T cval = T(g.cval);
+
+  // Row r of the step that starts at (first row `y`, strip column `x0`): where its elements
+  // start (`off`), the column its loads start at, whether it is a ghost row (constant mode:
+  // every element cval) and whether it exists (`ok`: else neither loaded nor stored).
+  // RY > 0: rows y + r of the item at `base`, mapped by the y mode. RY = 0: flat row y + r of a
+  // strip, or under `wide` strip x0 / 256 + r of flat row y.
+  auto row_of = [&](i64 base, i64 y, i64 x0, int r, i64& off, i64& xr, bool& ghost, bool& ok) {
+    ghost = false;
+    ok = true;
+    if constexpr (RY > 0) {
+      const i64 yr = y + r;
+      xr = x0;
+      i64 m = yr;
+      if (yr < 0 || yr >= g.rows) m = sep_map(yr, g.rows, g.ymode);
+      ghost = m < 0;
+      off = base + (ghost ? 0 : m * g.row_stride);
+    } else {
+      const i64 flat = g.wide ? y : y + r;
+      xr = x0 + (g.wide ? r * i64(kSepCols) : 0);
+      ok = flat < g.items * g.rows && xr < g.nx;
+      off = flat * g.nx;
+    }
+  };
+
+  // The step's rows, 4 columns at a time: 16-byte loads inside the array, the modes at its edges.
+  Vec4<T> regs[NL];
+  auto load_step = [&](i64 base, i64 y, i64 x0) {
+#pragma unroll
+    for (int k = 0; k < NL; ++k) {
+      const int e = t + k * kSepThreads;
+      const int r = e / W4, c = 4 * (e - r * W4);
+      Vec4<T>& o = regs[k];
+      o.v[0] = o.v[1] = o.v[2] = o.v[3] = T(0);
+      if (e < kSepRows * W4) {
+        i64 off, xr;
+        bool ghost, ok;
+        row_of(base, y, x0, r, off, xr, ghost, ok);
+        const i64 x = xr - PX + c;
+        if (!ok) {
+        } else if (ghost) {
+          o.v[0] = o.v[1] = o.v[2] = o.v[3] = cval;
+        } else if (g.vec && x >= 0 && x + 4 <= g.nx) {
+          load4(in + off + x, o);
+        } else {
+#pragma unroll
+          for (int m = 0; m < 4; ++m) o.v[m] = sep_load(in + off, x + m, g, cval);
+        }
+      }
+    }
+  };
+  // Into the x tile, or the ring rows from `slot` on where there is no x pass.
+  auto stash_step = [&](int slot) {
+#pragma unroll
+    for (int k = 0; k < NL; ++k) {
+      const int e = t + k * kSepThreads;
+      const int r = e / W4, c = 4 * (e - r * W4);
+      if (e < kSepRows * W4) {
+        if constexpr (RX > 0) {
+          store4(tile + r * TP + c, regs[k].v);
+        } else {
+          store4(ring + (slot + r) * RP + c, regs[k].v);
+          if constexpr (DOUBLED) store4(ring + (slot + r + RS) * RP + c, regs[k].v);
+        }
+      }
+    }
+  };
+  // Step 2: thread t filters 8 columns of tile row t % 8 along x into ring row slot + t % 8.
+  auto x_pass = [&](int slot) {
+    if constexpr (RX > 0) {
+      const int r = t % kSepRows, c0 = (t / kSepRows) * 8;
+      const T* src = tile + r * TP + c0;
+      T acc[8];
+#pragma unroll
+      for (int q = 0; q < 8; ++q) acc[q] = T(0);
+#pragma unroll
+      for (int i0 = 0; i0 < 8 + 2 * PX; i0 += V) {
+        T v[V];
+        if constexpr (V == 4) {
+          const float4 f = *reinterpret_cast<const float4*>(src + i0);
+          v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+        } else {
+          const double2 d = *reinterpret_cast<const double2*>(src + i0);
+          v[0] = d.x, v[1] = d.y;
+        }
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+#pragma unroll
+          for (int q = 0; q < 8; ++q) {
+            const int j = i0 + e - (PX - RX) - q;  // the tap of output q that reads this value
+            if (j >= 0 && j <= 2 * RX) acc[q] = fma(wx.w[j], v[e], acc[q]);
+          }
+      }
+      T* dst = ring + (slot + r) * RP + c0;
+      store4(dst, acc);
+      store4(dst + 4, acc + 4);
+      if constexpr (DOUBLED) {
+        store4(dst + RS * RP, acc);
+        store4(dst + RS * RP + 4, acc + 4);
+      }
+    }
+  };
+
+  if constexpr (RY > 0) {
+    // Work items (strip, chunk, item), strips fastest; a block marches down its chunk.
+    const i64 per_item = g.strips * g.chunks;
+    for (i64 w = blockIdx.x; w < g.work; w += gridDim.x) {
+      const i64 item = w / per_item, rest = w - item * per_item;
+      const i64 cy = rest / g.strips, bx = rest - cy * g.strips;
+      const i64 x0 = bx * kSepCols, y0 = cy * g.chunk, base = item * g.item_stride;
+      const i64 y_end = min(g.rows, y0 + g.chunk);
+      i64 y = y0 - PY;  // first row of the step in flight
+      load_step(base, y, x0);
+      int slot = 0;  // ring row of the step's first row
+      for (i64 st = 0; y < y_end + PY; ++st) {
+        __syncthreads();  // the previous step's reads of the tile and of this slot are done
+        stash_step(slot);
+        __syncthreads();
+        y += kSepRows;
+        if (y < y_end + PY) load_step(base, y, x0);  // the next step's rows, in flight meanwhile
+        x_pass(slot);
+        if (st >= PY / 4) {
+          if constexpr (RX > 0) __syncthreads();
+          // Step 3: outputs yo + q read ring rows from the slot of step st - PY / 4 on.
+          const i64 yo = y0 + (st - PY / 4) * kSepRows;
+          int first = slot + kSepRows - RS + (PY - RY);  // ring row of input row yo - RY
+          if (first < 0) first += RS;
+          T acc[8];
+#pragma unroll
+          for (int q = 0; q < 8; ++q) acc[q] = T(0);
+          const T* col = ring + t;
+#pragma unroll
+          for (int i = 0; i < 8 + 2 * RY; ++i) {
+            int rr = first + i;
+            if constexpr (!DOUBLED) {
+              if (rr >= RS) rr -= RS;
+            }
+            const T v = col[rr * RP];
+#pragma unroll
+            for (int q = 0; q < 8; ++q) {
+              const int j = i - q;
+              if (j >= 0 && j <= 2 * RY) acc[q] = fma(wy.w[j], v, acc[q]);
+            }
+          }
+          const i64 x = x0 + t;
+          if (x < g.nx) {
+            T* o = out + base + yo * g.row_stride + x;
+#pragma unroll
+            for (int q = 0; q < 8; ++q)
+              if (yo + q < y_end) o[q * g.row_stride] = acc[q];
+          }
+        }
+        slot += kSepRows;
+        if (slot == RS) slot = 0;
+      }
+      __syncthreads();  // the next work item's stash overwrites the ring
+    }
+  } else {
+    // A pass along x alone: steps of 8 rows of a strip, or 8 strips of a row.
+    const i64 per_row = g.wide ? (g.strips + 7) / 8 : g.strips;
+    auto step_at = [&](i64 i, i64& y, i64& x0) {
+      const i64 a = i / per_row, b = i - a * per_row;
+      y = g.wide ? a : a * kSepRows;
+      x0 = b * (g.wide ? 8 * kSepCols : kSepCols);
+    };
+    i64 y, x0;
+    i64 i = blockIdx.x;
+    if (i < g.work) {
+      step_at(i, y, x0);
+      load_step(0, y, x0);
+    }
+    for (; i < g.work; i += gridDim.x) {
+      step_at(i, y, x0);
+      __syncthreads();
+      stash_step(0);
+      __syncthreads();
+      if (i + gridDim.x < g.work) {
+        i64 yn, xn;
+        step_at(i + gridDim.x, yn, xn);
+        load_step(0, yn, xn);
+      }
+      x_pass(0);
+      __syncthreads();
+#pragma unroll
+      for (int r = 0; r < kSepRows; ++r) {
+        i64 off, xr;
+        bool ghost, ok;
+        row_of(0, y, x0, r, off, xr, ghost, ok);
+        if (ok && xr + t < g.nx) out[off + xr + t] = ring[r * RP + t];
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side.
+// ---------------------------------------------------------------------------------------------
+// How a problem runs: its windows, and per pass the kernel's radii and geometry.
+struct SepPass {
+  int rx = 0, ry = 0;  // compiled radii
+  int wx = 2, wy = 1;  // the windows (index into AxisWindows::w) read along x and y
+  SepGeom g{};
+  double cval_scale = 1;  // constant mode: cval times this (the factors applied before)
+};
+struct SepPlan {
+  detail::AxisWindows win;
+  std::vector<SepPass> passes;
+  std::string why_not;  // non-empty: cannot run
+};
+
+i64 ceil_div64(i64 a, i64 b) { return (a + b - 1) / b; }
+
+// Chunks of a march: work items of a strip by a chunk of rows, many more than the blocks that
+// fit the device (persistent blocks take them in turn, so the last wave is short), each long
+// enough that refilling the ring (2 PY rows filtered along x again) costs at most 1/8 of it.
+void size_march(SepGeom& g, int ry) {
+  i64 chunk = std::max<i64>(64, 16 * pad4(ry));
+  chunk = std::min<i64>(chunk, ceil_div64(g.rows, kSepRows) * kSepRows);
+  g.chunk = chunk;
+  g.chunks = ceil_div64(g.rows, chunk);
+  g.work = g.strips * g.chunks * g.items;
+}
+
+SepGeom plain_geom(i64 nx, i64 rows, i64 row_stride, i64 items, i64 item_stride) {
+  SepGeom g{};
+  g.nx = nx;
+  g.rows = rows;
+  g.row_stride = row_stride;
+  g.items = items;
+  g.item_stride = item_stride;
+  g.strips = ceil_div64(nx, kSepCols);
+  return g;
+}
+
+SepPlan make_plan(const Problem& p) {
+  SepPlan plan;
+  if (p.dtype() != DType::f32 && p.dtype() != DType::f64) {
+    plan.why_not = "compiled for f32 and f64 only";
+    return plan;
+  }
+  const auto win = detail::separable_windows(p);
+  if (!win) {
+    plan.why_not = "the filter is not an outer product of 1-D factors (rank 1)";
+    return plan;
+  }
+  plan.win = *win;
+  if (win->long_axes == 0) {
+    plan.why_not = "a filter of one tap has nothing to separate";
+    return plan;
+  }
+  if (p.direct_sums() && win->long_axes > 1) {
+    plan.why_not = "direct sums required: passes sum the taps in another form";
+    return plan;
+  }
+  const std::array<int, 3> R = win->radius;
+  for (int a = 0; a < 3; ++a)
+    if (sep_radius(p.dtype(), R[a]) < 0) {
+      plan.why_not = "compiled for factors of radius up to " + std::to_string(sep_top(p.dtype())) +
+                     " in " + to_string(p.dtype()) + "; this filter needs " + std::to_string(R[a]);
+      return plan;
+    }
+  const Dims3 d = p.dims3();
+  const i64 batch = p.batch(), plane = d.x * d.y, vol = plane * d.z;
+  const int rank = p.rank();
+  const auto mode_z = rank == 3 ? int(p.mode(0)) : 0;
+  const auto mode_y = rank >= 2 ? int(p.mode(rank - 2)) : 0;
+  const auto mode_x = int(p.mode(rank - 1));
+  // Pass 1: x and y on every plane (z = 0 in 2-D, 1-D rows).
+  const int rx = sep_radius(p.dtype(), R[2]), ry = sep_radius(p.dtype(), R[1]);
+  if (rx > 0 || ry > 0) {
+    SepPass s;
+    if (rx > 0 && ry > 0)
+      s.rx = s.ry = std::max(rx, ry);  // fused kernels take one radius
+    else {
+      s.rx = rx;
+      s.ry = ry;
+    }
+    s.g = plain_geom(d.x, d.y, d.x, batch * d.z, plane);
+    s.g.xmode = mode_x;
+    s.g.ymode = mode_y;
+    if (s.ry == 0) {
+      s.g.wide = d.x > kSepWide;
+      s.g.work = s.g.wide ? batch * d.z * d.y * ceil_div64(s.g.strips, 8)
+                          : ceil_div64(batch * d.z * d.y, kSepRows) * s.g.strips;
+      s.g.items = batch * d.z;
+    } else {
+      size_march(s.g, s.ry);
+    }
+    plan.passes.push_back(s);
+  }
+  // Pass 2: z, a plane per "row".
+  const int rz = sep_radius(p.dtype(), R[0]);
+  if (rz > 0) {
+    SepPass s;
+    s.rx = 0;
+    s.ry = rz;
+    s.wy = 0;
+    s.g = plain_geom(plane, d.z, plane, batch, vol);
+    s.g.ymode = mode_z;
+    s.g.xmode = int(Boundary::constant);  // no x pass: never read
+    size_march(s.g, rz);
+    if (!plan.passes.empty()) {
+      double sx = 0, sy = 0;
+      for (double w : win->w[2]) sx += w;
+      for (double w : win->w[1]) sy += w;
+      s.cval_scale = sx * sy;
+    }
+    plan.passes.push_back(s);
+  }
+  for (SepPass& s : plan.passes) s.g.cval = p.cval() * s.cval_scale;
+  const std::size_t limit = current_device_limits().shared_per_block_optin;
+  for (const SepPass& s : plan.passes) {
+    const std::size_t b = p.dtype() == DType::f32 ? sep_shared_bytes<float>(s.rx, s.ry)
+                                                  : sep_shared_bytes<double>(s.rx, s.ry);
+    if (b > limit) {
+      plan.why_not = "needs " + std::to_string(b) +
+                     " B of shared memory per block, the device has " + std::to_string(limit);
+      return plan;
+    }
+  }
+  return plan;
+}
+
+// The window of radius `have` centred in one of radius R (zeros outside), in T.
+template <class T, int R>
+Taps<T, R> taps_of(const std::vector<double>& w) {
+  Taps<T, R> t{};
+  const int have = int(w.size() / 2);
+  for (int j = 0; j <= 2 * have; ++j) t.w[R - have + j] = T(w[std::size_t(j)]);
+  return t;
+}
+
+template <class T, int RX, int RY>
+void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win, const Problem& p,
+                 cudaStream_t stream, int sms) {
+  const auto kernel = separable_kernel<T, RX, RY>;
+  Launch L;
+  L.block = {kSepThreads, 1, 1};
+  L.shared_bytes = sep_shared_bytes<T>(RX, RY);
+  // Persistent blocks, as many as fit the device at once, take the work items in turn.
+  if (L.shared_bytes > 48 * 1024)
+    HALO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(L.shared_bytes)),
+                    "raising the shared-memory limit of separable_kernel");
+  int per_sm = 0;
+  HALO_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kSepThreads, L.shared_bytes),
+      "querying the occupancy of separable_kernel");
+  L.grid = {unsigned(std::min<i64>(s.g.work, i64(std::max(per_sm, 1)) * std::max(sms, 1))), 1, 1};
+  // 16-byte loads where every row starts on a 16-byte boundary.
+  const auto aligned = [](i64 n) { return n % (16 / i64(sizeof(T))) == 0; };
+  s.g.vec = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && aligned(s.g.row_stride) &&
+            aligned(s.g.item_stride) && aligned(s.g.nx);
+  const Taps<T, RX> tx = taps_of<T, RX>(win.w[s.wx]);
+  const Taps<T, RY> ty = taps_of<T, RY>(win.w[s.wy]);
+  launch_kernel(kernel, L, stream, "separable_kernel", 2 * std::max(RX, RY) + 1, p, in, out, s.g,
+                tx, ty);
+}
+
+// Calls f(integral_constant<R>) for the compiled radius r of dtype T.
+template <class T, class F>
+bool with_radius(int r, F&& f) {
+  bool done = false;
+#define HALO_CASE(R)                     \
+  if (!done && r == R) {                 \
+    f(std::integral_constant<int, R>{}); \
+    done = true;                         \
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    HALO_SEP_RADII_F32(HALO_CASE)
+  } else {
+    HALO_SEP_RADII_F64(HALO_CASE)
+  }
+#undef HALO_CASE
+  return done;
+}
+
+template <class T>
+void run_pass(const T* in, T* out, const SepPass& s, const detail::AxisWindows& win,
+              const Problem& p, cudaStream_t stream, int sms) {
+  bool ok = false;
+  if (s.rx > 0 && s.ry > 0)
+    ok = with_radius<T>(s.rx,
+                        [&](auto R) { launch_pass<T, R(), R()>(in, out, s, win, p, stream, sms); });
+  else if (s.rx > 0)
+    ok = with_radius<T>(s.rx,
+                        [&](auto R) { launch_pass<T, R(), 0>(in, out, s, win, p, stream, sms); });
+  else
+    ok = with_radius<T>(s.ry,
+                        [&](auto R) { launch_pass<T, 0, R()>(in, out, s, win, p, stream, sms); });
+  if (!ok)
+    throw Error("separable: no kernel compiled for radii " + std::to_string(s.rx) + ", " +
+                std::to_string(s.ry));
+}
+
+int multiprocessors() {
+  int dev = 0, n = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 132;
+  }
+  return n;
+}
+
+class SeparableStrategy final : public Strategy {
+ public:
+  std::string name() const override { return "separable"; }
+  Backend backend() const override { return Backend::cuda; }
+  std::string description() const override {
+    return "rank-1 filters as 1-D passes: x and y fused in one kernel (rows filtered into a "
+           "shared-memory ring, columns from it), z as a second pass; every boundary mode";
+  }
+  Status can_implement(const Problem& p) const override {
+    const SepPlan plan = make_plan(p);
+    return plan.why_not.empty() ? Status::success() : Status::failure(plan.why_not);
+  }
+  // Above `fast` where its dense window is larger than it runs at copy speed: beyond 9x9 in 2-D
+  // (fast 0.80 ms at r = 4, 1.09 at r = 5; these passes about 1.0 at every radius up to 8) and
+  // 5x5x5 in 3-D (fast 1.42 ms at r = 2, 3.72 at r = 3 on 640^3), or where `fast` has no
+  // kernel (H100, docs/TUNING.md, Separable passes). Below it on 1-D arrays, whose kernels
+  // `fast` tunes further.
+  int priority(const Problem& p) const override {
+    if (p.rank() == 1) return 50;
+    const int r = int(std::min<std::int64_t>(p.max_radius(), 1 << 20));
+    const int rc = fast::compiled_radius(p.rank(), p.dtype(), r);
+    const int dense_top = p.rank() == 2 ? 4 : 2;  // fast's radius of copy speed
+    return rc < 0 || rc > dense_top ? 110 : 90;
+  }
+  Summation summation(const Problem& p) const override {
+    const auto win = detail::separable_windows(p);
+    return win && win->long_axes > 1 ? Summation::separable : Summation::direct;
+  }
+  Traffic model(const Problem& p) const override {
+    const SepPlan plan = make_plan(p);
+    double taps = 0;
+    for (const SepPass& s : plan.passes)
+      taps += (s.rx ? 2 * s.rx + 1 : 0) + (s.ry ? 2 * s.ry + 1 : 0);
+    return {p.bytes() * double(std::max<std::size_t>(plan.passes.size(), 1)),
+            2.0 * taps * double(p.elements())};
+  }
+  std::vector<MemoryUse> workspace(const Problem& p) const override {
+    const SepPlan plan = make_plan(p);
+    if (plan.passes.size() < 2) return {};
+    return {{"scratch array between the x-y and z passes",
+             double(p.elements()) * double(dtype_size(p.dtype())), MemorySpace::device}};
+  }
+  std::string plan(const Problem& p) const override {
+    const SepPlan plan = make_plan(p);
+    if (!plan.why_not.empty()) return plan.why_not;
+    std::string s = "rank-1 filter: factors of radius " + std::to_string(plan.win.radius[2]);
+    if (p.rank() >= 2) s += " (x), " + std::to_string(plan.win.radius[1]) + " (y)";
+    if (p.rank() == 3) s += ", " + std::to_string(plan.win.radius[0]) + " (z)";
+    s += "; ";
+    for (std::size_t i = 0; i < plan.passes.size(); ++i) {
+      const SepPass& q = plan.passes[i];
+      if (i) s += ", then ";
+      if (q.rx && q.ry)
+        s += "x and y fused (compiled radius " + std::to_string(q.rx) +
+             ", strips of 256 columns, " + "chunks of " + std::to_string(q.g.chunk) +
+             " rows, a ring of " + std::to_string(ring_rows(q.ry)) + " filtered rows)";
+      else if (q.rx)
+        s += "x alone (compiled radius " + std::to_string(q.rx) + ", steps of " +
+             (q.g.wide ? "8 strips of a row)" : "8 rows of a strip)");
+      else
+        s += std::string(i || p.rank() == 3 && plan.passes.size() == 1 && plan.win.radius[1] == 0
+                             ? "z"
+                             : "y") +
+             " alone (compiled radius " + std::to_string(q.ry) + ", chunks of " +
+             std::to_string(q.g.chunk) + " rows)";
+    }
+    if (plan.passes.size() > 1) s += "; two passes over DRAM through a scratch array";
+    return s;
+  }
+  void run(const Problem& p, const Buffers& b, void* stream) const override {
+    const SepPlan plan = make_plan(p);
+    if (!plan.why_not.empty())
+      throw Error("strategy 'separable' cannot run " + p.describe() + ": " + plan.why_not);
+    const auto st = static_cast<cudaStream_t>(stream);
+    const int sms = multiprocessors();
+    dispatch_buffers(p.dtype(), b.input, b.output, [&](auto* in, auto* out) {
+      using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
+      if (plan.passes.size() == 1) {
+        run_pass<T>(in, out, plan.passes[0], plan.win, p, st, sms);
+        return;
+      }
+      DeviceBuffer scratch(std::size_t(p.elements()) * sizeof(T),
+                           "the scratch array of the separable passes of " + p.describe());
+      run_pass<T>(in, static_cast<T*>(scratch.p), plan.passes[0], plan.win, p, st, sms);
+      run_pass<T>(static_cast<const T*>(scratch.p), out, plan.passes[1], plan.win, p, st, sms);
+      // cudaFree waits for the device, so the scratch outlives the passes that read it.
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_separable_strategy() {
+  return std::make_unique<SeparableStrategy>();
+}
+
+}  // namespace halo::cuda
