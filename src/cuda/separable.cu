@@ -47,7 +47,7 @@ namespace {
 
 constexpr int kSepThreads = 256;  // threads per block
 constexpr int kSepCols = 256;     // columns per strip: one per thread in step 3
-constexpr int kSepRows = 8;       // rows per step
+constexpr int kSepRows = 8;       // rows per step, 16 where the y radius is 12 or more
 constexpr int kSepWide = 2048;    // RY = 0: rows longer than this take 8 strips of one row per step
 
 // The compiled radii of the factors' windows (a factor is zero-padded to the smallest that
@@ -85,13 +85,20 @@ HALO_HOST_DEVICE constexpr int ring_pitch() {
 // radius 8 every row is kept twice, at i and i + rows, so that a step reads its rows in one
 // run with no wrap (immediate offsets, no index arithmetic); larger radii wrap, where shared
 // memory matters more than the two integer instructions per row.
+// Rows per step: 16 outputs per thread along y from radius 12, so that each ring row read
+// feeds 16 FFMAs (the large radii issue-bound otherwise), else 8.
+HALO_HOST_DEVICE constexpr int step_rows(int ry) { return ry >= 12 ? 16 : kSepRows; }
+// The rows of y halo a step fills the ring with: RY rounded up to half a step.
+HALO_HOST_DEVICE constexpr int pad_y(int ry) {
+  return (ry + step_rows(ry) / 2 - 1) / (step_rows(ry) / 2) * (step_rows(ry) / 2);
+}
 HALO_HOST_DEVICE constexpr int ring_rows(int ry) {
-  return ry > 0 ? 2 * pad4(ry) + kSepRows : kSepRows;
+  return ry > 0 ? 2 * pad_y(ry) + step_rows(ry) : step_rows(ry);
 }
 HALO_HOST_DEVICE constexpr bool ring_doubled(int ry) { return ry > 0 && ry <= 8; }
 template <class T>
 std::size_t sep_shared_bytes(int rx, int ry) {
-  return sizeof(T) * (std::size_t(rx > 0 ? kSepRows * tile_pitch<T>(rx) : 0) +
+  return sizeof(T) * (std::size_t(rx > 0 ? step_rows(ry) * tile_pitch<T>(rx) : 0) +
                       std::size_t(ring_rows(ry) * (ring_doubled(ry) ? 2 : 1)) * ring_pitch<T>());
 }
 
@@ -152,19 +159,26 @@ __device__ __forceinline__ void store4(T* p, const T* v) {
   }
 }
 
+// Blocks per SM that the registers must allow: three up to radius 8 (85 registers; their shared
+// memory allows it, and latency hiding needs the warps), two up to 32, one beyond (whose 16
+// accumulators and windows spill under 128 registers).
+HALO_HOST_DEVICE constexpr int min_blocks(int rx, int ry) {
+  return rx <= 8 && ry <= 8 ? 3 : rx <= 32 && ry <= 32 ? 2 : 1;
+}
 template <class T, int RX, int RY>
-__global__ void __launch_bounds__(kSepThreads)
+__global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
     separable_kernel(const T* __restrict__ in, T* __restrict__ out, SepGeom g, Taps<T, RX> wx,
                      Taps<T, RY> wy) {
-  constexpr int PX = pad4(RX), PY = pad4(RY);
+  constexpr int ROWS = step_rows(RY), PX = pad4(RX), PY = pad_y(RY);
+  constexpr int FILL = 2 * PY / ROWS;  // steps that only fill the ring
   constexpr int W4 = (kSepCols + 2 * PX) / 4;  // groups of 4 columns of a loaded row
-  constexpr int NL = (kSepRows * W4 + kSepThreads - 1) / kSepThreads;  // groups per thread
+  constexpr int NL = (ROWS * W4 + kSepThreads - 1) / kSepThreads;  // groups per thread
   constexpr int TP = tile_pitch<T>(RX), RP = ring_pitch<T>(), RS = ring_rows(RY);
   constexpr bool DOUBLED = ring_doubled(RY);
   constexpr int V = 16 / int(sizeof(T));  // elements per 16-byte shared-memory access
   extern __shared__ __align__(16) unsigned char sep_smem[];
   T* tile = reinterpret_cast<T*>(sep_smem);       // [8][TP], RX > 0
-  T* ring = tile + (RX > 0 ? kSepRows * TP : 0);  // [RS (x2 doubled)][RP]
+  T* ring = tile + (RX > 0 ? ROWS * TP : 0);  // [RS (x2 doubled)][RP]
   const int t = threadIdx.x;
   const T cval = T(g.cval);
 
@@ -194,13 +208,35 @@ __global__ void __launch_bounds__(kSepThreads)
   // The step's rows, 4 columns at a time: 16-byte loads inside the array, the modes at its edges.
   Vec4<T> regs[NL];
   auto load_step = [&](i64 base, i64 y, i64 x0) {
+    // Inside the array (every row of the step, every column of its loads, 16-byte rows): each
+    // group one 16-byte load at a fixed offset from the step's first element.
+    i64 row_step;
+    bool inside;
+    if constexpr (RY > 0) {
+      row_step = g.row_stride;
+      inside = y >= 0 && y + ROWS <= g.rows;
+    } else {
+      row_step = g.wide ? i64(kSepCols) : g.nx;
+      inside = g.wide ? y < g.items * g.rows : y + ROWS <= g.items * g.rows;
+    }
+    const i64 span = RY == 0 && g.wide ? ROWS * i64(kSepCols) : i64(kSepCols);
+    if (g.vec && inside && x0 - PX >= 0 && x0 + span + PX <= g.nx) {
+      const T* p = in + (RY > 0 ? base + y * g.row_stride : y * g.nx) + x0 - PX;
+#pragma unroll
+      for (int k = 0; k < NL; ++k) {
+        const int e = t + k * kSepThreads;
+        const int r = e / W4, c = 4 * (e - r * W4);
+        if (e < ROWS * W4) load4(p + r * row_step + c, regs[k]);
+      }
+      return;
+    }
 #pragma unroll
     for (int k = 0; k < NL; ++k) {
       const int e = t + k * kSepThreads;
       const int r = e / W4, c = 4 * (e - r * W4);
       Vec4<T>& o = regs[k];
       o.v[0] = o.v[1] = o.v[2] = o.v[3] = T(0);
-      if (e < kSepRows * W4) {
+      if (e < ROWS * W4) {
         i64 off, xr;
         bool ghost, ok;
         row_of(base, y, x0, r, off, xr, ghost, ok);
@@ -223,7 +259,7 @@ __global__ void __launch_bounds__(kSepThreads)
     for (int k = 0; k < NL; ++k) {
       const int e = t + k * kSepThreads;
       const int r = e / W4, c = 4 * (e - r * W4);
-      if (e < kSepRows * W4) {
+      if (e < ROWS * W4) {
         if constexpr (RX > 0) {
           store4(tile + r * TP + c, regs[k].v);
         } else {
@@ -233,38 +269,42 @@ __global__ void __launch_bounds__(kSepThreads)
       }
     }
   };
-  // Step 2: thread t filters 8 columns of tile row t % 8 along x into ring row slot + t % 8.
+  // Step 2: thread t filters 8 columns of tile rows t % 8 (+ 8) along x into ring rows from
+  // `slot` on.
   auto x_pass = [&](int slot) {
     if constexpr (RX > 0) {
-      const int r = t % kSepRows, c0 = (t / kSepRows) * 8;
-      const T* src = tile + r * TP + c0;
-      T acc[8];
 #pragma unroll
-      for (int q = 0; q < 8; ++q) acc[q] = T(0);
+      for (int h = 0; h < ROWS / 8; ++h) {
+        const int r = t % 8 + 8 * h, c0 = (t / 8) * 8;
+        const T* src = tile + r * TP + c0;
+        T acc[8];
 #pragma unroll
-      for (int i0 = 0; i0 < 8 + 2 * PX; i0 += V) {
-        T v[V];
-        if constexpr (V == 4) {
-          const float4 f = *reinterpret_cast<const float4*>(src + i0);
-          v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
-        } else {
-          const double2 d = *reinterpret_cast<const double2*>(src + i0);
-          v[0] = d.x, v[1] = d.y;
-        }
+        for (int q = 0; q < 8; ++q) acc[q] = T(0);
 #pragma unroll
-        for (int e = 0; e < V; ++e)
-#pragma unroll
-          for (int q = 0; q < 8; ++q) {
-            const int j = i0 + e - (PX - RX) - q;  // the tap of output q that reads this value
-            if (j >= 0 && j <= 2 * RX) acc[q] = fma(wx.w[j], v[e], acc[q]);
+        for (int i0 = 0; i0 < 8 + 2 * PX; i0 += V) {
+          T v[V];
+          if constexpr (V == 4) {
+            const float4 f = *reinterpret_cast<const float4*>(src + i0);
+            v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+          } else {
+            const double2 d = *reinterpret_cast<const double2*>(src + i0);
+            v[0] = d.x, v[1] = d.y;
           }
-      }
-      T* dst = ring + (slot + r) * RP + c0;
-      store4(dst, acc);
-      store4(dst + 4, acc + 4);
-      if constexpr (DOUBLED) {
-        store4(dst + RS * RP, acc);
-        store4(dst + RS * RP + 4, acc + 4);
+#pragma unroll
+          for (int e = 0; e < V; ++e)
+#pragma unroll
+            for (int q = 0; q < 8; ++q) {
+              const int j = i0 + e - (PX - RX) - q;  // the tap of output q that reads this value
+              if (j >= 0 && j <= 2 * RX) acc[q] = fma(wx.w[j], v[e], acc[q]);
+            }
+        }
+        T* dst = ring + (slot + r) * RP + c0;
+        store4(dst, acc);
+        store4(dst + 4, acc + 4);
+        if constexpr (DOUBLED) {
+          store4(dst + RS * RP, acc);
+          store4(dst + RS * RP + 4, acc + 4);
+        }
       }
     }
   };
@@ -284,28 +324,28 @@ __global__ void __launch_bounds__(kSepThreads)
         __syncthreads();  // the previous step's reads of the tile and of this slot are done
         stash_step(slot);
         __syncthreads();
-        y += kSepRows;
+        y += ROWS;
         if (y < y_end + PY) load_step(base, y, x0);  // the next step's rows, in flight meanwhile
         x_pass(slot);
-        if (st >= PY / 4) {
+        if (st >= FILL) {
           if constexpr (RX > 0) __syncthreads();
-          // Step 3: outputs yo + q read ring rows from the slot of step st - PY / 4 on.
-          const i64 yo = y0 + (st - PY / 4) * kSepRows;
-          int first = slot + kSepRows - RS + (PY - RY);  // ring row of input row yo - RY
+          // Step 3: outputs yo + q read ring rows from the slot of step st - FILL on.
+          const i64 yo = y0 + (st - FILL) * ROWS;
+          int first = slot + ROWS - RS + (PY - RY);  // ring row of input row yo - RY
           if (first < 0) first += RS;
-          T acc[8];
+          T acc[ROWS];
 #pragma unroll
-          for (int q = 0; q < 8; ++q) acc[q] = T(0);
-          const T* col = ring + t;
+          for (int q = 0; q < ROWS; ++q) acc[q] = T(0);
+          // Rows first + i up to the ring's end, then from its start: one select per row, the
+          // row's offset an immediate.
+          const T* col = ring + first * RP + t;
+          const T* wrapped = col - RS * RP;
+          const int wrap = RS - first;
 #pragma unroll
-          for (int i = 0; i < 8 + 2 * RY; ++i) {
-            int rr = first + i;
-            if constexpr (!DOUBLED) {
-              if (rr >= RS) rr -= RS;
-            }
-            const T v = col[rr * RP];
+          for (int i = 0; i < ROWS + 2 * RY; ++i) {
+            const T v = (DOUBLED || i < wrap ? col : wrapped)[i * RP];
 #pragma unroll
-            for (int q = 0; q < 8; ++q) {
+            for (int q = 0; q < ROWS; ++q) {
               const int j = i - q;
               if (j >= 0 && j <= 2 * RY) acc[q] = fma(wy.w[j], v, acc[q]);
             }
@@ -314,11 +354,11 @@ __global__ void __launch_bounds__(kSepThreads)
           if (x < g.nx) {
             T* o = out + base + yo * g.row_stride + x;
 #pragma unroll
-            for (int q = 0; q < 8; ++q)
+            for (int q = 0; q < ROWS; ++q)
               if (yo + q < y_end) o[q * g.row_stride] = acc[q];
           }
         }
-        slot += kSepRows;
+        slot += ROWS;
         if (slot == RS) slot = 0;
       }
       __syncthreads();  // the next work item's stash overwrites the ring
@@ -382,8 +422,9 @@ i64 ceil_div64(i64 a, i64 b) { return (a + b - 1) / b; }
 // fit the device (persistent blocks take them in turn, so the last wave is short), each long
 // enough that refilling the ring (2 PY rows filtered along x again) costs at most 1/8 of it.
 void size_march(SepGeom& g, int ry) {
-  i64 chunk = std::max<i64>(64, 16 * pad4(ry));
-  chunk = std::min<i64>(chunk, ceil_div64(g.rows, kSepRows) * kSepRows);
+  const i64 rows = step_rows(ry);
+  i64 chunk = std::max<i64>(64, 16 * pad_y(ry));
+  chunk = std::min<i64>(chunk, ceil_div64(g.rows, rows) * rows);
   g.chunk = chunk;
   g.chunks = ceil_div64(g.rows, chunk);
   g.work = g.strips * g.chunks * g.items;
