@@ -208,25 +208,38 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
   // The step's rows, 4 columns at a time: 16-byte loads inside the array, the modes at its edges.
   Vec4<T> regs[NL];
   auto load_step = [&](i64 base, i64 y, i64 x0) {
-    // Inside the array (every row of the step, every column of its loads, 16-byte rows): each
-    // group one 16-byte load at a fixed offset from the step's first element.
+    // Every row of the step inside the array, and rows 16-byte aligned: each group of 4 columns
+    // one 16-byte load at a fixed offset from the step's first row (groups past a row's ends
+    // map each column); else every row and column through the modes' maps.
     i64 row_step;
     bool inside;
     if constexpr (RY > 0) {
       row_step = g.row_stride;
       inside = y >= 0 && y + ROWS <= g.rows;
     } else {
-      row_step = g.wide ? i64(kSepCols) : g.nx;
-      inside = g.wide ? y < g.items * g.rows : y + ROWS <= g.items * g.rows;
+      row_step = g.nx;
+      inside = g.wide ? y < g.items * g.rows && x0 + ROWS * i64(kSepCols) <= g.nx
+                      : y + ROWS <= g.items * g.rows;
     }
-    const i64 span = RY == 0 && g.wide ? ROWS * i64(kSepCols) : i64(kSepCols);
-    if (g.vec && inside && x0 - PX >= 0 && x0 + span + PX <= g.nx) {
-      const T* p = in + (RY > 0 ? base + y * g.row_stride : y * g.nx) + x0 - PX;
+    if (g.vec && inside) {
+      // Groups of columns outside the array (the strips at a row's ends) map each column.
+      const T* p = in + (RY > 0 ? base + y * g.row_stride : y * g.nx);
 #pragma unroll
       for (int k = 0; k < NL; ++k) {
         const int e = t + k * kSepThreads;
         const int r = e / W4, c = 4 * (e - r * W4);
-        if (e < ROWS * W4) load4(p + r * row_step + c, regs[k]);
+        if (e < ROWS * W4) {
+          // Under `wide` the rows of a step are strips of one row: the same row, 256 columns on.
+          const bool strips = RY == 0 && g.wide;
+          const T* row = strips ? p : p + r * row_step;
+          const i64 x = x0 - PX + c + (strips ? r * i64(kSepCols) : 0);
+          if (x >= 0 && x + 4 <= g.nx) {
+            load4(row + x, regs[k]);
+          } else {
+#pragma unroll
+            for (int m = 0; m < 4; ++m) regs[k].v[m] = sep_load(row, x + m, g, cval);
+          }
+        }
       }
       return;
     }
