@@ -120,9 +120,26 @@ struct SepGeom {
   double cval;
 };
 
-// The index a coordinate outside [0, n) reads (-1: cval); out of line, since only the blocks at
-// an edge call it and inlining it at every load multiplies the code.
+// The index a coordinate outside [0, n) reads (-1: cval), map_index's: a few instructions for
+// a coordinate at most n - 1 outside (every halo of an axis as long as the filter), the general
+// map beyond. Out of line: only the blocks at an edge call it, and inlining it at every load
+// costs registers that the FFMA loops need.
 __device__ __noinline__ i64 sep_map(i64 i, i64 n, int mode) {
+  if (n > 1 && i >= 1 - n && i < 2 * n - 1) {
+    const bool low = i < 0;
+    switch (Boundary(mode)) {
+      case Boundary::constant:
+        return -1;
+      case Boundary::nearest:
+        return low ? 0 : n - 1;
+      case Boundary::wrap:
+        return low ? i + n : i - n;
+      case Boundary::reflect:
+        return low ? -1 - i : 2 * n - 1 - i;
+      case Boundary::mirror:
+        return low ? -i : 2 * n - 2 - i;
+    }
+  }
   return detail::map_index(i, n, Boundary(mode));
 }
 
@@ -170,14 +187,14 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
     separable_kernel(const T* __restrict__ in, T* __restrict__ out, SepGeom g, Taps<T, RX> wx,
                      Taps<T, RY> wy) {
   constexpr int ROWS = step_rows(RY), PX = pad4(RX), PY = pad_y(RY);
-  constexpr int FILL = 2 * PY / ROWS;  // steps that only fill the ring
+  constexpr int FILL = 2 * PY / ROWS;          // steps that only fill the ring
   constexpr int W4 = (kSepCols + 2 * PX) / 4;  // groups of 4 columns of a loaded row
   constexpr int NL = (ROWS * W4 + kSepThreads - 1) / kSepThreads;  // groups per thread
   constexpr int TP = tile_pitch<T>(RX), RP = ring_pitch<T>(), RS = ring_rows(RY);
   constexpr bool DOUBLED = ring_doubled(RY);
   constexpr int V = 16 / int(sizeof(T));  // elements per 16-byte shared-memory access
   extern __shared__ __align__(16) unsigned char sep_smem[];
-  T* tile = reinterpret_cast<T*>(sep_smem);       // [8][TP], RX > 0
+  T* tile = reinterpret_cast<T*>(sep_smem);   // [8][TP], RX > 0
   T* ring = tile + (RX > 0 ? ROWS * TP : 0);  // [RS (x2 doubled)][RP]
   const int t = threadIdx.x;
   const T cval = T(g.cval);
@@ -207,6 +224,19 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
 
   // The step's rows, 4 columns at a time: 16-byte loads inside the array, the modes at its edges.
   Vec4<T> regs[NL];
+  // This thread's groups of a step, fixed for the kernel: group k is row gr[k] (of the step),
+  // columns gc[k] .. gc[k] + 3 (of the loaded columns), at element goff[k] from the step's first
+  // loaded element where the step lies inside the array, and at sto[k] in shared memory.
+  const i64 gstep = RY == 0 && g.wide ? i64(kSepCols) : RY > 0 ? g.row_stride : g.nx;
+  i64 goff[NL];
+  int sto[NL];
+#pragma unroll
+  for (int k = 0; k < NL; ++k) {
+    const int e = t + k * kSepThreads;
+    const int r = e / W4, c = 4 * (e - r * W4);
+    goff[k] = r * gstep + c;
+    sto[k] = RX > 0 ? r * TP + c : r * RP + c;
+  }
   auto load_step = [&](i64 base, i64 y, i64 x0) {
     // Every row of the step inside the array, and rows 16-byte aligned: each group of 4 columns
     // one 16-byte load at a fixed offset from the step's first row (groups past a row's ends
@@ -220,6 +250,14 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
       row_step = g.nx;
       inside = g.wide ? y < g.items * g.rows && x0 + ROWS * i64(kSepCols) <= g.nx
                       : y + ROWS <= g.items * g.rows;
+    }
+    const i64 span = RY == 0 && g.wide ? ROWS * i64(kSepCols) : i64(kSepCols);
+    if (g.vec && inside && x0 - PX >= 0 && x0 + span + PX <= g.nx) {
+      const T* p = in + (RY > 0 ? base + y * g.row_stride : y * g.nx) + x0 - PX;
+#pragma unroll
+      for (int k = 0; k < NL; ++k)
+        if (t + k * kSepThreads < ROWS * W4) load4(p + goff[k], regs[k]);
+      return;
     }
     if (g.vec && inside) {
       // Groups of columns outside the array (the strips at a row's ends) map each column.
@@ -270,14 +308,12 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
   auto stash_step = [&](int slot) {
 #pragma unroll
     for (int k = 0; k < NL; ++k) {
-      const int e = t + k * kSepThreads;
-      const int r = e / W4, c = 4 * (e - r * W4);
-      if (e < ROWS * W4) {
+      if (t + k * kSepThreads < ROWS * W4) {
         if constexpr (RX > 0) {
-          store4(tile + r * TP + c, regs[k].v);
+          store4(tile + sto[k], regs[k].v);
         } else {
-          store4(ring + (slot + r) * RP + c, regs[k].v);
-          if constexpr (DOUBLED) store4(ring + (slot + r + RS) * RP + c, regs[k].v);
+          store4(ring + slot * RP + sto[k], regs[k].v);
+          if constexpr (DOUBLED) store4(ring + (slot + RS) * RP + sto[k], regs[k].v);
         }
       }
     }
@@ -366,9 +402,12 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
           const i64 x = x0 + t;
           if (x < g.nx) {
             T* o = out + base + yo * g.row_stride + x;
+            const int n = int(min(i64(ROWS), y_end - yo));  // rows of this step in the chunk
 #pragma unroll
-            for (int q = 0; q < ROWS; ++q)
-              if (yo + q < y_end) o[q * g.row_stride] = acc[q];
+            for (int q = 0; q < ROWS; ++q) {
+              if (q < n) *o = acc[q];
+              o += g.row_stride;
+            }
           }
         }
         slot += ROWS;
