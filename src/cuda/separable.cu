@@ -6,20 +6,22 @@
  * filter has no tap), passed as kernel parameters so that the FFMAs read the weights from the
  * constant bank.
  *
- * One kernel, separable_kernel<T, RX, RY>, serves every pass. A block owns a strip of 256 columns
- * and marches down a chunk of rows, 8 rows per step:
- *   1. load 8 input rows of the strip and RX columns each side into shared memory (`tile`),
- *      applying the boundary modes as it goes (ghost rows and columns read the cells the mode maps
- *      them to, or cval); the next step's rows are already in flight in registers;
- *   2. filter them along x into a ring of 2 PY + 8 rows (each thread 8 outputs of one row, a
- *      sliding window of float4 reads: the 8 threads of a shared-memory phase read 8 different
+ * One kernel, separable_kernel<T, RX, RY>, serves every pass. Persistent blocks take work items
+ * of a strip of 256 columns by a chunk of rows, and march down the chunk, S rows per step (S = 8,
+ * or 16 from a y radius of 12, so that each ring row read feeds 16 FFMAs):
+ *   1. load S input rows of the strip and PX >= RX columns each side into shared memory (`tile`),
+ *      16 bytes per load inside the array and through the boundary modes' maps at its edges
+ *      (ghost rows and columns read the cells the mode maps them to, or cval); the next step's
+ *      rows are already in flight in registers;
+ *   2. filter them along x into a ring of 2 PY + S rows (each thread 8 outputs of one row, a
+ *      sliding window of 16-byte reads: the 8 threads of a shared-memory phase read 8 different
  *      rows, whose pitch is an odd multiple of 16 bytes, so no bank conflicts);
- *   3. filter the ring along y: each thread one column, 8 outputs from 8 + 2 RY ring rows, and
+ *   3. filter the ring along y: each thread one column, S outputs from S + 2 RY ring rows, and
  *      store them, coalesced.
- * The rows a step filters along x are those the next PY / 4 steps' outputs need, so every input
- * row is read and filtered along x once per chunk (the first PY of a chunk also by the chunk
- * above). DRAM traffic is one read and one write of the array: a 2-D filter costs a copy plus
- * its (2 RX + 1) + (2 RY + 1) FMAs per output.
+ * The rows a step filters along x are those the next 2 PY / S steps' outputs need, so every
+ * input row is read and filtered along x once per chunk (the first 2 PY rows of a chunk also by
+ * the chunk above). DRAM traffic is one read and one write of the array: a 2-D filter costs a
+ * copy plus its (2 RX + 1) + (2 RY + 1) FMAs per output.
  *   RY = 0 (a pass along x alone: 1-D signals, `--axis` filters): step 3 stores the ring's 8 rows;
  *     the 8 rows of a step are 8 rows of one strip, or, on rows longer than 2048 elements, 8
  *     strips of one row.
