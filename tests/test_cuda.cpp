@@ -12,7 +12,7 @@
 //     sanitizer's cases in both grids, direct sums (gpu-check runs some variants' SanitizerCases
 //     under compute-sanitizer by name); CudaFast.RingsWrapAroundOnLongStreams runs them all too;
 //   - a 2D 50000 x 50000 float32 array (2.5e9 elements, more than 2^31) with a random 5x5 filter
-//     (and a 9x9 one for `fast`'s Winograd columns).
+//     (and a 9x9 one for `fast`'s Winograd columns, a rank-1 17x17 one for `separable`).
 //
 // Compiled as C++ and linked with the CUDA runtime when halo is built with CUDA; without the CUDA
 // headers (a CPU-only build) it compiles to one skipped test.
@@ -116,13 +116,17 @@ TEST(Cuda, EveryStrategyTakesDevicePointersAndAStream) {
   SKIP_WITHOUT_GPU();
   for (const Strategy* s : cuda_strategies()) {
     SCOPED_TRACE(s->name());
-    EXPECT_EQ(run_on_device<float>(s->name(), 1, {1000, 1, 1}, 2, random_filter({7}), Op::correlate), "");
-    EXPECT_EQ(run_on_device<double>(s->name(), 1, {333, 1, 1}, 1, random_filter({4}), Op::convolve), "");
+    // `separable` runs rank-1 filters only: outer products of random factors for it.
+    const auto filter = [&](const std::vector<std::int64_t>& shape) {
+      return s->name() == "separable" ? random_outer_product(shape) : random_filter(shape);
+    };
+    EXPECT_EQ(run_on_device<float>(s->name(), 1, {1000, 1, 1}, 2, filter({7}), Op::correlate), "");
+    EXPECT_EQ(run_on_device<double>(s->name(), 1, {333, 1, 1}, 1, filter({4}), Op::convolve), "");
     if (s->name() == "tiled_output_twostep") continue;  // 1D only
-    EXPECT_EQ(run_on_device<float>(s->name(), 2, {37, 45, 1}, 1, random_filter({3, 3}), Op::correlate), "");
-    EXPECT_EQ(run_on_device<double>(s->name(), 2, {64, 33, 1}, 2, random_filter({4, 5}), Op::convolve), "");
-    EXPECT_EQ(run_on_device<float>(s->name(), 3, {9, 10, 11}, 1, random_filter({3, 2, 3}), Op::convolve), "");
-    EXPECT_EQ(run_on_device<double>(s->name(), 3, {17, 9, 20}, 1, random_filter({3, 3, 3}), Op::correlate), "");
+    EXPECT_EQ(run_on_device<float>(s->name(), 2, {37, 45, 1}, 1, filter({3, 3}), Op::correlate), "");
+    EXPECT_EQ(run_on_device<double>(s->name(), 2, {64, 33, 1}, 2, filter({4, 5}), Op::convolve), "");
+    EXPECT_EQ(run_on_device<float>(s->name(), 3, {9, 10, 11}, 1, filter({3, 2, 3}), Op::convolve), "");
+    EXPECT_EQ(run_on_device<double>(s->name(), 3, {17, 9, 20}, 1, filter({3, 3, 3}), Op::correlate), "");
   }
 }
 
@@ -238,7 +242,9 @@ template <class T>
 void sanitizer_pass(const Strategy& s, const FastTuning& tuning = {}) {
   int i = 0;
   for (const Case& c : small_cases()) {
-    const Filter f = random_filter(c.filter);
+    // `separable` runs rank-1 filters only: outer products of random factors for it.
+    const Filter f =
+        s.name() == "separable" ? random_outer_product(c.filter) : random_filter(c.filter);
     const Op op = (i % 2) ? Op::convolve : Op::correlate;
     // Zero ghosts, then a boundary mode (cycling through them), which `fast` computes with its
     // border pass and the seed strategies refuse.
@@ -516,10 +522,12 @@ TEST(CudaLarge, TwoDimensional50000x50000MoreThan2To31Elements) {
   CUDA_OK(cudaMemcpy(din, in.data(), bytes, cudaMemcpyHostToDevice));
 
   // The seed strategies with a 5x5 filter, and `fast` with it (direct sums through the TMA ring)
-  // and with a 9x9 one (its Winograd columns).
-  const Filter f5 = random_filter({5, 5}), f9 = random_filter({9, 9});
+  // and with a 9x9 one (its Winograd columns);
+  // `separable` with a rank-1 17x17 filter (x and y fused, 64-bit row offsets).
+  const Filter f5 = random_filter({5, 5}), f9 = random_filter({9, 9}),
+               g17 = random_outer_product({17, 17});
   const std::pair<const char*, const Filter*> runs[] = {
-      {"basic", &f5}, {"tiled_input", &f5}, {"fast", &f5}, {"fast", &f9}};
+      {"basic", &f5}, {"tiled_input", &f5}, {"fast", &f5}, {"fast", &f9}, {"separable", &g17}};
 
   for (const auto& [name, fp] : runs) {
     const Filter& f = *fp;

@@ -117,6 +117,27 @@ TEST(NamedFilters, ShapesAndSums) {
   EXPECT_EQ(sy.weights(), (std::vector<double>{-1, -2, -1, 0, 0, 0, 1, 2, 1}));
 }
 
+// SciPy's gaussian_filter parameters: sigma per axis, truncate, radius per axis, sigma 0.
+TEST(NamedFilters, GaussianTakesSciPysParameters) {
+  const Filter g2 = make_named_filter("gaussian:sigma=2", 1), g1 = make_named_filter("gaussian:1", 1);
+  const Filter both = make_named_filter("gaussian:sigma=2x1", 2);
+  ASSERT_EQ(both.shape_string(), "17x9");
+  for (std::int64_t i = 0; i < 17; ++i)
+    for (std::int64_t j = 0; j < 9; ++j)
+      EXPECT_DOUBLE_EQ(both.weights()[std::size_t(i * 9 + j)],
+                       g2.weights()[std::size_t(i)] * g1.weights()[std::size_t(j)]);
+  // radius int(truncate * sigma + 0.5), SciPy's _gaussian_kernel1d.
+  EXPECT_EQ(make_named_filter("gaussian:sigma=2,truncate=2", 1).shape_string(), "9");
+  EXPECT_EQ(make_named_filter("gaussian:sigma=1.5,truncate=3.3", 1).shape_string(), "11");
+  EXPECT_EQ(make_named_filter("gaussian:sigma=3x1x2,truncate=1", 3).shape_string(), "7x3x5");
+  EXPECT_EQ(make_named_filter("gaussian:sigma=2,radius=3x1", 2).shape_string(), "7x3");
+  // An axis of sigma 0 is not filtered.
+  const Filter cols = make_named_filter("gaussian:sigma=0x2", 2);
+  EXPECT_EQ(cols.shape_string(), "1x17");
+  EXPECT_EQ(cols.weights(), g2.weights());
+  EXPECT_EQ(make_named_filter("gaussian:sigma=0", 2).weights(), std::vector<double>{1.0});
+}
+
 void expect_error(const std::string& spec, int rank, const std::string& phrase) {
   try {
     make_named_filter(spec, rank);
@@ -133,6 +154,12 @@ TEST(NamedFilters, BadSpecsAreRejectedWithAReason) {
   expect_error("gaussian", 2, "sigma");
   expect_error("gaussian:sigma=-1", 2, "sigma");
   expect_error("gaussian:sigma=1,foo=2", 2, "unknown parameter 'foo'");
+  expect_error("gaussian:sigma=1x2x3", 2, "one value or one per axis (2 for a 2-D array), got 3");
+  expect_error("gaussian:sigma=1,radius=1x2x3", 2, "radius takes one value or one per axis");
+  expect_error("gaussian:sigma=2,truncate=3,radius=2", 2, "truncate=T or radius=R, not both");
+  expect_error("gaussian:sigma=2,truncate=0", 2, "truncate");
+  expect_error("gaussian:sigma=2,truncate=-1", 2, "truncate");
+  expect_error("gaussian:sigma=2x-1", 2, "sigma");
   expect_error("sobel-z", 2, "3-D");
   expect_error("sobel-y", 1, "2-D or 3-D");
   expect_error("laplacian:3", 2, "takes no parameters");

@@ -90,13 +90,14 @@ namespace {
 // (twice more in the Problem that runs it); the limit refuses it before anything is allocated.
 constexpr std::int64_t kMaxNamedWeights = std::int64_t(1) << 26;
 
-// Refuses a filter of `extent` per axis at `rank` whose weights would exceed kMaxNamedWeights.
-void check_named_size(const std::string& spec, int rank, std::int64_t extent) {
+// Refuses a filter of these extents whose weights would exceed kMaxNamedWeights.
+void check_named_size(const std::string& spec, const std::vector<std::int64_t>& extents) {
+  const int rank = int(extents.size());
   double n = 1;
   std::string shape;
   for (int i = 0; i < rank; ++i) {
-    n *= double(extent);
-    shape += (i ? "x" : "") + std::to_string(extent);
+    n *= double(extents[std::size_t(i)]);
+    shape += (i ? "x" : "") + std::to_string(extents[std::size_t(i)]);
   }
   if (n <= double(kMaxNamedWeights)) return;
   char what[96];
@@ -104,6 +105,10 @@ void check_named_size(const std::string& spec, int rank, std::int64_t extent) {
   throw Error("filter '" + detail::printable(spec) + "' at rank " + std::to_string(rank) +
               " would be " + shape + " (" + what + "): more than the " +
               std::to_string(kMaxNamedWeights) + " weights (512 MiB) a named filter may have");
+}
+// The same for `extent` on each of `rank` axes.
+void check_named_size(const std::string& spec, int rank, std::int64_t extent) {
+  check_named_size(spec, std::vector<std::int64_t>(std::size_t(rank), extent));
 }
 
 // Outer product of per-axis 1-D weight vectors (axis 0 first).
@@ -194,49 +199,87 @@ Filter make_named_filter(const std::string& spec, int rank) {
     return outer(std::vector<std::vector<double>>(rank, a));
   }
   if (name == "gaussian") {
-    double sigma = -1;
-    std::int64_t radius = -1;
-    std::string sigma_text;
+    // SciPy's gaussian_filter: sigma per axis (one value for all, or one per axis, axis 0
+    // first, separated by 'x'), truncate (radius int(truncate * sigma + 0.5) per axis, 4 by
+    // default) or an explicit radius per axis; an axis of sigma 0 is not filtered.
+    std::string sigma_text, radius_text;
+    double truncate = 4.0;
+    bool have_truncate = false;
     for (const auto& [key, val] : kv) {
       if (key == "sigma" || key.empty()) {
-        if (sigma > 0) throw Error(quoted + ": sigma is given twice");
-        sigma = detail::parse_real(val, std::numeric_limits<double>::denorm_min(),
-                                   std::numeric_limits<double>::max(), quoted + ": sigma");
-        sigma_text = val;
+        if (!sigma_text.empty()) throw Error(quoted + ": sigma is given twice");
+        sigma_text = val.empty() ? " " : val;
       } else if (key == "radius") {
-        radius = detail::parse_integer(val, 0, kMaxNamedWeights, quoted + ": radius");
+        radius_text = val.empty() ? " " : val;
+      } else if (key == "truncate") {
+        truncate = detail::parse_real(val, std::numeric_limits<double>::denorm_min(),
+                                      std::numeric_limits<double>::max(), quoted + ": truncate");
+        have_truncate = true;
       } else {
         throw Error(quoted + ": unknown parameter '" + detail::printable(key) +
-                    "' (gaussian takes sigma=S[,radius=R])");
+                    "' (gaussian takes sigma=S[xS...][,truncate=T][,radius=R[xR...]])");
       }
     }
-    if (!(sigma > 0))
+    if (sigma_text.empty())
       throw Error(quoted + ": gaussian needs sigma=S with S > 0, e.g. gaussian:sigma=2");
-    // SciPy's default truncation: radius = int(4 * sigma + 0.5).
-    if (radius < 0) {
-      if (4.0 * sigma + 0.5 >= double(kMaxNamedWeights))
-        throw Error(quoted + ": sigma " + sigma_text + " gives a radius of " +
-                    std::to_string(4.0 * sigma + 0.5) + ", too large for any filter; give a " +
-                    "smaller sigma or radius=R");
-      radius = static_cast<std::int64_t>(4.0 * sigma + 0.5);
+    if (have_truncate && !radius_text.empty())
+      throw Error(quoted + ": give truncate=T or radius=R, not both");
+    // One value for every axis, or one per axis.
+    auto per_axis = [&](const std::string& text, const char* what) {
+      std::vector<std::string> v = detail::split_list(text, 'x');
+      if (v.size() != 1 && int(v.size()) != rank)
+        throw Error(quoted + ": " + what + " takes one value or one per axis (" +
+                    std::to_string(rank) + " for a " + r + " array), got " +
+                    std::to_string(v.size()));
+      v.resize(std::size_t(rank), v[0]);
+      return v;
+    };
+    const std::vector<std::string> sig = per_axis(sigma_text, "sigma");
+    std::vector<std::string> rad;
+    if (!radius_text.empty()) rad = per_axis(radius_text, "radius");
+    std::vector<std::vector<double>> factors;
+    for (int a = 0; a < rank; ++a) {
+      const double sigma = detail::parse_real(sig[std::size_t(a)], 0.0,
+                                              std::numeric_limits<double>::max(),
+                                              quoted + ": sigma");
+      // SciPy leaves an axis whose sigma is at most 1e-15 unfiltered.
+      if (!(sigma > 1e-15)) {
+        factors.push_back({1.0});
+        continue;
+      }
+      std::int64_t radius;
+      if (!rad.empty()) {
+        radius = detail::parse_integer(rad[std::size_t(a)], 0, kMaxNamedWeights, quoted + ": radius");
+      } else {
+        const double lw = truncate * sigma + 0.5;
+        if (!(lw < double(kMaxNamedWeights)))
+          throw Error(quoted + ": sigma " + sig[std::size_t(a)] + " gives a radius of " +
+                      std::to_string(lw) + ", too large for any filter; give a smaller sigma, " +
+                      "truncate=T or radius=R");
+        radius = static_cast<std::int64_t>(lw);
+      }
+      if (2 * radius + 1 > kMaxNamedWeights)
+        throw Error(quoted + ": radius " + std::to_string(radius) + " is too large (at most " +
+                    std::to_string((kMaxNamedWeights - 1) / 2) + ")");
+      // exp(-(i / sigma)^2 / 2): dividing first keeps a tiny sigma exact (its square would
+      // underflow to 0, and 0/0 at the centre would be NaN); the centre weight is 1, so the sum
+      // is >= 1 and the normalisation is safe for every sigma.
+      std::vector<double> f(std::size_t(2 * radius + 1));
+      double sum = 0;
+      for (std::int64_t i = -radius; i <= radius; ++i) {
+        const double t = double(i) / sigma;
+        sum += f[std::size_t(i + radius)] = std::exp(-0.5 * t * t);
+      }
+      if (!(sum >= 1.0) || !std::isfinite(sum))
+        throw Error(quoted + ": sigma " + sig[std::size_t(a)] + " gives no finite Gaussian weights");
+      for (double& v : f) v /= sum;
+      factors.push_back(std::move(f));
     }
-    if (2 * radius + 1 > kMaxNamedWeights)
-      throw Error(quoted + ": radius " + std::to_string(radius) + " is too large (at most " +
-                  std::to_string((kMaxNamedWeights - 1) / 2) + ")");
-    check_named_size(spec, rank, 2 * radius + 1);
-    // exp(-(i / sigma)^2 / 2): dividing first keeps a tiny sigma exact (its square would
-    // underflow to 0, and 0/0 at the centre would be NaN); the centre weight is 1, so the sum
-    // is >= 1 and the normalisation is safe for every sigma.
-    std::vector<double> a(2 * radius + 1);
-    double sum = 0;
-    for (std::int64_t i = -radius; i <= radius; ++i) {
-      const double t = double(i) / sigma;
-      sum += a[i + radius] = std::exp(-0.5 * t * t);
-    }
-    if (!(sum >= 1.0) || !std::isfinite(sum))
-      throw Error(quoted + ": sigma " + sigma_text + " gives no finite Gaussian weights");
-    for (double& v : a) v /= sum;
-    return outer(std::vector<std::vector<double>>(rank, a));
+    // Every sigma 0: the identity, as SciPy returns the input unchanged.
+    std::vector<std::int64_t> ext;
+    for (const auto& f : factors) ext.push_back(std::int64_t(f.size()));
+    check_named_size(spec, ext);
+    return outer(factors);
   }
   if (name == "sobel-x") {
     no_args();
@@ -269,7 +312,9 @@ Filter make_named_filter(const std::string& spec, int rank) {
 std::vector<std::pair<std::string, std::string>> named_filter_help() {
   return {
       {"box:K", "K^d box filter, weights 1/K^d (any rank)"},
-      {"gaussian:sigma=S[,radius=R]", "normalised Gaussian, radius int(4S+0.5) unless given"},
+      {"gaussian:sigma=S[,truncate=T][,radius=R]",
+       "normalised Gaussian (SciPy's gaussian_filter): radius int(T*S+0.5), T = 4 unless given; "
+       "S and R one value or one per axis (SxS...), an axis of sigma 0 unfiltered"},
       {"sobel-x", "Sobel derivative along the last axis ([-1,0,1], smoothed [1,2,1] on others)"},
       {"sobel-y", "Sobel derivative along the second-to-last axis (2-D, 3-D)"},
       {"sobel-z", "Sobel derivative along axis 0 (3-D)"},
