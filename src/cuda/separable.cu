@@ -83,10 +83,6 @@ template <class T>
 HALO_HOST_DEVICE constexpr int ring_pitch() {
   return kSepCols + 16 / int(sizeof(T));
 }
-// Rows of the ring: the 2 PY + 8 rows the outputs of a step read (8 under RY = 0). Up to
-// radius 8 every row is kept twice, at i and i + rows, so that a step reads its rows in one
-// run with no wrap (immediate offsets, no index arithmetic); larger radii wrap, where shared
-// memory matters more than the two integer instructions per row.
 // Rows per step: 16 outputs per thread along y from radius 12, so that each ring row read
 // feeds 16 FFMAs (the large radii issue-bound otherwise), else 8.
 HALO_HOST_DEVICE constexpr int step_rows(int ry) { return ry >= 12 ? 16 : kSepRows; }
@@ -94,6 +90,10 @@ HALO_HOST_DEVICE constexpr int step_rows(int ry) { return ry >= 12 ? 16 : kSepRo
 HALO_HOST_DEVICE constexpr int pad_y(int ry) {
   return (ry + step_rows(ry) / 2 - 1) / (step_rows(ry) / 2) * (step_rows(ry) / 2);
 }
+// Rows of the ring: the 2 PY + S rows the outputs of a step read (S under RY = 0). Up to
+// radius 8 every row is kept twice, at i and i + rows, so that a step reads its rows in one
+// run with no wrap (immediate offsets, no index arithmetic); larger radii wrap (one select per
+// row), where shared memory matters more.
 HALO_HOST_DEVICE constexpr int ring_rows(int ry) {
   return ry > 0 ? 2 * pad_y(ry) + step_rows(ry) : step_rows(ry);
 }
