@@ -279,7 +279,10 @@ TEST(SeparableCuda, MatchesTheReferenceOnEveryPassKindModeAndOp) {
                                 {2, {41, 300, 1}, 1, {49, 3}},  {3, {20, 30, 40}, 1, {9, 9, 9}},
                                 {3, {40, 8, 9}, 1, {17, 1, 1}}, {3, {9, 10, 300}, 1, {1, 7, 5}},
                                 {3, {12, 5, 7}, 2, {5, 1, 9}},  {3, {10, 13, 11}, 1, {3, 9, 1}},
-                                {3, {1, 1, 2}, 1, {3, 3, 3}},   {3, {33, 17, 20}, 1, {25, 3, 3}}};
+                                {3, {1, 1, 2}, 1, {3, 3, 3}},   {3, {33, 17, 20}, 1, {25, 3, 3}},
+                                // Radii 96 and 128 along x alone (a 1-D signal; 1 x 201 on rows
+                                // of 3000: strips of a row).
+                                {1, {5000, 1, 1}, 1, {255}},    {2, {3, 3000, 1}, 2, {1, 201}}};
   int ran = 0, i = 0;
   for (const C& c : cases)
     for (const Edges& edges : gpu_edges()) {
@@ -311,6 +314,11 @@ TEST(SeparableCuda, RefusesWhatItCannotRunAndSaysWhy) {
             std::string::npos);
   EXPECT_NE(reason(Problem(2, {300, 300, 1}, 1, outer_product({131, 3}), DType::f32))
                 .find("radius up to 64"),
+            std::string::npos);
+  // Along x alone, up to 128.
+  EXPECT_TRUE(s->can_implement(Problem(1, {3000, 1, 1}, 1, outer_product({257}), DType::f32)));
+  EXPECT_NE(reason(Problem(1, {3000, 1, 1}, 1, outer_product({259}), DType::f32))
+                .find("128 for a filter along x alone"),
             std::string::npos);
   EXPECT_NE(reason(Problem(2, {300, 300, 1}, 1, outer_product({35, 3}), DType::f64))
                 .find("radius up to 16"),

@@ -70,6 +70,14 @@ int sep_radius(DType t, int r) {
   return r == 0 ? 0 : best;
 }
 int sep_top(DType t) { return t == DType::f64 ? 16 : 64; }
+// A pass along x alone (1-D signals, 1-D filters along x) also has radii 96 and 128 in f32: its
+// kernel has no ring of y rows, so long factors cost no more shared memory than a wider tile.
+#define HALO_SEP_ROW_RADII_F32(X) HALO_SEP_RADII_F32(X) X(96) X(128)
+int sep_row_radius(DType t, int r) {
+  const int c = sep_radius(t, r);
+  if (c >= 0 || t != DType::f32) return c;
+  return r <= 96 ? 96 : r <= 128 ? 128 : -1;
+}
 
 HALO_HOST_DEVICE constexpr int pad4(int r) { return (r + 3) / 4 * 4; }
 
@@ -516,10 +524,13 @@ SepPlan make_plan(const Problem& p) {
     return plan;
   }
   const std::array<int, 3> R = win->radius;
+  const bool x_alone = R[0] == 0 && R[1] == 0;
   for (int a = 0; a < 3; ++a)
-    if (sep_radius(p.dtype(), R[a]) < 0) {
+    if ((a == 2 && x_alone ? sep_row_radius(p.dtype(), R[a]) : sep_radius(p.dtype(), R[a])) < 0) {
       plan.why_not = "compiled for factors of radius up to " + std::to_string(sep_top(p.dtype())) +
-                     " in " + to_string(p.dtype()) + "; this filter needs " + std::to_string(R[a]);
+                     " in " + to_string(p.dtype()) +
+                     (p.dtype() == DType::f32 ? " (128 for a filter along x alone)" : "") +
+                     "; this filter needs " + std::to_string(R[a]);
       return plan;
     }
   const Dims3 d = p.dims3();
@@ -529,7 +540,8 @@ SepPlan make_plan(const Problem& p) {
   const auto mode_y = rank >= 2 ? int(p.mode(rank - 2)) : 0;
   const auto mode_x = int(p.mode(rank - 1));
   // Pass 1: x and y on every plane (z = 0 in 2-D, 1-D rows).
-  const int rx = sep_radius(p.dtype(), R[2]), ry = sep_radius(p.dtype(), R[1]);
+  const int rx = x_alone ? sep_row_radius(p.dtype(), R[2]) : sep_radius(p.dtype(), R[2]);
+  const int ry = sep_radius(p.dtype(), R[1]);
   if (rx > 0 || ry > 0) {
     SepPass s;
     if (rx > 0 && ry > 0)
@@ -620,9 +632,10 @@ void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win,
                 tx, ty);
 }
 
-// Calls f(integral_constant<R>) for the compiled radius r of dtype T.
+// Calls f(integral_constant<R>) for the compiled radius r of dtype T (`rows`: of a pass along x
+// alone, whose list is longer).
 template <class T, class F>
-bool with_radius(int r, F&& f) {
+bool with_radius(int r, F&& f, bool rows = false) {
   bool done = false;
 #define HALO_CASE(R)                     \
   if (!done && r == R) {                 \
@@ -630,7 +643,11 @@ bool with_radius(int r, F&& f) {
     done = true;                         \
   }
   if constexpr (std::is_same_v<T, float>) {
-    HALO_SEP_RADII_F32(HALO_CASE)
+    if (rows) {
+      HALO_SEP_ROW_RADII_F32(HALO_CASE)
+    } else {
+      HALO_SEP_RADII_F32(HALO_CASE)
+    }
   } else {
     HALO_SEP_RADII_F64(HALO_CASE)
   }
@@ -646,8 +663,8 @@ void run_pass(const T* in, T* out, const SepPass& s, const detail::AxisWindows& 
     ok = with_radius<T>(s.rx,
                         [&](auto R) { launch_pass<T, R(), R()>(in, out, s, win, p, stream, sms); });
   else if (s.rx > 0)
-    ok = with_radius<T>(s.rx,
-                        [&](auto R) { launch_pass<T, R(), 0>(in, out, s, win, p, stream, sms); });
+    ok = with_radius<T>(
+        s.rx, [&](auto R) { launch_pass<T, R(), 0>(in, out, s, win, p, stream, sms); }, true);
   else
     ok = with_radius<T>(s.ry,
                         [&](auto R) { launch_pass<T, 0, R()>(in, out, s, win, p, stream, sms); });
