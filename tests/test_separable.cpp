@@ -10,14 +10,9 @@
 namespace halo::test {
 namespace {
 
-Filter outer_product(const std::vector<std::int64_t>& shape,
-                     std::vector<std::vector<double>>* factors = nullptr) {
-  return random_outer_product(shape, factors);
-}
-
 TEST(FilterAnalysis, OuterProductsAreRankOneAndTheirFactorsRebuildThem) {
   for (const auto& shape : {std::vector<std::int64_t>{5, 7}, {1, 6}, {4, 3, 5}, {9}}) {
-    const Filter f = outer_product(shape);
+    const Filter f = random_outer_product(shape);
     const auto r = detail::rank_one_factors(f);
     ASSERT_TRUE(r) << f.shape_string();
     EXPECT_LE(r->residual, 1e-14) << f.shape_string();
@@ -41,7 +36,7 @@ TEST(FilterAnalysis, FiltersOfHigherRankAreNotRankOne) {
   EXPECT_FALSE(detail::rank_one_factors(random_filter({3, 4, 2})));
   EXPECT_FALSE(detail::rank_one_factors(make_named_filter("laplacian", 2)));
   // A rank-1 filter with one weight changed by 1e-9 of the largest is not rank 1 any more.
-  Filter f = outer_product({4, 6});
+  Filter f = random_outer_product({4, 6});
   std::vector<double> w = f.weights();
   double top = 0;
   for (double x : w) top = std::fmax(top, std::fabs(x));
@@ -63,7 +58,7 @@ TEST(FilterAnalysis, NamedSeparableFiltersAreRankOne) {
 
 TEST(FilterAnalysis, PlanRunsTheContiguousAxisFirstAndScalesCvalForLaterPasses) {
   std::vector<std::vector<double>> f;
-  const Filter filter = outer_product({3, 4, 5}, &f);
+  const Filter filter = random_outer_product({3, 4, 5}, &f);
   Edges e = Edges::all(Boundary::constant, 2.0);
   e.origin = {1, -1, 2};
   const auto plan = detail::separable_plan(filter, 3, e);
@@ -92,8 +87,8 @@ TEST(FilterAnalysis, PlanRunsTheContiguousAxisFirstAndScalesCvalForLaterPasses) 
   EXPECT_EQ(plan->passes[0].filter.extents(), (Extents{1, 1, 5}));
   EXPECT_EQ(plan->passes[2].filter.extents(), (Extents{3, 1, 1}));
   // One axis longer than 1, or a filter of rank 1: nothing to split.
-  EXPECT_FALSE(detail::separable_plan(outer_product({1, 9}), 2, e));
-  EXPECT_FALSE(detail::separable_plan(outer_product({9}), 1, e));
+  EXPECT_FALSE(detail::separable_plan(random_outer_product({1, 9}), 2, e));
+  EXPECT_FALSE(detail::separable_plan(random_outer_product({9}), 1, e));
   EXPECT_FALSE(detail::separable_plan(random_filter({4, 4}), 2, e));
 }
 
@@ -169,7 +164,7 @@ TEST(Separable, RankOneFiltersRunAsPassesUnderEveryModeOriginAndOp) {
   int i = 0;
   for (const Case& c : cases)
     for (const Edges& e : edges) {
-      const Filter f = outer_product(c.filter);
+      const Filter f = random_outer_product(c.filter);
       const Op op = i++ % 2 ? Op::convolve : Op::correlate;
       std::string note;
       int passes = 0;
@@ -188,22 +183,22 @@ TEST(Separable, DenseFiltersDirectSumsAndSmallFiltersRunDirect) {
                                 &note),
             "");
   EXPECT_EQ(note.find(kPasses), std::string::npos) << note;
-  EXPECT_EQ(passes_match<float>(2, {20, 30, 1}, 1, outer_product({17, 17}), Op::correlate, e, true,
-                                &note),
+  EXPECT_EQ(passes_match<float>(2, {20, 30, 1}, 1, random_outer_product({17, 17}), Op::correlate, e,
+                                true, &note),
             "");
   EXPECT_EQ(note.find(kPasses), std::string::npos) << note;
   // 11x11 and 5x5x5: the taps saved do not pay for the passes over the array.
-  EXPECT_EQ(passes_match<float>(2, {20, 30, 1}, 1, outer_product({11, 11}), Op::correlate, e, false,
-                                &note),
+  EXPECT_EQ(passes_match<float>(2, {20, 30, 1}, 1, random_outer_product({11, 11}), Op::correlate, e,
+                                false, &note),
             "");
   EXPECT_EQ(note.find(kPasses), std::string::npos) << note;
-  EXPECT_EQ(passes_match<float>(3, {6, 8, 9}, 1, outer_product({5, 5, 5}), Op::correlate, e, false,
-                                &note),
+  EXPECT_EQ(passes_match<float>(3, {6, 8, 9}, 1, random_outer_product({5, 5, 5}), Op::correlate, e,
+                                false, &note),
             "");
   EXPECT_EQ(note.find(kPasses), std::string::npos) << note;
   // An explicit strategy runs as asked.
-  EXPECT_EQ(check_strategy<float>("cpu", 2, {20, 30, 1}, 1, outer_product({17, 17}), Op::correlate,
-                                  false, e),
+  EXPECT_EQ(check_strategy<float>("cpu", 2, {20, 30, 1}, 1, random_outer_product({17, 17}),
+                                  Op::correlate, false, e),
             "");
 }
 
@@ -212,7 +207,7 @@ TEST(Separable, DenseFiltersDirectSumsAndSmallFiltersRunDirect) {
 // ---------------------------------------------------------------------------------------------
 TEST(FilterAnalysis, SeparableWindowsCentreEachFactorAndCarryTheScale) {
   std::vector<std::vector<double>> f;
-  const Filter filter = outer_product({1, 3, 6}, &f);
+  const Filter filter = random_outer_product({1, 3, 6}, &f);
   Edges e;
   e.origin = {0, 1, -2};
   const Problem p(3, {5, 6, 7}, 1, filter, DType::f32, Op::correlate, e);
@@ -286,7 +281,7 @@ TEST(SeparableCuda, MatchesTheReferenceOnEveryPassKindModeAndOp) {
   int ran = 0, i = 0;
   for (const C& c : cases)
     for (const Edges& edges : gpu_edges()) {
-      const Filter f = outer_product(c.filter);
+      const Filter f = random_outer_product(c.filter);
       const Op op = i++ % 2 ? Op::convolve : Op::correlate;
       Edges e = edges;  // origins within the filter's extents
       for (int a = 0; a < c.rank; ++a)
@@ -312,29 +307,31 @@ TEST(SeparableCuda, RefusesWhatItCannotRunAndSaysWhy) {
   const auto reason = [&](const Problem& p) { return s->can_implement(p).reason; };
   EXPECT_NE(reason(Problem(2, {50, 50, 1}, 1, random_filter({5, 5}), DType::f32)).find("rank 1"),
             std::string::npos);
-  EXPECT_NE(reason(Problem(2, {300, 300, 1}, 1, outer_product({131, 3}), DType::f32))
+  EXPECT_NE(reason(Problem(2, {300, 300, 1}, 1, random_outer_product({131, 3}), DType::f32))
                 .find("radius up to 64"),
             std::string::npos);
   // Along x alone, up to 128.
-  EXPECT_TRUE(s->can_implement(Problem(1, {3000, 1, 1}, 1, outer_product({257}), DType::f32)));
-  EXPECT_NE(reason(Problem(1, {3000, 1, 1}, 1, outer_product({259}), DType::f32))
+  EXPECT_TRUE(
+      s->can_implement(Problem(1, {3000, 1, 1}, 1, random_outer_product({257}), DType::f32)));
+  EXPECT_NE(reason(Problem(1, {3000, 1, 1}, 1, random_outer_product({259}), DType::f32))
                 .find("128 for a filter along x alone"),
             std::string::npos);
-  EXPECT_NE(reason(Problem(2, {300, 300, 1}, 1, outer_product({35, 3}), DType::f64))
+  EXPECT_NE(reason(Problem(2, {300, 300, 1}, 1, random_outer_product({35, 3}), DType::f64))
                 .find("radius up to 16"),
             std::string::npos);
   // A filter folded to one tap (the array has one element) has nothing to separate.
-  EXPECT_NE(reason(Problem(2, {1, 1, 1}, 1, outer_product({3, 3}), DType::f32)).find("one tap"),
-            std::string::npos);
-  Problem direct(2, {50, 50, 1}, 1, outer_product({5, 5}), DType::f32);
+  EXPECT_NE(
+      reason(Problem(2, {1, 1, 1}, 1, random_outer_product({3, 3}), DType::f32)).find("one tap"),
+      std::string::npos);
+  Problem direct(2, {50, 50, 1}, 1, random_outer_product({5, 5}), DType::f32);
   direct.require_direct_sums();
   EXPECT_NE(reason(direct).find("direct sums"), std::string::npos);
   // One long axis is one pass: a direct sum, allowed under direct sums.
-  Problem one(2, {50, 50, 1}, 1, outer_product({1, 5}), DType::f32);
+  Problem one(2, {50, 50, 1}, 1, random_outer_product({1, 5}), DType::f32);
   one.require_direct_sums();
   EXPECT_TRUE(s->can_implement(one));
   EXPECT_EQ(s->summation(one), Summation::direct);
-  EXPECT_EQ(s->summation(Problem(2, {50, 50, 1}, 1, outer_product({3, 5}), DType::f32)),
+  EXPECT_EQ(s->summation(Problem(2, {50, 50, 1}, 1, random_outer_product({3, 5}), DType::f32)),
             Summation::separable);
 }
 

@@ -41,6 +41,7 @@
 #include "core/dtype.hpp"
 #include "core/factor.hpp"
 #include "cuda/device_buffer.cuh"
+#include "cuda/fast/kernels.cuh"
 #include "cuda/fast/policy.hpp"
 #include "cuda/seeds/common.cuh"
 
@@ -468,7 +469,7 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
 // How a problem runs: its windows, and per pass the kernel's radii and geometry.
 struct SepPass {
   int rx = 0, ry = 0;  // compiled radii
-  int wx = 2, wy = 1;  // the windows (index into AxisWindows::w) read along x and y
+  int wy = 1;  // the window (index into AxisWindows::w) read along y: y, or z in the z pass
   SepGeom g{};
   double cval_scale = 1;  // constant mode: cval times this (the factors applied before)
 };
@@ -613,20 +614,14 @@ void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win,
   L.block = {kSepThreads, 1, 1};
   L.shared_bytes = sep_shared_bytes<T>(RX, RY);
   // Persistent blocks, as many as fit the device at once, take the work items in turn.
-  if (L.shared_bytes > 48 * 1024)
-    HALO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(L.shared_bytes)),
-                    "raising the shared-memory limit of separable_kernel");
-  int per_sm = 0;
-  HALO_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kSepThreads, L.shared_bytes),
-      "querying the occupancy of separable_kernel");
-  L.grid = {unsigned(std::min<i64>(s.g.work, i64(std::max(per_sm, 1)) * std::max(sms, 1))), 1, 1};
+  L.grid = {unsigned(std::min<i64>(
+                s.g.work, fast::resident_blocks(kernel, kSepThreads, L.shared_bytes, sms))),
+            1, 1};
   // 16-byte loads where every row starts on a 16-byte boundary.
   const auto aligned = [](i64 n) { return n % (16 / i64(sizeof(T))) == 0; };
   s.g.vec = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && aligned(s.g.row_stride) &&
             aligned(s.g.item_stride) && aligned(s.g.nx);
-  const Taps<T, RX> tx = taps_of<T, RX>(win.w[s.wx]);
+  const Taps<T, RX> tx = taps_of<T, RX>(win.w[2]);
   const Taps<T, RY> ty = taps_of<T, RY>(win.w[s.wy]);
   launch_kernel(kernel, L, stream, "separable_kernel", 2 * std::max(RX, RY) + 1, p, in, out, s.g,
                 tx, ty);
@@ -671,16 +666,6 @@ void run_pass(const T* in, T* out, const SepPass& s, const detail::AxisWindows& 
   if (!ok)
     throw Error("separable: no kernel compiled for radii " + std::to_string(s.rx) + ", " +
                 std::to_string(s.ry));
-}
-
-int multiprocessors() {
-  int dev = 0, n = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 132;
-  }
-  return n;
 }
 
 class SeparableStrategy final : public Strategy {
@@ -757,7 +742,7 @@ class SeparableStrategy final : public Strategy {
     if (!plan.why_not.empty())
       throw Error("strategy 'separable' cannot run " + p.describe() + ": " + plan.why_not);
     const auto st = static_cast<cudaStream_t>(stream);
-    const int sms = multiprocessors();
+    const int sms = fast::current_device_facts().multiprocessors;
     dispatch_buffers(p.dtype(), b.input, b.output, [&](auto* in, auto* out) {
       using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
       if (plan.passes.size() == 1) {

@@ -78,7 +78,7 @@ std::int64_t resident_blocks(Kernel kernel, int threads, std::size_t dynamic_sme
   if (dynamic_smem > 0)
     HALO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          int(dynamic_smem)),
-                    "setting the shared-memory limit of a fast kernel to " +
+                    "setting the shared-memory limit of a kernel to " +
                         std::to_string(dynamic_smem) + " bytes");
   int blocks = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_smem) !=
