@@ -358,7 +358,12 @@ struct Buffers {
 //   separable: a rank-1 filter as 1-D passes, each a direct sum of its factor's k_p taps over
 //     the previous pass's result rounded to the dtype: |error| <= (sum_p k_p + 2 passes - 1) u
 //     sum |w||x| (docs/ACCURACY.md, Separable passes).
-enum class Summation { direct, winograd_x, separable };
+//   running: box (uniform) factors of a rank-1 filter by running sums restarted every block of
+//     outputs, so each output's error also carries the rounding of the sums since the restart:
+//     bounded by the block's length times u times the input it read (docs/ACCURACY.md).
+//   fft: the correlation as a product of discrete Fourier transforms of overlapping tiles; the
+//     error is bounded in norm over a tile, not per output (docs/ACCURACY.md, FFT).
+enum class Summation { direct, winograd_x, separable, running, fft };
 
 class Strategy {
  public:
