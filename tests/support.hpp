@@ -169,6 +169,25 @@ std::vector<T> winograd_adversary_input(std::int64_t rows, std::int64_t nx) {
   return v;
 }
 
+// |x| dilated along canonical axis `axis` (0: z, 1: y, 2: x) of every item by r: the largest
+// |x| within r of each element along that axis.
+template <class T>
+std::vector<T> dilate_abs(const Problem& p, const std::vector<T>& x, int axis, std::int64_t r) {
+  const Dims3 d = p.dims3();
+  const std::int64_t ext[3] = {d.z, d.y, d.x};
+  const std::int64_t stride = axis == 2 ? 1 : axis == 1 ? d.x : d.x * d.y;
+  const std::int64_t n = ext[axis];
+  std::vector<T> out(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const std::int64_t c = (std::int64_t(i) / stride) % n;
+    T m = 0;
+    for (std::int64_t t = std::max<std::int64_t>(0, c - r); t <= std::min(n - 1, c + r); ++t)
+      m = std::max<T>(m, std::fabs(x[std::size_t(std::int64_t(i) + (t - c) * stride)]));
+    out[i] = m;
+  }
+  return out;
+}
+
 // The tolerance of every output of `strategy` on p for the input `in`: tolerance() of the direct
 // sum, or winograd_tolerance() where the strategy says that it sums in Winograd form on p.
 template <class T>
@@ -184,6 +203,26 @@ std::vector<double> tolerances(const std::string& strategy, const Problem& p,
   if (form == Summation::separable) {
     const auto win = detail::separable_windows(p);
     if (win) taps = win->taps + win->long_axes;
+  }
+  // Running sums (docs/ACCURACY.md, Box filters): along an axis of box k restarted every B
+  // outputs, an output carries the rounding of up to B - 1 add-subtract steps over windows up
+  // to B before it, each bounded by the sums of |x| there: the direct bound's taps grow by 4 B
+  // per such axis and |x| is taken at its largest within B + 1 along it. Every long axis is
+  // counted as running (conservative).
+  if (form == Summation::running) {
+    const auto win = detail::separable_windows(p);
+    if (win) {
+      taps = win->taps + win->long_axes;
+      std::vector<T> big(in.size());
+      for (std::size_t i = 0; i < in.size(); ++i) big[i] = std::fabs(in[i]);
+      for (int a = 0; a < 3; ++a) {
+        if (win->radius[a] == 0) continue;
+        const int B = detail::running_restart(2 * win->radius[a] + 1);
+        taps += 4 * B;
+        big = dilate_abs(p, big, a, B + 1);
+      }
+      cpu::reference_f64(p, big.data(), tol.data(), /*absolute=*/true);
+    }
   }
   for (double& t : tol) t = tolerance<T>(taps, t);
   // Winograd form: its own bound; near the edges under a boundary mode a direct border pass

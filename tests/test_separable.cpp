@@ -1,4 +1,4 @@
-// Filter analysis (rank-1 factors) and rank-1 filters run as 1-D passes on the CPU.
+// Filter analysis (rank-1 factors) and rank-1 filters run as 1-D passes on the CPU and the GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -56,150 +56,194 @@ TEST(FilterAnalysis, NamedSeparableFiltersAreRankOne) {
   EXPECT_EQ(zero->f[1], std::vector<double>(3, 0.0));
 }
 
-TEST(FilterAnalysis, PlanRunsTheContiguousAxisFirstAndScalesCvalForLaterPasses) {
-  std::vector<std::vector<double>> f;
-  const Filter filter = random_outer_product({3, 4, 5}, &f);
-  Edges e = Edges::all(Boundary::constant, 2.0);
-  e.origin = {1, -1, 2};
-  const auto plan = detail::separable_plan(filter, 3, e);
-  ASSERT_TRUE(plan);
-  ASSERT_EQ(plan->passes.size(), 3u);
-  EXPECT_EQ(plan->direct_taps, 60);
-  EXPECT_EQ(plan->pass_taps, 12);
-  auto sum = [](const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += x;
-    return s;
-  };
-  // The factors are scaled against those of the test (the largest weight's fibres), but their
-  // products are the same: compare the sums that reach the cvals through the products.
-  const auto r = detail::rank_one_factors(filter);
-  const double sx = sum(r->f[2]), sy = sum(r->f[1]);
-  EXPECT_EQ(plan->passes[0].axis, 2);
-  EXPECT_EQ(plan->passes[1].axis, 1);
-  EXPECT_EQ(plan->passes[2].axis, 0);
-  EXPECT_EQ(plan->passes[0].edges.cval, 2.0);
-  EXPECT_DOUBLE_EQ(plan->passes[1].edges.cval, 2.0 * sx);
-  EXPECT_DOUBLE_EQ(plan->passes[2].edges.cval, 2.0 * sx * sy);
-  EXPECT_EQ(plan->passes[0].edges.origin, (std::array<std::int64_t, 3>{0, 0, 2}));
-  EXPECT_EQ(plan->passes[1].edges.origin, (std::array<std::int64_t, 3>{0, -1, 0}));
-  EXPECT_EQ(plan->passes[2].edges.origin, (std::array<std::int64_t, 3>{1, 0, 0}));
-  EXPECT_EQ(plan->passes[0].filter.extents(), (Extents{1, 1, 5}));
-  EXPECT_EQ(plan->passes[2].filter.extents(), (Extents{3, 1, 1}));
-  // One axis longer than 1, or a filter of rank 1: nothing to split.
-  EXPECT_FALSE(detail::separable_plan(random_outer_product({1, 9}), 2, e));
-  EXPECT_FALSE(detail::separable_plan(random_outer_product({9}), 1, e));
-  EXPECT_FALSE(detail::separable_plan(random_filter({4, 4}), 2, e));
-}
-
-// apply() on the CPU under `auto`; the result against the float64 reference of the dense filter,
-// held to the passes' bound where it ran as passes (docs/ACCURACY.md: the sum of the passes'
-// taps, and one rounding of each intermediate array), else the direct sum's. Returns the
-// mismatch, or ""; the run's note in *note and its passes in *passes_run.
-template <class T>
-std::string passes_match(int rank, Extents ext, std::int64_t batch, const Filter& f, Op op,
-                         const Edges& edges, bool direct_sums, std::string* note,
-                         int* passes_run = nullptr) {
-  Problem p(rank, ext, batch, f, dtype_of<T>(), op, edges);
-  const std::int64_t n = p.elements();
-  const std::vector<T> in = random_vector<T>(n);
-  std::vector<T> out(static_cast<std::size_t>(n));
-  poison(out);
-  std::vector<double> ref(static_cast<std::size_t>(n)), scale(static_cast<std::size_t>(n));
-  cpu::reference_f64(p, in.data(), ref.data());
-  cpu::reference_f64(p, in.data(), scale.data(), /*absolute=*/true);
-  std::int64_t pass_taps = 0, passes = 0;
-  for (int a = 0; a < rank; ++a)
-    if (f.extents()[a] > 1) pass_taps += f.extents()[a], ++passes;
-  Options opt;
-  opt.backend = Backend::cpu;
-  opt.op = op;
-  opt.edges = edges;
-  opt.direct_sums = direct_sums;
-  const RunInfo info = apply(ConstArrayView(in.data(), p.dtype(), rank, ext, batch),
-                             array_view(out, rank, ext, batch), f, opt);
-  *note = info.note;
-  if (passes_run) *passes_run = info.passes;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const double tol = info.passes > 0 ? tolerance<T>(pass_taps + passes, scale[i])
-                                       : tolerance<T>(p.taps(), scale[i]);
-    if (!(std::fabs(double(out[i]) - ref[i]) <= tol)) {
-      std::ostringstream os;
-      os.precision(9);
-      os << p.describe() << ": at " << i << " got " << out[i] << ", want " << ref[i]
-         << " (tolerance " << tol << "); seed " << fresh_seed();
-      return os.str();
-    }
-  }
-  return "";
-}
-
-const char* kPasses = "1-D passes";
-
-TEST(Separable, RankOneFiltersRunAsPassesUnderEveryModeOriginAndOp) {
+std::vector<Edges> pass_edges() {
   const Boundary C = Boundary::constant, N = Boundary::nearest, F = Boundary::reflect,
                  M = Boundary::mirror, W = Boundary::wrap;
-  std::vector<Edges> edges;
-  for (Boundary m : {C, N, F, M, W}) edges.push_back(Edges::all(m, 1.5));
-  Edges mix;
+  std::vector<Edges> v{Edges{}};
+  for (Boundary m : {C, N, F, M, W}) v.push_back(Edges::all(m, m == C ? 1.5 : 0.0));
+  Edges mix;  // per-axis modes, a nonzero cval, origins at their limits
   mix.mode = {W, C, F};
   mix.cval = -0.75;
   mix.origin = {1, -1, 0};
-  edges.push_back(mix);
-  Edges shifted = Edges::all(C, 2.5);
-  shifted.origin = {-2, 1, 1};
-  edges.push_back(shifted);
-  struct Case {
+  v.push_back(mix);
+  Edges mix2;
+  mix2.mode = {C, M, N};
+  mix2.cval = 2.5;
+  mix2.origin = {-1, 0, 1};
+  v.push_back(mix2);
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The `cpu_separable` strategy: rank-1 filters as 1-D passes on the CPU.
+// ---------------------------------------------------------------------------------------------
+
+// Every stage kind: x alone (rows, and a long signal cut into chunks), y alone, x and y fused
+// (one chunk of whole rows, and several chunks of a ring of 65 rows), z alone, x-y then z in place
+// (planes past the end mapped back by wrap and reflect, fewer planes than the z radius); strip
+// edges, primes, 1-element axes, filters larger than the input (folded), even extents, batches.
+TEST(SeparableCpu, MatchesTheReferenceOnEveryStageKindModeAndOp) {
+  struct C {
     int rank;
     Extents ext;
     std::int64_t batch;
     std::vector<std::int64_t> filter;
   };
-  // Tile-edge and prime sizes, a 1-element axis, filters larger than the input, even extents,
-  // a batch.
-  const std::vector<Case> cases = {{2, {37, 53, 1}, 1, {17, 19}},  {2, {16, 17, 1}, 2, {18, 16}},
-                                   {2, {1, 40, 1}, 1, {17, 17}},   {2, {5, 3, 1}, 1, {21, 17}},
-                                   {3, {9, 11, 13}, 1, {9, 9, 9}}, {3, {1, 7, 20}, 2, {8, 10, 7}},
-                                   {3, {6, 2, 5}, 1, {11, 7, 9}}};
-  int i = 0;
-  for (const Case& c : cases)
-    for (const Edges& e : edges) {
+  const std::vector<C> cases = {{1, {40000, 1, 1}, 1, {127}},     {1, {300, 1, 1}, 3, {31}},
+                                {1, {7, 1, 1}, 1, {25}},          {2, {40, 2100, 1}, 1, {9, 9}},
+                                {2, {70, 1100, 1}, 1, {65, 3}},   {2, {70, 513, 1}, 1, {1, 25}},
+                                {2, {200, 40, 1}, 1, {31, 1}},    {2, {2, 1, 1}, 1, {3, 3}},
+                                {2, {7, 5, 1}, 1, {21, 17}},      {2, {257, 255, 1}, 2, {18, 16}},
+                                {2, {37, 1, 1}, 1, {5, 7}},       {2, {41, 300, 1}, 1, {49, 3}},
+                                {3, {12, 20, 30}, 1, {9, 9, 9}},  {3, {40, 8, 9}, 1, {17, 1, 1}},
+                                {3, {9, 10, 300}, 1, {1, 7, 5}},  {3, {12, 5, 7}, 2, {5, 1, 9}},
+                                {3, {10, 13, 11}, 1, {3, 9, 1}},  {3, {1, 1, 2}, 1, {3, 3, 3}},
+                                {3, {33, 17, 20}, 1, {25, 3, 3}}, {3, {3, 40, 50}, 2, {13, 5, 5}}};
+  int ran = 0, i = 0;
+  for (const C& c : cases)
+    for (const Edges& edges : pass_edges()) {
       const Filter f = random_outer_product(c.filter);
       const Op op = i++ % 2 ? Op::convolve : Op::correlate;
-      std::string note;
-      int passes = 0;
-      EXPECT_EQ(passes_match<float>(c.rank, c.ext, c.batch, f, op, e, false, &note, &passes), "");
-      EXPECT_NE(note.find(kPasses), std::string::npos) << note;
-      EXPECT_EQ(passes, c.rank);
-      EXPECT_EQ(passes_match<double>(c.rank, c.ext, c.batch, f, op, e, false, &note), "");
-      EXPECT_NE(note.find(kPasses), std::string::npos) << note;
+      Edges e = edges;  // origins within the filter's extents
+      for (int a = 0; a < c.rank; ++a)
+        e.origin[a] =
+            std::clamp<std::int64_t>(e.origin[a], -(c.filter[a] / 2), (c.filter[a] - 1) / 2);
+      const Problem p(c.rank, c.ext, c.batch, f, DType::f32, op, e);
+      const Status st = find_strategy("cpu_separable")->can_implement(p);
+      ASSERT_TRUE(st) << p.describe() << ": " << st.reason;
+      EXPECT_EQ(check_strategy<float>("cpu_separable", c.rank, c.ext, c.batch, f, op, false, e),
+                "");
+      EXPECT_EQ(check_strategy<double>("cpu_separable", c.rank, c.ext, c.batch, f, op, false, e),
+                "");
+      ++ran;
+    }
+  EXPECT_EQ(ran, int(cases.size() * pass_edges().size()));
+}
+
+// Symmetric windows (Gaussians, boxes) take the paired form; the named filters run through it.
+TEST(SeparableCpu, NamedSymmetricFiltersMatchTheReference) {
+  for (const std::string& name : {"gaussian:sigma=3", "box:7", "sobel-x"})
+    for (const Edges& e : pass_edges()) {
+      const Filter f = make_named_filter(name, 2);
+      EXPECT_EQ(
+          check_strategy<float>("cpu_separable", 2, {61, 75, 1}, 1, f, Op::correlate, false, e), "")
+          << name;
+      const Filter g = make_named_filter(name, 3);
+      EXPECT_EQ(
+          check_strategy<double>("cpu_separable", 3, {9, 14, 23}, 1, g, Op::convolve, false, e), "")
+          << name;
+    }
+  const Problem p(2, {64, 64, 1}, 1, make_named_filter("gaussian:sigma=2", 2), DType::f32);
+  EXPECT_NE(find_strategy("cpu_separable")->plan(p).find("symmetric"), std::string::npos)
+      << find_strategy("cpu_separable")->plan(p);
+}
+
+// Box factors: along x by doubling (a tree sum per output), down y and z by running sums
+// restarted every detail::running_restart(k) outputs; held to Summation::running's bound.
+TEST(SeparableCpu, BoxFiltersTakeTheBoxFormsWithinTheirBound) {
+  struct C {
+    int rank;
+    Extents ext;
+    std::int64_t batch;
+    std::vector<std::int64_t> box;
+  };
+  // Units restart the sums: strips of rows, chunks of columns, planes; a box wider than the
+  // restart length (40 > 32), one just at the thresholds, 1-D, boxes along one axis.
+  const std::vector<C> cases = {{2, {110, 90, 1}, 1, {31, 31}},  {2, {40, 1300, 1}, 1, {41, 13}},
+                                {2, {300, 20, 1}, 2, {6, 12}},   {1, {20000, 1, 1}, 1, {255}},
+                                {2, {200, 50, 1}, 1, {9, 1}},    {2, {5, 400, 1}, 1, {1, 33}},
+                                {3, {30, 16, 24}, 1, {9, 9, 9}}, {3, {70, 6, 7}, 1, {41, 1, 1}},
+                                {3, {20, 9, 40}, 2, {7, 13, 15}}};
+  int i = 0;
+  for (const C& c : cases)
+    for (const Edges& edges : pass_edges()) {
+      Edges e = edges;  // origins within the box
+      for (int a = 0; a < c.rank; ++a)
+        e.origin[a] = std::clamp<std::int64_t>(e.origin[a], -(c.box[a] / 2), (c.box[a] - 1) / 2);
+      std::int64_t taps = 1;
+      for (auto k : c.box) taps *= k;
+      const Filter f(std::vector<double>(std::size_t(taps), 1.0 / double(taps)), c.box);
+      const Op op = i++ % 2 ? Op::convolve : Op::correlate;
+      const Problem p(c.rank, c.ext, c.batch, f, DType::f32, op, e);
+      const std::string plan = find_strategy("cpu_separable")->plan(p);
+      EXPECT_NE(plan.find("box"), std::string::npos) << plan;
+      EXPECT_EQ(check_strategy<float>("cpu_separable", c.rank, c.ext, c.batch, f, op, false, e),
+                "");
+      EXPECT_EQ(check_strategy<double>("cpu_separable", c.rank, c.ext, c.batch, f, op, false, e),
+                "");
+    }
+  const Problem box2(2, {300, 300, 1}, 1, make_named_filter("box:31", 2), DType::f32);
+  EXPECT_EQ(find_strategy("cpu_separable")->summation(box2), Summation::running);
+  const std::string plan = find_strategy("cpu_separable")->plan(box2);
+  EXPECT_NE(plan.find("sums by doubling"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("running sums restarted every 32"), std::string::npos) << plan;
+}
+
+// Badly scaled input: values of size 1e6 in the first rows (2-D) or planes (3-D), then 1e-3
+// for the rest, and within both random magnitudes over two decades. Running sums carry the
+// rounding of the large values down the small ones until they restart; the bound takes |x| at
+// its largest within a restart length, so past it the small outputs must be accurate to the
+// small values' own scale (without the restarts they are not).
+TEST(SeparableCpu, RunningSumsStayWithinTheirBoundOnBadlyScaledInput) {
+  std::uniform_real_distribution<double> mag(-1.0, 1.0), val(-1.0, 1.0);
+  for (const char* name : {"box:31", "box:9"})
+    for (int rank : {2, 3}) {
+      const Extents ext = rank == 2 ? Extents{200, 180, 1} : Extents{90, 12, 20};
+      const Problem p(rank, ext, 1, make_named_filter(name, rank), DType::f32, Op::correlate,
+                      Edges::all(Boundary::reflect));
+      const std::int64_t plane = rank == 2 ? ext[1] : ext[1] * ext[2];
+      std::vector<float> in(std::size_t(p.elements())), out(in.size());
+      for (std::size_t k = 0; k < in.size(); ++k) {
+        const double scale = std::int64_t(k) / plane < 25 ? 1e6 : 1e-3;
+        in[k] = float(val(rng()) * scale * std::pow(10.0, mag(rng())));
+      }
+      poison(out);
+      std::vector<double> ref(in.size());
+      cpu::reference_f64(p, in.data(), ref.data());
+      const std::vector<double> tol = tolerances("cpu_separable", p, in);
+      Options o;
+      o.strategy = "cpu_separable";
+      o.edges = p.edges();
+      apply(ConstArrayView(in.data(), DType::f32, rank, ext), array_view(out, rank, ext),
+            p.filter(), o);
+      std::int64_t bad = 0;
+      for (std::size_t k = 0; k < in.size(); ++k)
+        if (!(std::fabs(double(out[k]) - ref[k]) <= tol[k])) ++bad;
+      EXPECT_EQ(bad, 0) << p.describe() << "; seed " << fresh_seed();
     }
 }
 
-TEST(Separable, DenseFiltersDirectSumsAndSmallFiltersRunDirect) {
-  std::string note;
-  const Edges e = Edges::all(Boundary::reflect);
-  EXPECT_EQ(passes_match<float>(2, {20, 30, 1}, 1, random_filter({17, 17}), Op::correlate, e, false,
-                                &note),
-            "");
-  EXPECT_EQ(note.find(kPasses), std::string::npos) << note;
-  EXPECT_EQ(passes_match<float>(2, {20, 30, 1}, 1, random_outer_product({17, 17}), Op::correlate, e,
-                                true, &note),
-            "");
-  EXPECT_EQ(note.find(kPasses), std::string::npos) << note;
-  // 11x11 and 5x5x5: the taps saved do not pay for the passes over the array.
-  EXPECT_EQ(passes_match<float>(2, {20, 30, 1}, 1, random_outer_product({11, 11}), Op::correlate, e,
-                                false, &note),
-            "");
-  EXPECT_EQ(note.find(kPasses), std::string::npos) << note;
-  EXPECT_EQ(passes_match<float>(3, {6, 8, 9}, 1, random_outer_product({5, 5, 5}), Op::correlate, e,
-                                false, &note),
-            "");
-  EXPECT_EQ(note.find(kPasses), std::string::npos) << note;
-  // An explicit strategy runs as asked.
-  EXPECT_EQ(check_strategy<float>("cpu", 2, {20, 30, 1}, 1, random_outer_product({17, 17}),
-                                  Op::correlate, false, e),
-            "");
+TEST(SeparableCpu, AutoRunsRankOneFiltersAsPassesWhereTheyPay) {
+  Options cpu;
+  cpu.backend = Backend::cpu;
+  auto chosen = [&](const Filter& f, int rank, Extents ext, bool direct = false) {
+    Problem p(rank, ext, 1, f, DType::f32);
+    p.require_direct_sums(direct);
+    Options o = cpu;
+    o.direct_sums = direct;
+    return choose(p, o).strategy;
+  };
+  EXPECT_EQ(chosen(random_outer_product({17, 17}), 2, {300, 300, 1}), "cpu_separable");
+  EXPECT_EQ(chosen(make_named_filter("gaussian:sigma=1", 3), 3, {40, 40, 40}), "cpu_separable");
+  EXPECT_EQ(chosen(random_filter({17, 17}), 2, {300, 300, 1}), "cpu");       // not rank 1
+  EXPECT_EQ(chosen(random_outer_product({3, 3}), 2, {300, 300, 1}), "cpu");  // 6 taps + a stage
+  EXPECT_EQ(chosen(random_outer_product({17, 17}), 2, {300, 300, 1}, true), "cpu");
+  // What it refuses, and why.
+  const Strategy* s = find_strategy("cpu_separable");
+  const Status dense =
+      s->can_implement(Problem(2, {9, 9, 1}, 1, random_filter({3, 3}), DType::f32));
+  EXPECT_FALSE(dense);
+  EXPECT_NE(dense.reason.find("outer product"), std::string::npos) << dense.reason;
+  Problem direct(2, {9, 9, 1}, 1, random_outer_product({3, 3}), DType::f32);
+  direct.require_direct_sums();
+  const Status d = s->can_implement(direct);
+  EXPECT_FALSE(d);
+  EXPECT_NE(d.reason.find("direct sums"), std::string::npos) << d.reason;
+  // One long axis is a direct sum: allowed under direct sums.
+  Problem one(2, {9, 9, 1}, 1, random_outer_product({1, 5}), DType::f32);
+  one.require_direct_sums();
+  EXPECT_TRUE(s->can_implement(one));
+  EXPECT_EQ(s->summation(one), Summation::direct);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -234,24 +278,6 @@ TEST(FilterAnalysis, SeparableWindowsCentreEachFactorAndCarryTheScale) {
       detail::separable_windows(Problem(2, {9, 9, 1}, 1, random_filter({3, 3}), DType::f32)));
 }
 
-std::vector<Edges> gpu_edges() {
-  const Boundary C = Boundary::constant, N = Boundary::nearest, F = Boundary::reflect,
-                 M = Boundary::mirror, W = Boundary::wrap;
-  std::vector<Edges> v{Edges{}};
-  for (Boundary m : {C, N, F, M, W}) v.push_back(Edges::all(m, m == C ? 1.5 : 0.0));
-  Edges mix;  // per-axis modes, a nonzero cval, origins at their limits
-  mix.mode = {W, C, F};
-  mix.cval = -0.75;
-  mix.origin = {1, -1, 0};
-  v.push_back(mix);
-  Edges mix2;
-  mix2.mode = {C, M, N};
-  mix2.cval = 2.5;
-  mix2.origin = {-1, 0, 1};
-  v.push_back(mix2);
-  return v;
-}
-
 // Every pass kind: x alone (rows of one strip and, above 2048 columns, strips of one row), y
 // alone, x and y fused, z alone, and two passes; strip and chunk edges, primes, 1-element axes,
 // filters larger than the input (folded), even extents, every compiled radius class, batches.
@@ -280,7 +306,7 @@ TEST(SeparableCuda, MatchesTheReferenceOnEveryPassKindModeAndOp) {
                                 {1, {5000, 1, 1}, 1, {255}},    {2, {3, 3000, 1}, 2, {1, 201}}};
   int ran = 0, i = 0;
   for (const C& c : cases)
-    for (const Edges& edges : gpu_edges()) {
+    for (const Edges& edges : pass_edges()) {
       const Filter f = random_outer_product(c.filter);
       const Op op = i++ % 2 ? Op::convolve : Op::correlate;
       Edges e = edges;  // origins within the filter's extents
@@ -296,7 +322,7 @@ TEST(SeparableCuda, MatchesTheReferenceOnEveryPassKindModeAndOp) {
         EXPECT_EQ(check_strategy<double>("separable", c.rank, c.ext, c.batch, f, op, false, e), "");
       ++ran;
     }
-  EXPECT_EQ(ran, int(cases.size() * gpu_edges().size()));
+  EXPECT_EQ(ran, int(cases.size() * pass_edges().size()));
 }
 
 TEST(SeparableCuda, RefusesWhatItCannotRunAndSaysWhy) {

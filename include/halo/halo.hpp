@@ -415,8 +415,7 @@ struct Options {
 struct RunInfo {
   std::string strategy;  // the strategy that ran
   Backend backend = Backend::reference;
-  std::string note;      // why it was chosen (e.g. "no CUDA device: ...; fell back to cpu")
-  int passes = 0;        // apply(): the 1-D passes a rank-1 filter ran as (0: the whole filter)
+  std::string note;  // why it was chosen (e.g. "no CUDA device: ...; fell back to cpu")
 };
 
 // The strategy that `apply` would run on p under these options, and why; throws halo::Error if

@@ -44,32 +44,6 @@ std::optional<RankOneFactors> rank_one_factors(const Filter& filter, double rel_
   return r;
 }
 
-std::optional<SeparablePlan> separable_plan(const Filter& filter, int rank, const Edges& edges) {
-  if (filter.rank() != rank || rank < 2) return std::nullopt;
-  int long_axes = 0;
-  for (int a = 0; a < rank; ++a) long_axes += filter.extents()[a] > 1;
-  if (long_axes < 2) return std::nullopt;
-  const auto factors = rank_one_factors(filter);
-  if (!factors) return std::nullopt;
-  SeparablePlan plan;
-  plan.direct_taps = filter.taps();
-  double scale = 1;  // the sums of the factors of the passes so far
-  for (int a = rank - 1; a >= 0; --a) {
-    const std::vector<double>& f = factors->f[a];
-    SeparablePass pass;
-    pass.axis = a;
-    pass.filter = Filter(f, {std::int64_t(f.size())}).along_axis(rank, a);
-    pass.edges = edges;
-    pass.edges.origin = {0, 0, 0};
-    pass.edges.origin[a] = edges.origin[a];
-    pass.edges.cval = edges.cval * scale;
-    scale *= pass.filter.weight_sum();
-    plan.pass_taps += std::int64_t(f.size());
-    plan.passes.push_back(std::move(pass));
-  }
-  return plan;
-}
-
 std::optional<AxisWindows> separable_windows(const Problem& p) {
   const Dims3 k = p.filter_dims3(), a = p.anchor3();
   const std::int64_t ext[3] = {k.z, k.y, k.x}, anc[3] = {a.z, a.y, a.x};

@@ -1,5 +1,5 @@
-// Filter analysis on the host in float64: a filter's rank-1 factors, and the plan that runs a
-// rank-1 filter as one 1-D pass per axis.
+// Filter analysis on the host in float64: a filter's rank-1 factors, and a problem's weights as
+// one 1-D window per axis (what the separable strategies run).
 #pragma once
 
 #include <array>
@@ -26,24 +26,6 @@ struct RankOneFactors {
 // nearest outer product would change a result by more than float64 summation itself does.
 std::optional<RankOneFactors> rank_one_factors(const Filter& filter, double rel_tol = 1e-12);
 
-// How a problem runs as 1-D passes: per pass the axis, the 1-D filter and the cval it reads
-// beyond the array (constant mode: cval times the sums of the factors of the passes before, the
-// value a ghost cell of the input contributes through them).
-struct SeparablePass {
-  int axis = 0;
-  Filter filter;  // 1-D, along `axis` (its extent there, 1 elsewhere: Filter::along_axis)
-  Edges edges;    // the problem's mode on every axis, its origin on `axis` only, cval scaled
-};
-struct SeparablePlan {
-  std::vector<SeparablePass> passes;  // in order: the contiguous axis first
-  std::int64_t direct_taps = 0;       // the dense filter's taps
-  std::int64_t pass_taps = 0;         // the passes' taps together
-};
-
-// The passes that run `filter` (rank-1, two or more axes longer than 1) on a problem of rank
-// `rank` with `edges`: nullopt where the filter is not rank 1 or has fewer than two such axes.
-std::optional<SeparablePlan> separable_plan(const Filter& filter, int rank, const Edges& edges);
-
 // A problem's correlation weights (folded, flipped for convolve, anchored) as one centred 1-D
 // window per canonical axis (z, y, x; Problem::dims3()): w[a][R_a + d] weighs the input at offset
 // d from the output along axis a, R_a = max(anchor, k - 1 - anchor), zeros where the filter has
@@ -57,5 +39,11 @@ struct AxisWindows {
   std::int64_t taps = 0;                 // the taps of the long axes' factors together
 };
 std::optional<AxisWindows> separable_windows(const Problem& p);
+
+// Running sums over a box of k taps (Summation::running) restart from a direct sum of the
+// window every running_restart(k) outputs along their axis, and at the start of every unit of
+// work, so each output carries the rounding of at most that many add-subtract steps
+// (docs/ACCURACY.md, Box filters). A restart costs k adds: at most one per output.
+constexpr int running_restart(int k) { return k > 32 ? k : 32; }
 
 }  // namespace halo::detail

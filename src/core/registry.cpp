@@ -4,7 +4,6 @@
 #include <sstream>
 
 #include "core/detail.hpp"
-#include "core/factor.hpp"
 #include "halo/halo.hpp"
 
 namespace halo {
@@ -135,56 +134,6 @@ std::string shape_of(int rank, const Extents& e, std::int64_t batch, DType t) {
 }
 }  // namespace
 
-namespace {
-// A rank-1 filter runs as one 1-D pass per axis where `auto` chose the CPU, unless direct sums
-// are required, and where the taps it saves pay for the passes: each pass reads and writes the
-// whole array, which cost as much as about 110 taps of the dense filter on the 2-core development
-// machine (4096^2 float32: 2 passes of a 5-tap box 100 ms, the dense 11x11 box 86 ms, 17x17
-// Gaussian 159 ms against 115 in passes; docs/TUNING.md, CPU kernel).
-constexpr std::int64_t kPassCostTaps = 110;
-std::optional<detail::SeparablePlan> separable_passes(const Problem& p, const Options& opt,
-                                                      const RunInfo& info, MemorySpace space) {
-  if (!opt.strategy.empty() || opt.direct_sums || info.backend != Backend::cpu ||
-      space != MemorySpace::host)
-    return std::nullopt;
-  auto plan = detail::separable_plan(p.filter(), p.rank(), opt.edges);
-  if (!plan ||
-      plan->direct_taps < plan->pass_taps + kPassCostTaps * std::int64_t(plan->passes.size()))
-    return std::nullopt;
-  return plan;
-}
-
-// The passes of `plan`, each an apply() of its 1-D filter on the CPU: in -> (out | scratch) ->
-// ... -> out, the last pass writing `out`.
-RunInfo run_passes(const detail::SeparablePlan& plan, ConstArrayView in, ArrayView out,
-                   const Options& opt, RunInfo info) {
-  const std::size_t bytes = in.bytes();
-  require_memory({{"scratch array of the 1-D passes", double(bytes), MemorySpace::host}});
-  // Not value-initialised: the first pass writes every element before the next reads it.
-  const std::unique_ptr<double[]> scratch(
-      new double[(bytes + sizeof(double) - 1) / sizeof(double)]);
-  ArrayView tmp = out;
-  tmp.data = scratch.get();
-  const int n = int(plan.passes.size());
-  ConstArrayView src = in;
-  RunInfo last;
-  for (int i = 0; i < n; ++i) {
-    const ArrayView dst = (n - 1 - i) % 2 == 0 ? out : tmp;
-    Options o = opt;
-    o.backend = Backend::cpu;
-    o.edges = plan.passes[i].edges;
-    last = apply(src, dst, plan.passes[i].filter, o);
-    src = dst;
-  }
-  info.strategy = last.strategy;
-  info.passes = n;
-  info.note += "; rank-1 filter: " + std::to_string(n) + " 1-D passes of " + last.strategy + " (" +
-               std::to_string(plan.pass_taps) + " taps against " +
-               std::to_string(plan.direct_taps) + ")";
-  return info;
-}
-}  // namespace
-
 RunInfo apply(ConstArrayView in, ArrayView out, const Filter& filter, const Options& opt) {
   if (!in.data) throw Error("apply: input pointer is null");
   if (!out.data) throw Error("apply: output pointer is null");
@@ -204,8 +153,6 @@ RunInfo apply(ConstArrayView in, ArrayView out, const Filter& filter, const Opti
     throw Error("apply: output overlaps input (in-place filtering is not supported)");
 
   RunInfo info = choose(p, opt, in.space);
-  if (auto plan = separable_passes(p, opt, info, in.space))
-    return run_passes(*plan, in, out, opt, info);
   // Refused before anything is allocated if the workspace cannot fit (the caller's arrays exist).
   require_memory(memory_needed(p, info, in.space));
   const Strategy* s = find_strategy(info.strategy);

@@ -4,11 +4,13 @@
 namespace halo::cpu {
 std::unique_ptr<Strategy> make_reference_strategy();
 std::unique_ptr<Strategy> make_fast_strategy();
+std::unique_ptr<Strategy> make_separable_strategy();
 }  // namespace halo::cpu
 
 namespace halo::detail {
 void register_cpu_strategies(StrategyList& out) {
   out.push_back(cpu::make_reference_strategy());
   out.push_back(cpu::make_fast_strategy());
+  out.push_back(cpu::make_separable_strategy());
 }
 }  // namespace halo::detail

@@ -285,8 +285,7 @@ int run_apply(const ApplyArgs& a) {
   ov.extents = r.ext;
   ov.batch = r.batch;
 
-  // Under auto, apply() chooses as the plan did (the same problem and options), and may run a
-  // rank-1 filter as 1-D passes (which it checks the memory of).
+  // Under auto, apply() chooses as the plan did (the same problem and options).
   halo::Options opt = r.opt;
   const auto t0 = std::chrono::steady_clock::now();
   halo::RunInfo info;
@@ -309,7 +308,7 @@ int run_apply(const ApplyArgs& a) {
                  info.note.c_str(), ms, p.bytes() / ms / 1e6, p.flops() / ms / 1e6,
                  a.out.c_str());
     const halo::Strategy* s = halo::find_strategy(info.strategy);
-    if (s && info.passes == 0) {  // (the plan is the whole filter's)
+    if (s) {
       const std::string plan = s->plan(p);
       if (!plan.empty()) std::fprintf(report, "plan: %s\n", plan.c_str());
     }

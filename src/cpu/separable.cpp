@@ -1,0 +1,792 @@
+/* strategy: cpu_separable — a rank-1 filter (an outer product of 1-D factors) as 1-D passes on
+ * the CPU: OpenMP threads, Highway SIMD (dynamic dispatch, as `cpu`).
+ *
+ * The factors come from detail::separable_windows(): one centred window per canonical axis
+ * (z, y, x), every mode, origin and op folded in. A pass of window w (K = 2R + 1 taps) is one
+ * kernel, Combine: dst[j] = sum_i w[i] * rows[i][j], where rows[i] is the i-th input row of an
+ * output row (the y and z passes) or the input row shifted by i (the x pass). Symmetric windows
+ * (Gaussians, boxes, most derivatives) add the two inputs of a weight first: half the FMAs.
+ *
+ * x and y are fused: a unit (item, plane, strip of rows, chunk of columns) filters each input row
+ * it needs along x into a ring of K_y rows held in L2, and each output row along y from the
+ * ring, so the array is read once and written once. Rows outside the array are the rows the
+ * y mode maps them to, or rows of cval * sum(w_x) in constant mode; columns outside come from a
+ * short padded copy at the two ends of the row. The z pass runs after, in place on the output:
+ * a unit is a chunk of columns of every plane of an item, marching along z with a ring of K_z
+ * copied rows (the planes past the end that the mode maps to are copied before anything is
+ * written). Filters along one axis are that pass alone, reading the input.
+ */
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#ifndef HALO_CPU_SEPARABLE_COMMON
+#define HALO_CPU_SEPARABLE_COMMON
+namespace halo::cpu::sep {
+// Outputs per block of the x box's doubling (its levels stay in L1).
+constexpr std::int64_t kBoxBlock = 1024;
+}  // namespace halo::cpu::sep
+#endif  // HALO_CPU_SEPARABLE_COMMON
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/separable.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace halo::cpu::sep::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using std::int64_t;
+
+// Stores v at dst: non-temporal where `stream` (dst aligned to the vector), else plain.
+template <class D, class T>
+HWY_INLINE void Put(D d, hn::Vec<D> v, T* HWY_RESTRICT dst, bool stream) {
+  if (stream)
+    hn::Stream(v, d, dst);
+  else
+    hn::StoreU(v, d, dst);
+}
+
+// The outputs before dst + j is aligned to a vector, for non-temporal stores (0 without them).
+template <class T>
+HWY_INLINE int64_t HeadToAlign(const T* dst, int64_t n, int64_t N, bool stream) {
+  if (!stream) return 0;
+  const uintptr_t bytes = uintptr_t(N) * sizeof(T);
+  const uintptr_t mis = reinterpret_cast<uintptr_t>(dst) % bytes;
+  if (mis % sizeof(T) != 0) return n;  // not even element-aligned: no vector store streams
+  return std::min<int64_t>(n, int64_t(mis ? (bytes - mis) / sizeof(T) : 0));
+}
+
+// dst[j] = sum_{i < K} w[i] * rows[i][j] for j < n. With `sym` (w[i] == w[K-1-i], K odd) the
+// pairs are added first. Four vectors per step share each broadcast weight.
+template <class T>
+HWY_INLINE void CombineT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_RESTRICT w,
+                         bool sym, T* HWY_RESTRICT dst, int64_t n, bool stream) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const int half = K / 2;
+  const auto scalar = [&](int64_t j) {
+    T a;
+    if (sym) {
+      a = w[half] * rows[half][j];
+      for (int i = 0; i < half; ++i) a += w[i] * (rows[i][j] + rows[K - 1 - i][j]);
+    } else {
+      a = 0;
+      for (int i = 0; i < K; ++i) a += w[i] * rows[i][j];
+    }
+    dst[j] = a;
+  };
+  int64_t j = 0;
+  for (const int64_t head = HeadToAlign(dst, n, N, stream); j < head; ++j) scalar(j);
+  if (sym) {
+    for (; j + 4 * N <= n; j += 4 * N) {
+      const auto wc = hn::Set(d, w[half]);
+      auto a0 = hn::Mul(wc, hn::LoadU(d, rows[half] + j));
+      auto a1 = hn::Mul(wc, hn::LoadU(d, rows[half] + j + N));
+      auto a2 = hn::Mul(wc, hn::LoadU(d, rows[half] + j + 2 * N));
+      auto a3 = hn::Mul(wc, hn::LoadU(d, rows[half] + j + 3 * N));
+      for (int i = 0; i < half; ++i) {
+        const T* lo = rows[i] + j;
+        const T* hi = rows[K - 1 - i] + j;
+        const auto wv = hn::Set(d, w[i]);
+        a0 = hn::MulAdd(wv, hn::Add(hn::LoadU(d, lo), hn::LoadU(d, hi)), a0);
+        a1 = hn::MulAdd(wv, hn::Add(hn::LoadU(d, lo + N), hn::LoadU(d, hi + N)), a1);
+        a2 = hn::MulAdd(wv, hn::Add(hn::LoadU(d, lo + 2 * N), hn::LoadU(d, hi + 2 * N)), a2);
+        a3 = hn::MulAdd(wv, hn::Add(hn::LoadU(d, lo + 3 * N), hn::LoadU(d, hi + 3 * N)), a3);
+      }
+      Put(d, a0, dst + j, stream);
+      Put(d, a1, dst + j + N, stream);
+      Put(d, a2, dst + j + 2 * N, stream);
+      Put(d, a3, dst + j + 3 * N, stream);
+    }
+    for (; j + N <= n; j += N) {
+      auto a = hn::Mul(hn::Set(d, w[half]), hn::LoadU(d, rows[half] + j));
+      for (int i = 0; i < half; ++i)
+        a = hn::MulAdd(hn::Set(d, w[i]),
+                       hn::Add(hn::LoadU(d, rows[i] + j), hn::LoadU(d, rows[K - 1 - i] + j)), a);
+      Put(d, a, dst + j, stream);
+    }
+  } else {
+    for (; j + 4 * N <= n; j += 4 * N) {
+      auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+      for (int i = 0; i < K; ++i) {
+        const T* r = rows[i] + j;
+        const auto wv = hn::Set(d, w[i]);
+        a0 = hn::MulAdd(wv, hn::LoadU(d, r), a0);
+        a1 = hn::MulAdd(wv, hn::LoadU(d, r + N), a1);
+        a2 = hn::MulAdd(wv, hn::LoadU(d, r + 2 * N), a2);
+        a3 = hn::MulAdd(wv, hn::LoadU(d, r + 3 * N), a3);
+      }
+      Put(d, a0, dst + j, stream);
+      Put(d, a1, dst + j + N, stream);
+      Put(d, a2, dst + j + 2 * N, stream);
+      Put(d, a3, dst + j + 3 * N, stream);
+    }
+    for (; j + N <= n; j += N) {
+      auto a = hn::Zero(d);
+      for (int i = 0; i < K; ++i) a = hn::MulAdd(hn::Set(d, w[i]), hn::LoadU(d, rows[i] + j), a);
+      Put(d, a, dst + j, stream);
+    }
+  }
+  for (; j < n; ++j) scalar(j);
+}
+
+// Box along a row by doubling: dst[j] = c * sum_{t < K} src[j + t] for j < n. Sums of 2^b
+// consecutive inputs are built level by level (each from two of the level below), and each
+// output adds the levels of K's binary digits: about log2(K) + popcount(K) adds per output, in
+// blocks of kBoxBlock outputs so that the levels stay in L1. Every output is a tree sum of its
+// K inputs (no running drift). tmp: 2 * (kBoxBlock + K) + kBoxBlock elements.
+template <class T>
+HWY_INLINE void BoxRowT(const T* HWY_RESTRICT src, int64_t n, int K, T c, T* HWY_RESTRICT dst,
+                        T* HWY_RESTRICT tmp, bool stream) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto cv = hn::Set(d, c);
+  T* lv[2] = {tmp, tmp + kBoxBlock + K};
+  T* acc = tmp + 2 * (kBoxBlock + K);
+  for (int64_t b0 = 0; b0 < n; b0 += kBoxBlock) {
+    const int64_t S = std::min<int64_t>(kBoxBlock, n - b0);
+    const int64_t L = S + K - 1;  // inputs of this block
+    const T* cur = src + b0;
+    int64_t width = 1, off = 0;
+    bool first = true;
+    for (int bit = 0;; ++bit) {
+      if ((K >> bit) & 1) {
+        int64_t j = 0;
+        if (first) {
+          for (; j + N <= S; j += N) hn::StoreU(hn::LoadU(d, cur + off + j), d, acc + j);
+          for (; j < S; ++j) acc[j] = cur[off + j];
+        } else {
+          for (; j + N <= S; j += N)
+            hn::StoreU(hn::Add(hn::LoadU(d, acc + j), hn::LoadU(d, cur + off + j)), d, acc + j);
+          for (; j < S; ++j) acc[j] += cur[off + j];
+        }
+        first = false;
+        off += width;
+      }
+      if ((K >> (bit + 1)) == 0) break;
+      // The next level: sums of 2 * width inputs, at positions 0 .. L - 2 * width.
+      T* next = lv[bit & 1];
+      const int64_t m = L - 2 * width + 1;
+      int64_t j = 0;
+      for (; j + N <= m; j += N)
+        hn::StoreU(hn::Add(hn::LoadU(d, cur + j), hn::LoadU(d, cur + j + width)), d, next + j);
+      for (; j < m; ++j) next[j] = cur[j] + cur[j + width];
+      cur = next;
+      width *= 2;
+    }
+    T* o = dst + b0;
+    int64_t j = 0;
+    for (const int64_t head = HeadToAlign(o, S, N, stream); j < head; ++j) o[j] = c * acc[j];
+    for (; j + N <= S; j += N) Put(d, hn::Mul(cv, hn::LoadU(d, acc + j)), o + j, stream);
+    for (; j < S; ++j) o[j] = c * acc[j];
+  }
+}
+
+// Running sums down the rows (y or z): acc = sum of the K rows and dst = c * acc (`restart`),
+// or acc += add - sub and dst = c * acc.
+template <class T>
+HWY_INLINE void RunRowsT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_RESTRICT add,
+                         const T* HWY_RESTRICT sub, bool restart, T c, T* HWY_RESTRICT acc,
+                         T* HWY_RESTRICT dst, int64_t n, bool stream) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto cv = hn::Set(d, c);
+  const auto scalar = [&](int64_t j) {
+    T a;
+    if (restart) {
+      a = rows[0][j];
+      for (int i = 1; i < K; ++i) a += rows[i][j];
+    } else {
+      a = (acc[j] + add[j]) - sub[j];
+    }
+    acc[j] = a;
+    dst[j] = c * a;
+  };
+  int64_t j = 0;
+  for (const int64_t head = HeadToAlign(dst, n, N, stream); j < head; ++j) scalar(j);
+  if (restart) {
+    for (; j + 2 * N <= n; j += 2 * N) {
+      auto a0 = hn::LoadU(d, rows[0] + j), a1 = hn::LoadU(d, rows[0] + j + N);
+      for (int i = 1; i < K; ++i) {
+        a0 = hn::Add(a0, hn::LoadU(d, rows[i] + j));
+        a1 = hn::Add(a1, hn::LoadU(d, rows[i] + j + N));
+      }
+      hn::StoreU(a0, d, acc + j);
+      hn::StoreU(a1, d, acc + j + N);
+      Put(d, hn::Mul(cv, a0), dst + j, stream);
+      Put(d, hn::Mul(cv, a1), dst + j + N, stream);
+    }
+  } else {
+    for (; j + N <= n; j += N) {
+      const auto a =
+          hn::Sub(hn::Add(hn::LoadU(d, acc + j), hn::LoadU(d, add + j)), hn::LoadU(d, sub + j));
+      hn::StoreU(a, d, acc + j);
+      Put(d, hn::Mul(cv, a), dst + j, stream);
+    }
+  }
+  for (; j < n; ++j) scalar(j);
+}
+
+void CombineF32(const float* const* rows, int K, const float* w, bool sym, float* dst, int64_t n,
+                bool stream) {
+  CombineT(rows, K, w, sym, dst, n, stream);
+}
+void CombineF64(const double* const* rows, int K, const double* w, bool sym, double* dst, int64_t n,
+                bool stream) {
+  CombineT(rows, K, w, sym, dst, n, stream);
+}
+void BoxRowF32(const float* src, int64_t n, int K, float c, float* dst, float* tmp, bool stream) {
+  BoxRowT(src, n, K, c, dst, tmp, stream);
+}
+void BoxRowF64(const double* src, int64_t n, int K, double c, double* dst, double* tmp,
+               bool stream) {
+  BoxRowT(src, n, K, c, dst, tmp, stream);
+}
+void RunRowsF32(const float* const* rows, int K, const float* add, const float* sub, bool restart,
+                float c, float* acc, float* dst, int64_t n, bool stream) {
+  RunRowsT(rows, K, add, sub, restart, c, acc, dst, n, stream);
+}
+void RunRowsF64(const double* const* rows, int K, const double* add, const double* sub,
+                bool restart, double c, double* acc, double* dst, int64_t n, bool stream) {
+  RunRowsT(rows, K, add, sub, restart, c, acc, dst, n, stream);
+}
+
+}  // namespace halo::cpu::sep::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include <omp.h>
+
+#include <atomic>
+#include <memory>
+
+#include "core/boundary.hpp"
+#include "core/detail.hpp"
+#include "core/dtype.hpp"
+#include "core/factor.hpp"
+#include "hwy/aligned_allocator.h"
+#include "hwy/cache_control.h"
+
+namespace halo::cpu {
+std::unique_ptr<Strategy> make_separable_strategy();
+
+namespace sep {
+HWY_EXPORT(CombineF32);
+HWY_EXPORT(CombineF64);
+HWY_EXPORT(BoxRowF32);
+HWY_EXPORT(BoxRowF64);
+HWY_EXPORT(RunRowsF32);
+HWY_EXPORT(RunRowsF64);
+
+void Combine(const float* const* rows, int K, const float* w, bool sym, float* dst, std::int64_t n,
+             bool stream) {
+  HWY_DYNAMIC_DISPATCH(CombineF32)(rows, K, w, sym, dst, n, stream);
+}
+void Combine(const double* const* rows, int K, const double* w, bool sym, double* dst,
+             std::int64_t n, bool stream) {
+  HWY_DYNAMIC_DISPATCH(CombineF64)(rows, K, w, sym, dst, n, stream);
+}
+void BoxRow(const float* src, std::int64_t n, int K, float c, float* dst, float* tmp, bool stream) {
+  HWY_DYNAMIC_DISPATCH(BoxRowF32)(src, n, K, c, dst, tmp, stream);
+}
+void BoxRow(const double* src, std::int64_t n, int K, double c, double* dst, double* tmp,
+            bool stream) {
+  HWY_DYNAMIC_DISPATCH(BoxRowF64)(src, n, K, c, dst, tmp, stream);
+}
+void RunRows(const float* const* rows, int K, const float* add, const float* sub, bool restart,
+             float c, float* acc, float* dst, std::int64_t n, bool stream) {
+  HWY_DYNAMIC_DISPATCH(RunRowsF32)(rows, K, add, sub, restart, c, acc, dst, n, stream);
+}
+void RunRows(const double* const* rows, int K, const double* add, const double* sub, bool restart,
+             double c, double* acc, double* dst, std::int64_t n, bool stream) {
+  HWY_DYNAMIC_DISPATCH(RunRowsF64)(rows, K, add, sub, restart, c, acc, dst, n, stream);
+}
+
+using std::int64_t;
+
+// L2 budget of one thread's ring (and padded rows): the rows a unit keeps live.
+constexpr int64_t kRingBytes = 256 << 10;
+// Below this many multiply-adds a problem runs on the calling thread (as `cpu`).
+constexpr double kSerialWork = double(1 << 18);
+// Outputs of at least this many bytes are written with non-temporal stores (as `cpu`): with the
+// input they exceed the caches, and the read-for-ownership would cost a third of the traffic.
+constexpr double kStreamBytes = double(16 << 20);
+// Box factors of at least this many taps take the box forms (doubling along x, running sums
+// down y and z); shorter ones the paired direct sum, as fast there (docs/TUNING.md).
+constexpr int kMinBoxTapsX = 12;
+constexpr int kMinBoxTapsRows = 6;
+
+// One axis's pass: its centred window (K = 2R + 1 taps, w[R] weighs the output's own
+// coordinate), in T, whether it is symmetric, and whether it runs at all (a window {1} is none).
+// A box factor (one run of equal weights c at window indices [blo, blo + bk)) may take the box
+// forms instead.
+template <class T>
+struct Pass {
+  std::vector<T> w;
+  int R = 0;
+  bool sym = false;
+  bool on = false;
+  bool box = false;
+  int blo = 0, bk = 0;
+  T c = 0;
+  int restart = 0;  // running sums: outputs between restarts (detail::running_restart)
+  Boundary mode = Boundary::constant;
+  int K() const { return 2 * R + 1; }
+};
+
+// Everything a unit needs: the shape, the three passes (z, y, x), cval as each stage sees it,
+// and the blocking.
+template <class T>
+struct Job {
+  const T* in = nullptr;
+  T* out = nullptr;
+  int64_t batch = 1, nz = 1, ny = 1, nx = 1;
+  Pass<T> z, y, x;
+  T cval = 0;           // the input's ghost value (constant mode)
+  T cval_x = 0;         // a ghost row after the x pass: cval * sum(w_x)
+  T cval_xy = 0;        // a ghost plane after the x and y passes: cval * sum(w_x) * sum(w_y)
+  bool stream = false;  // non-temporal stores into the output
+  // x-y stage: units (item, plane, strip of `strip` rows, chunk of `cw` columns).
+  int64_t cw = 1, strip = 1, nchunks = 1, nstrips = 1, xy_units = 0;
+  // z stage: units (item, chunk of `zcw` elements of a plane).
+  int64_t zcw = 1, zchunks = 1, z_units = 0;
+  int threads = 1;
+  bool xy() const { return x.on || y.on; }
+};
+
+// One thread's buffers, sized by the job: padded row ends, the ring (K + 1 rows: running sums
+// subtract the row before the window), a row of cval, the running sums, the x box's levels, and
+// row pointers.
+template <class T>
+struct Scratch {
+  int64_t pad_elems = 0, ring_elems = 0, cval_elems = 0, acc_elems = 0, box_elems = 0, ptrs = 0;
+  static Scratch sizes(const Job<T>& j) {
+    Scratch s;
+    s.pad_elems = 2 * (2 * int64_t(j.x.R) + 16) + 64;
+    const int64_t xy_ring = j.y.on && j.x.on ? int64_t(j.y.K() + 1) * j.cw : 0;
+    // z: K_z + 1 ring rows and R_z rows for the planes past the end (in place after x-y).
+    const int64_t z_ring = j.z.on && j.xy() ? int64_t(j.z.K() + 1 + j.z.R) * j.zcw : 0;
+    s.ring_elems = std::max(xy_ring, z_ring);
+    s.cval_elems = std::max(j.cw, j.zcw);
+    s.acc_elems = j.y.box || j.z.box ? std::max(j.cw, j.zcw) : 0;
+    s.box_elems = j.x.box ? 3 * (kBoxBlock + int64_t(j.x.bk)) : 0;
+    s.ptrs = 2 * int64_t(std::max({j.x.K(), j.y.K(), j.z.K()})) + 4;
+    return s;
+  }
+  int64_t elems() const { return pad_elems + ring_elems + cval_elems + acc_elems + box_elems; }
+  int64_t bytes() const { return elems() * int64_t(sizeof(T)) + ptrs * int64_t(sizeof(void*)); }
+};
+
+template <class T>
+class Worker {
+ public:
+  Worker(const Job<T>& j, T* mem, const T** ptrs)
+      : j_(j), ptrs_(ptrs), slot_(ptrs + std::max({j.x.K(), j.y.K(), j.z.K()}) + 2) {
+    const Scratch<T> s = Scratch<T>::sizes(j);
+    pad_ = mem;
+    ring_ = pad_ + s.pad_elems;
+    cval_row_ = ring_ + s.ring_elems;
+    acc_ = cval_row_ + s.cval_elems;
+    box_ = acc_ + s.acc_elems;
+    cval_elems_ = s.cval_elems;
+  }
+
+  // Output columns [x0, x0 + n) of one row along x: src is the input row, dst the output.
+  void x_row(const T* src, int64_t x0, int64_t n, T* dst, bool stream) {
+    const int R = j_.x.R;
+    const int64_t nx = j_.nx;
+    // Outputs whose K inputs are all inside: [lo, hi).
+    const int64_t lo = std::clamp<int64_t>(R, x0, x0 + n);
+    const int64_t hi = std::clamp<int64_t>(nx - R, lo, x0 + n);
+    if (hi > lo) x_from(src + lo - R, hi - lo, dst + (lo - x0), stream);
+    edge_x(src, x0, lo, dst);
+    edge_x(src, hi, x0 + n, dst + (hi - x0));
+    if (stream) hwy::FlushStream();
+  }
+
+  // x-y stage, one unit.
+  void xy_unit(int64_t u) {
+    const int64_t c = u % j_.nchunks, s = (u / j_.nchunks) % j_.nstrips;
+    const int64_t plane = u / (j_.nchunks * j_.nstrips);  // item * nz + z
+    const int64_t x0 = c * j_.cw, n = std::min(j_.cw, j_.nx - x0);
+    const int64_t y0 = s * j_.strip, y1 = std::min(j_.ny, y0 + j_.strip);
+    const int64_t P = j_.ny * j_.nx;
+    const T* in = j_.in + plane * P;
+    T* out = j_.out + plane * P;
+    if (!j_.y.on) {
+      for (int64_t y = y0; y < y1; ++y)
+        x_row(in + y * j_.nx, x0, n, out + y * j_.nx + x0, j_.stream);
+      return;
+    }
+    const int Ry = j_.y.R, Ky = j_.y.K(), slots = Ky + 1;
+    since_ = -1;
+    for (int64_t g = y0 - Ry; g < y1 + Ry; ++g) {
+      const int64_t k = (g - (y0 - Ry)) % slots;
+      const int64_t m = detail::map_index(g, j_.ny, j_.y.mode);
+      if (!j_.x.on) {
+        slot_[k] = m < 0 ? cval_row(j_.cval) : in + m * j_.nx + x0;
+      } else if (m < 0) {
+        slot_[k] = cval_row(j_.cval_x);
+      } else {
+        T* r = ring_ + k * j_.cw;
+        x_row(in + m * j_.nx, x0, n, r, false);
+        slot_[k] = r;
+      }
+      if (g < y0 + Ry) continue;
+      const int64_t first = g - 2 * Ry - (y0 - Ry);  // ring index of the output's first row
+      for (int i = 0; i < Ky; ++i) ptrs_[i] = slot_[(first + i) % slots];
+      column(j_.y, out + (g - Ry) * j_.nx + x0, n);
+    }
+  }
+
+  // z stage, one unit: columns [c0, c0 + n) of every plane of one item. After the x-y stage it
+  // runs in place on the output through copied rows; alone it reads the input.
+  void z_unit(int64_t u) {
+    const int64_t item = u / j_.zchunks, c0 = (u % j_.zchunks) * j_.zcw;
+    const int64_t P = j_.ny * j_.nx, n = std::min(j_.zcw, P - c0);
+    const int Rz = j_.z.R, Kz = j_.z.K(), slots = Kz + 1;
+    const bool in_place = j_.xy();
+    const T* src = (in_place ? j_.out : j_.in) + item * j_.nz * P + c0;
+    T* dst = j_.out + item * j_.nz * P + c0;
+    const T cv = in_place ? j_.cval_xy : j_.cval;
+    // The rows past the last plane, copied before any plane is overwritten.
+    T* tail = ring_ + int64_t(slots) * j_.zcw;
+    if (in_place) {
+      for (int t = 0; t < Rz; ++t) {
+        const int64_t m = detail::map_index(j_.nz + t, j_.nz, j_.z.mode);
+        if (m >= 0) std::memcpy(tail + t * j_.zcw, src + m * P, size_t(n) * sizeof(T));
+      }
+    }
+    since_ = -1;
+    for (int64_t g = -Rz; g < j_.nz + Rz; ++g) {
+      const int64_t k = (g + Rz) % slots;
+      const int64_t m = detail::map_index(g, j_.nz, j_.z.mode);
+      if (m < 0) {
+        slot_[k] = cval_row(cv);
+      } else if (!in_place) {
+        slot_[k] = src + m * P;
+      } else if (g >= j_.nz) {
+        slot_[k] = tail + (g - j_.nz) * j_.zcw;
+      } else {
+        T* r = ring_ + k * j_.zcw;
+        std::memcpy(r, src + m * P, size_t(n) * sizeof(T));
+        slot_[k] = r;
+      }
+      if (g < Rz) continue;
+      const int64_t first = g - Rz;  // ring index (g - 2 Rz + Rz) of the output's first row
+      for (int i = 0; i < Kz; ++i) ptrs_[i] = slot_[(first + i) % slots];
+      column(j_.z, dst + (g - Rz) * P, n);
+    }
+  }
+
+ private:
+  // n outputs along x from src, whose first element is the first output's first input.
+  void x_from(const T* src, int64_t n, T* dst, bool stream) {
+    const Pass<T>& x = j_.x;
+    if (x.box) {
+      BoxRow(src + x.blo, n, x.bk, x.c, dst, box_, stream);
+      return;
+    }
+    for (int i = 0; i < x.K(); ++i) ptrs_[i] = src + i;
+    Combine(ptrs_, x.K(), x.w.data(), x.sym, dst, n, stream);
+  }
+  // Outputs [a, b) of a row along x through a padded copy of their inputs (the row's ends).
+  void edge_x(const T* src, int64_t a, int64_t b, T* dst) {
+    const int R = j_.x.R;
+    const int64_t chunk = 16;  // outputs per padded copy: the copy stays within pad_
+    for (int64_t x = a; x < b; x += chunk) {
+      const int64_t n = std::min(chunk, b - x);
+      for (int64_t t = 0; t < n + 2 * R; ++t) {
+        const int64_t m = detail::map_index(x - R + t, j_.nx, j_.x.mode);
+        pad_[t] = m < 0 ? j_.cval : src[m];
+      }
+      x_from(pad_, n, dst + (x - a), false);
+    }
+  }
+  // One output row of a y or z pass from the K rows in ptrs_ (in order). Box factors: running
+  // sums, restarted every `restart` outputs and at the start of a unit (since_ = -1).
+  void column(const Pass<T>& q, T* dst, int64_t n) {
+    if (!q.box) {
+      Combine(ptrs_, q.K(), q.w.data(), q.sym, dst, n, j_.stream);
+    } else {
+      const T* const* rows = ptrs_ + q.blo;
+      const bool restart = since_ < 0 || since_ >= q.restart;
+      RunRows(rows, q.bk, rows[q.bk - 1], leaving_, restart, q.c, acc_, dst, n, j_.stream);
+      since_ = restart ? 1 : since_ + 1;
+      leaving_ = rows[0];  // the next output's window no longer holds it
+    }
+    if (j_.stream) hwy::FlushStream();
+  }
+  // A row of cval_elems values v (refilled when v changes).
+  const T* cval_row(T v) {
+    if (!have_cval_row_ || !(v == cval_row_value_)) {
+      std::fill(cval_row_, cval_row_ + cval_elems_, v);
+      cval_row_value_ = v;
+      have_cval_row_ = true;
+    }
+    return cval_row_;
+  }
+
+  const Job<T>& j_;
+  const T** ptrs_;  // the K row pointers of one Combine
+  const T** slot_;  // after them: the ring's rows, by input row modulo K + 1
+  T* pad_;
+  T* ring_;
+  T* cval_row_;
+  T* acc_;  // running sums of a box's rows
+  T* box_;  // the x box's levels
+  int64_t cval_elems_;
+  T cval_row_value_ = 0;
+  bool have_cval_row_ = false;
+  int64_t since_ = -1;          // outputs since the running sums restarted (-1: restart next)
+  const T* leaving_ = nullptr;  // the row the next running-sum step subtracts
+};
+
+template <class T>
+Pass<T> make_pass(const std::vector<double>& w, int R, Boundary mode, bool rows, bool direct) {
+  Pass<T> p;
+  p.R = R;
+  p.mode = mode;
+  p.w.assign(w.begin(), w.end());
+  p.on = !(R == 0 && w[0] == 1.0);
+  p.sym = true;
+  for (int i = 0; i < R; ++i) p.sym = p.sym && p.w[i] == p.w[2 * R - i];
+  // A box: the nonzero weights one run of equal values.
+  int lo = 0, hi = 2 * R;
+  while (lo <= hi && w[size_t(lo)] == 0) ++lo;
+  while (hi >= lo && w[size_t(hi)] == 0) --hi;
+  bool equal = lo <= hi;
+  for (int i = lo; equal && i <= hi; ++i) equal = w[size_t(i)] == w[size_t(lo)];
+  const int bk = hi - lo + 1;
+  // Under direct sums only the x form (a tree sum of each output's taps) may run; running sums
+  // are not a plain sum of the taps.
+  if (p.on && equal && bk >= (rows ? kMinBoxTapsRows : kMinBoxTapsX) && !(rows && direct)) {
+    p.box = true;
+    p.blo = lo;
+    p.bk = bk;
+    p.c = T(w[size_t(lo)]);
+    p.restart = detail::running_restart(bk);
+  }
+  return p;
+}
+
+double sum(const std::vector<double>& w) {
+  double s = 0;
+  for (double v : w) s += v;
+  return s;
+}
+
+template <class T>
+Job<T> make_job(const Problem& p, const detail::AxisWindows& win, const void* in, void* out) {
+  Job<T> j;
+  j.in = static_cast<const T*>(in);
+  j.out = static_cast<T*>(out);
+  const Dims3 n = p.dims3();
+  j.batch = p.batch();
+  j.nz = n.z, j.ny = n.y, j.nx = n.x;
+  const int rank = p.rank();
+  const Boundary mz = rank == 3 ? p.mode(0) : Boundary::constant;
+  const Boundary my = rank >= 2 ? p.mode(rank - 2) : Boundary::constant;
+  const bool direct = p.direct_sums();
+  j.z = make_pass<T>(win.w[0], win.radius[0], mz, true, direct);
+  j.y = make_pass<T>(win.w[1], win.radius[1], my, true, direct);
+  j.x = make_pass<T>(win.w[2], win.radius[2], p.mode(rank - 1), false, direct);
+  j.cval = T(p.cval());
+  j.cval_x = T(p.cval() * sum(win.w[2]));
+  j.cval_xy = T(p.cval() * sum(win.w[2]) * sum(win.w[1]));
+  j.stream = double(p.elements()) * sizeof(T) >= kStreamBytes;
+
+  // x-y stage: chunks of columns whose ring of K_y rows fits kRingBytes (whole rows where they
+  // fit), strips of rows long enough that the 2 R_y rows filtered twice at strip ends stay a
+  // small part, short enough for ~8 units per thread.
+  const double work = double(p.elements()) * double(win.taps);
+  j.threads = work < kSerialWork ? 1 : omp_get_max_threads();
+  const int64_t lanes = 64 / int64_t(sizeof(T));
+  if (j.y.on && j.x.on) {
+    const int64_t fit = kRingBytes / (int64_t(j.y.K() + 1) * int64_t(sizeof(T)));
+    j.cw = std::max<int64_t>(4 * lanes, fit / lanes * lanes);
+  } else {
+    j.cw = 16384;
+  }
+  j.cw = std::min(j.cw, j.nx);
+  j.nchunks = (j.nx + j.cw - 1) / j.cw;
+  const int64_t planes = j.batch * j.nz;
+  int64_t strip = j.y.on ? std::max<int64_t>(64, 8 * int64_t(j.y.R)) : 16;
+  const int64_t want = 8 * int64_t(j.threads);
+  while (strip > std::max<int64_t>(16, 2 * int64_t(j.y.R)) &&
+         planes * j.nchunks * ((j.ny + strip - 1) / strip) < want)
+    strip /= 2;
+  j.strip = std::min(strip, j.ny);
+  j.nstrips = (j.ny + j.strip - 1) / j.strip;
+  j.xy_units = j.xy() ? planes * j.nchunks * j.nstrips : 0;
+
+  // z stage: chunks of a plane whose ring (K_z + 1 rows and R_z tail rows) fits kRingBytes.
+  const int64_t P = j.ny * j.nx;
+  if (j.z.on) {
+    const int64_t fit = kRingBytes / (int64_t(j.z.K() + 1 + j.z.R) * int64_t(sizeof(T)));
+    j.zcw = std::max<int64_t>(4 * lanes, fit / lanes * lanes);
+    j.zcw = std::min(j.zcw, P);
+    while (j.zcw > 4 * lanes && j.batch * ((P + j.zcw - 1) / j.zcw) < want)
+      j.zcw = std::max<int64_t>(4 * lanes, j.zcw / 2 / lanes * lanes);
+    j.zcw = std::min(j.zcw, P);
+    j.zchunks = (P + j.zcw - 1) / j.zcw;
+    j.z_units = j.batch * j.zchunks;
+  }
+  return j;
+}
+
+// Runs units [0, count) of one stage over the team; `f(unit, worker)`. Progress: `before` +
+// `share` * the fraction done, from the calling thread.
+template <class T, class F>
+void run_stage(const Job<T>& j, int64_t count, T* mem, int64_t stride, const T** ptrs,
+               int64_t ptr_stride, const std::function<void(double)>& progress, double before,
+               double share, F f) {
+  if (count == 0) return;
+  const int threads = int(std::min<int64_t>(j.threads, count));
+  if (threads <= 1) {
+    Worker<T> w(j, mem, ptrs);
+    for (int64_t u = 0; u < count; ++u) {
+      f(w, u);
+      if (progress) progress(before + share * double(u + 1) / double(count));
+    }
+    return;
+  }
+  std::atomic<int64_t> done{0};
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    Worker<T> w(j, mem + t * stride, ptrs + t * ptr_stride);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t u = 0; u < count; ++u) {
+      f(w, u);
+      const int64_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
+      if (progress && t == 0) progress(before + share * double(d) / double(count));
+    }
+  }
+}
+
+template <class T>
+void run_typed(const Problem& p, const void* in, void* out) {
+  const auto win = detail::separable_windows(p);
+  if (!win) throw Error("cpu_separable: the filter is not rank 1");
+  const Job<T> j = make_job<T>(p, *win, in, out);
+  const Scratch<T> s = Scratch<T>::sizes(j);
+  const int64_t line = 64 / int64_t(sizeof(T));
+  const int64_t stride = (s.elems() + line - 1) / line * line;
+  const int threads = std::max(1, j.threads);
+  auto mem = hwy::AllocateAligned<T>(size_t(stride * threads));
+  if (!mem)
+    throw Error("cpu_separable: cannot allocate " + std::to_string(stride * threads * sizeof(T)) +
+                " bytes of row buffers");
+  std::vector<const T*> ptrs(size_t(s.ptrs * threads));
+  const auto& progress = p.progress();
+  const double xy_share = j.z.on && j.xy() ? 0.5 : 1.0;
+  run_stage(j, j.xy_units, mem.get(), stride, ptrs.data(), s.ptrs, progress, 0.0, xy_share,
+            [](Worker<T>& w, int64_t u) { w.xy_unit(u); });
+  run_stage(j, j.z_units, mem.get(), stride, ptrs.data(), s.ptrs, progress, 1.0 - xy_share,
+            xy_share < 1 ? 0.5 : 1.0, [](Worker<T>& w, int64_t u) { w.z_unit(u); });
+  if (progress) progress(1.0);
+}
+
+// The cost of a pass over the whole array beside its taps, in taps of the same problem (fit on
+// the 2-core development machine, docs/TUNING.md "Separable passes (CPU)").
+constexpr double kStageCostTaps = 4;
+
+class SeparableStrategy final : public Strategy {
+ public:
+  std::string name() const override { return "cpu_separable"; }
+  Backend backend() const override { return Backend::cpu; }
+  std::string description() const override {
+    return "rank-1 filters as 1-D passes (x and y fused through a ring of rows, then z in "
+           "place), OpenMP threads + Highway SIMD";
+  }
+  Status can_implement(const Problem& p) const override {
+    const auto win = detail::separable_windows(p);
+    if (!win) return Status::failure("the filter is not an outer product of 1-D factors");
+    if (win->long_axes == 0) return Status::failure("the filter has no axis longer than 1");
+    if (p.direct_sums() && win->long_axes > 1)
+      return Status::failure("direct sums required: the passes sum each output in stages");
+    for (int a = 0; a < 3; ++a)
+      if (win->radius[a] > (1 << 16)) return Status::failure("a factor's radius exceeds 65536");
+    return Status::success();
+  }
+  // Above `cpu` (10) where the passes' taps and per-stage cost beat the dense filter's taps.
+  int priority(const Problem& p) const override {
+    const auto win = detail::separable_windows(p);
+    if (!win || win->long_axes < 2) return 5;
+    const double stages = win->radius[0] > 0 && win->long_axes > 1 ? 2 : 1;
+    const double cost = double(win->taps) + kStageCostTaps * stages;
+    return cost < double(p.taps()) ? 20 : 5;
+  }
+  Summation summation(const Problem& p) const override {
+    const auto win = detail::separable_windows(p);
+    if (!win) return Summation::direct;
+    const bool running = dispatch_dtype(p.dtype(), [&](auto d) {
+      const Job<typename decltype(d)::storage> j =
+          make_job<typename decltype(d)::storage>(p, *win, nullptr, nullptr);
+      return j.y.box || j.z.box;
+    });
+    return running              ? Summation::running
+           : win->long_axes > 1 ? Summation::separable
+                                : Summation::direct;
+  }
+  std::string plan(const Problem& p) const override {
+    const auto win = detail::separable_windows(p);
+    if (!win) return {};
+    return dispatch_dtype(p.dtype(), [&](auto d) {
+      using T = typename decltype(d)::storage;
+      const Job<T> j = make_job<T>(p, *win, nullptr, nullptr);
+      std::string s;
+      auto pass = [](const char* a, const Pass<T>& q) {
+        if (q.box)
+          return std::string(a) + " (box of " + std::to_string(q.bk) + " taps: " +
+                 (a[0] == 'x' ? "sums by doubling"
+                              : "running sums restarted every " + std::to_string(q.restart)) +
+                 ")";
+        return std::string(a) + " (" + std::to_string(q.K()) + " taps" +
+               (q.sym ? ", symmetric" : "") + ")";
+      };
+      if (j.xy()) {
+        s += j.x.on && j.y.on ? pass("x", j.x) + " and " + pass("y", j.y) + " fused" +
+                                    " through a ring of rows, " + std::to_string(j.cw) +
+                                    " columns x " + std::to_string(j.strip) + " rows per unit"
+             : j.x.on ? pass("x", j.x) + " alone"
+                      : pass("y", j.y) + " alone";
+      }
+      if (j.z.on)
+        s += std::string(j.xy() ? ", then " : "") + pass("z", j.z) +
+             (j.xy() ? " in place on the output" : " alone") + ", " + std::to_string(j.zcw) +
+             " columns per unit";
+      return s + "; " + std::to_string(j.threads) + " threads";
+    });
+  }
+  std::vector<MemoryUse> workspace(const Problem& p) const override {
+    const auto win = detail::separable_windows(p);
+    if (!win) return {};
+    return dispatch_dtype(p.dtype(), [&](auto d) {
+      using T = typename decltype(d)::storage;
+      const Job<T> j = make_job<T>(p, *win, nullptr, nullptr);
+      const double per = double(Scratch<T>::sizes(j).bytes()) + 64;
+      return std::vector<MemoryUse>{
+          {"ring and row buffers of " + std::to_string(j.threads) + " threads", per * j.threads,
+           MemorySpace::host}};
+    });
+  }
+  void run(const Problem& p, const Buffers& b, void*) const override {
+    dispatch_dtype(p.dtype(),
+                   [&](auto d) { run_typed<typename decltype(d)::storage>(p, b.input, b.output); });
+  }
+};
+
+}  // namespace sep
+
+std::unique_ptr<Strategy> make_separable_strategy() {
+  return std::make_unique<sep::SeparableStrategy>();
+}
+
+}  // namespace halo::cpu
+#endif  // HWY_ONCE
