@@ -186,31 +186,34 @@ TEST(SeparableCpu, BoxFiltersTakeTheBoxFormsWithinTheirBound) {
 // small values' own scale (without the restarts they are not).
 TEST(SeparableCpu, RunningSumsStayWithinTheirBoundOnBadlyScaledInput) {
   std::uniform_real_distribution<double> mag(-1.0, 1.0), val(-1.0, 1.0);
-  for (const char* name : {"box:31", "box:9"})
-    for (int rank : {2, 3}) {
-      const Extents ext = rank == 2 ? Extents{200, 180, 1} : Extents{90, 12, 20};
-      const Problem p(rank, ext, 1, make_named_filter(name, rank), DType::f32, Op::correlate,
-                      Edges::all(Boundary::reflect));
-      const std::int64_t plane = rank == 2 ? ext[1] : ext[1] * ext[2];
-      std::vector<float> in(std::size_t(p.elements())), out(in.size());
-      for (std::size_t k = 0; k < in.size(); ++k) {
-        const double scale = std::int64_t(k) / plane < 25 ? 1e6 : 1e-3;
-        in[k] = float(val(rng()) * scale * std::pow(10.0, mag(rng())));
+  std::vector<std::string> names{"cpu_separable"};
+  if (cuda_available()) names.push_back("separable");  // (SeparableCuda's box kernels)
+  for (const std::string& strategy : names)
+    for (const char* name : {"box:31", "box:9"})
+      for (int rank : {2, 3}) {
+        const Extents ext = rank == 2 ? Extents{200, 180, 1} : Extents{90, 12, 20};
+        const Problem p(rank, ext, 1, make_named_filter(name, rank), DType::f32, Op::correlate,
+                        Edges::all(Boundary::reflect));
+        const std::int64_t plane = rank == 2 ? ext[1] : ext[1] * ext[2];
+        std::vector<float> in(std::size_t(p.elements())), out(in.size());
+        for (std::size_t k = 0; k < in.size(); ++k) {
+          const double scale = std::int64_t(k) / plane < 25 ? 1e6 : 1e-3;
+          in[k] = float(val(rng()) * scale * std::pow(10.0, mag(rng())));
+        }
+        poison(out);
+        std::vector<double> ref(in.size());
+        cpu::reference_f64(p, in.data(), ref.data());
+        const std::vector<double> tol = tolerances(strategy, p, in);
+        Options o;
+        o.strategy = strategy;
+        o.edges = p.edges();
+        apply(ConstArrayView(in.data(), DType::f32, rank, ext), array_view(out, rank, ext),
+              p.filter(), o);
+        std::int64_t bad = 0;
+        for (std::size_t k = 0; k < in.size(); ++k)
+          if (!(std::fabs(double(out[k]) - ref[k]) <= tol[k])) ++bad;
+        EXPECT_EQ(bad, 0) << strategy << ": " << p.describe() << "; seed " << fresh_seed();
       }
-      poison(out);
-      std::vector<double> ref(in.size());
-      cpu::reference_f64(p, in.data(), ref.data());
-      const std::vector<double> tol = tolerances("cpu_separable", p, in);
-      Options o;
-      o.strategy = "cpu_separable";
-      o.edges = p.edges();
-      apply(ConstArrayView(in.data(), DType::f32, rank, ext), array_view(out, rank, ext),
-            p.filter(), o);
-      std::int64_t bad = 0;
-      for (std::size_t k = 0; k < in.size(); ++k)
-        if (!(std::fabs(double(out[k]) - ref[k]) <= tol[k])) ++bad;
-      EXPECT_EQ(bad, 0) << p.describe() << "; seed " << fresh_seed();
-    }
 }
 
 TEST(SeparableCpu, AutoRunsRankOneFiltersAsPassesWhereTheyPay) {
@@ -323,6 +326,48 @@ TEST(SeparableCuda, MatchesTheReferenceOnEveryPassKindModeAndOp) {
       ++ran;
     }
   EXPECT_EQ(ran, int(cases.size() * pass_edges().size()));
+}
+
+// Box factors in float32 run as running sums over each thread's outputs (8 along x, a step's
+// 8 or 16 down y and z), held to Summation::running's bound; float64 boxes take the FMAs.
+TEST(SeparableCuda, BoxFactorsRunAsRunningSums) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  struct C {
+    int rank;
+    Extents ext;
+    std::int64_t batch;
+    std::vector<std::int64_t> box;
+  };
+  const std::vector<C> cases = {{2, {130, 300, 1}, 1, {31, 31}},  {2, {90, 600, 1}, 1, {41, 13}},
+                                {2, {300, 20, 1}, 2, {6, 12}},    {1, {20000, 1, 1}, 1, {255}},
+                                {2, {200, 50, 1}, 1, {9, 1}},     {2, {5, 3000, 1}, 1, {1, 33}},
+                                {3, {40, 30, 50}, 1, {9, 9, 9}},  {3, {70, 6, 7}, 1, {41, 1, 1}},
+                                {3, {20, 9, 40}, 2, {7, 13, 15}}, {2, {40, 30, 1}, 1, {9, 5}}};
+  int i = 0;
+  for (const C& c : cases)
+    for (const Edges& edges : pass_edges()) {
+      Edges e = edges;
+      for (int a = 0; a < c.rank; ++a)
+        e.origin[a] = std::clamp<std::int64_t>(e.origin[a], -(c.box[a] / 2), (c.box[a] - 1) / 2);
+      std::int64_t taps = 1;
+      for (auto k : c.box) taps *= k;
+      const Filter f(std::vector<double>(std::size_t(taps), 1.0 / double(taps)), c.box);
+      const Op op = i++ % 2 ? Op::convolve : Op::correlate;
+      const Problem p(c.rank, c.ext, c.batch, f, DType::f32, op, e);
+      EXPECT_EQ(find_strategy("separable")->summation(p), Summation::running) << p.describe();
+      EXPECT_EQ(check_strategy<float>("separable", c.rank, c.ext, c.batch, f, op, false, e), "");
+      const Problem p64(c.rank, c.ext, c.batch, f, DType::f64, op, e);
+      if (find_strategy("separable")->can_implement(p64))  // f64 factors up to radius 16
+        EXPECT_EQ(check_strategy<double>("separable", c.rank, c.ext, c.batch, f, op, false, e), "");
+    }
+  const Problem box(2, {300, 300, 1}, 1, make_named_filter("box:31", 2), DType::f32);
+  const std::string plan = find_strategy("separable")->plan(box);
+  EXPECT_NE(plan.find("running sums (x, y)"), std::string::npos) << plan;
+  // Direct sums: the FMAs (and one long axis only).
+  Problem direct(2, {300, 300, 1}, 1, make_named_filter("box:31", 1).along_axis(2, 1), DType::f32);
+  direct.require_direct_sums();
+  EXPECT_EQ(find_strategy("separable")->summation(direct), Summation::direct);
 }
 
 TEST(SeparableCuda, RefusesWhatItCannotRunAndSaysWhy) {

@@ -129,6 +129,10 @@ struct SepGeom {
   int vec;            // every row starts 16-byte aligned: interior loads are 16-byte vectors
   int xmode, ymode;   // Boundary
   double cval;
+  // Box factors (BOX kernels): the taps [lo, lo + k) of the compiled window, all weighing c,
+  // summed as running sums over a thread's 8 outputs along x or its step's outputs down y.
+  int xbox, xlo, xk, ybox, ylo, yk;
+  double xc, yc;
 };
 
 // The index a coordinate outside [0, n) reads (-1: cval), map_index's: a few instructions for
@@ -187,13 +191,55 @@ __device__ __forceinline__ void store4(T* p, const T* v) {
   }
 }
 
+// The sum of v(0) .. v(k - 1) in four interleaved partial sums, added pairwise at the end: four
+// independent chains of loads and adds instead of one (a box's first window, k up to 257).
+template <class T, class V>
+__device__ __forceinline__ T box_sum(int k, V v) {
+  T s0 = T(0), s1 = T(0), s2 = T(0), s3 = T(0);
+  int i = 0;
+#pragma unroll 2
+  for (; i + 4 <= k; i += 4) {
+    s0 += v(i);
+    s1 += v(i + 1);
+    s2 += v(i + 2);
+    s3 += v(i + 3);
+  }
+  for (; i < k; ++i) s0 += v(i);
+  return (s0 + s1) + (s2 + s3);
+}
+
+// The sum of b[0] .. b[k - 1] along a row of the x tile, b = (16-byte aligned) + off: 16-byte
+// reads for the aligned middle (the 8 threads of a shared-memory phase read 8 rows, so without
+// bank conflicts, where scalar reads of 8 columns apart conflict 4 ways), scalar ones at the ends.
+template <class T>
+__device__ __forceinline__ T box_sum_row(const T* b, int off, int k) {
+  if constexpr (sizeof(T) != 4) {
+    return box_sum<T>(k, [&](int i) { return b[i]; });
+  } else {
+    const int head = min(k, (4 - (off & 3)) & 3);
+    T s0 = T(0), s1 = T(0), s2 = T(0), s3 = T(0);
+    for (int i = 0; i < head; ++i) s0 += b[i];
+    int i = head;
+#pragma unroll 2
+    for (; i + 4 <= k; i += 4) {
+      const float4 f = *reinterpret_cast<const float4*>(b + i);
+      s0 += f.x;
+      s1 += f.y;
+      s2 += f.z;
+      s3 += f.w;
+    }
+    for (; i < k; ++i) s1 += b[i];
+    return (s0 + s1) + (s2 + s3);
+  }
+}
+
 // Blocks per SM that the registers must allow: three up to radius 8 (85 registers; their shared
 // memory allows it, and latency hiding needs the warps), two up to 32, one beyond (whose 16
 // accumulators and windows spill under 128 registers).
 HALO_HOST_DEVICE constexpr int min_blocks(int rx, int ry) {
   return rx <= 8 && ry <= 8 ? 3 : rx <= 32 && ry <= 32 ? 2 : 1;
 }
-template <class T, int RX, int RY>
+template <class T, int RX, int RY, bool BOX>
 __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
     separable_kernel(const T* __restrict__ in, T* __restrict__ out, SepGeom g, Taps<T, RX> wx,
                      Taps<T, RY> wy) {
@@ -340,23 +386,43 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
         T acc[8];
 #pragma unroll
         for (int q = 0; q < 8; ++q) acc[q] = T(0);
+        bool boxed = false;
+        if constexpr (BOX) {
+          // A box: the first output's k taps summed, then each next output adds the input that
+          // enters its window and subtracts the one that leaves ((s + a) - b).
+          if (g.xbox) {
+            const T c = T(g.xc);
+            const int off = g.xlo + (PX - RX);
+            const T* b = src + off;
+            T sum = box_sum_row(b, off, g.xk);
+            acc[0] = c * sum;
 #pragma unroll
-        for (int i0 = 0; i0 < 8 + 2 * PX; i0 += V) {
-          T v[V];
-          if constexpr (V == 4) {
-            const float4 f = *reinterpret_cast<const float4*>(src + i0);
-            v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
-          } else {
-            const double2 d = *reinterpret_cast<const double2*>(src + i0);
-            v[0] = d.x, v[1] = d.y;
-          }
-#pragma unroll
-          for (int e = 0; e < V; ++e)
-#pragma unroll
-            for (int q = 0; q < 8; ++q) {
-              const int j = i0 + e - (PX - RX) - q;  // the tap of output q that reads this value
-              if (j >= 0 && j <= 2 * RX) acc[q] = fma(wx.w[j], v[e], acc[q]);
+            for (int q = 1; q < 8; ++q) {
+              sum = (sum + b[q + g.xk - 1]) - b[q - 1];
+              acc[q] = c * sum;
             }
+            boxed = true;
+          }
+        }
+        if (!boxed) {
+#pragma unroll
+          for (int i0 = 0; i0 < 8 + 2 * PX; i0 += V) {
+            T v[V];
+            if constexpr (V == 4) {
+              const float4 f = *reinterpret_cast<const float4*>(src + i0);
+              v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+            } else {
+              const double2 d = *reinterpret_cast<const double2*>(src + i0);
+              v[0] = d.x, v[1] = d.y;
+            }
+#pragma unroll
+            for (int e = 0; e < V; ++e)
+#pragma unroll
+              for (int q = 0; q < 8; ++q) {
+                const int j = i0 + e - (PX - RX) - q;  // the tap of output q reading this value
+                if (j >= 0 && j <= 2 * RX) acc[q] = fma(wx.w[j], v[e], acc[q]);
+              }
+          }
         }
         T* dst = ring + (slot + r) * RP + c0;
         store4(dst, acc);
@@ -401,13 +467,32 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
           const T* col = ring + first * RP + t;
           const T* wrapped = col - RS * RP;
           const int wrap = RS - first;
+          bool boxed = false;
+          if constexpr (BOX) {
+            // A box: running sums down the column over the step's outputs (restarted every
+            // step), as along x.
+            if (g.ybox) {
+              const T c = T(g.yc);
+              auto row = [&](int i) { return (DOUBLED || i < wrap ? col : wrapped)[i * RP]; };
+              T sum = box_sum<T>(g.yk, [&](int i) { return row(g.ylo + i); });
+              acc[0] = c * sum;
 #pragma unroll
-          for (int i = 0; i < ROWS + 2 * RY; ++i) {
-            const T v = (DOUBLED || i < wrap ? col : wrapped)[i * RP];
+              for (int q = 1; q < ROWS; ++q) {
+                sum = (sum + row(g.ylo + q + g.yk - 1)) - row(g.ylo + q - 1);
+                acc[q] = c * sum;
+              }
+              boxed = true;
+            }
+          }
+          if (!boxed) {
 #pragma unroll
-            for (int q = 0; q < ROWS; ++q) {
-              const int j = i - q;
-              if (j >= 0 && j <= 2 * RY) acc[q] = fma(wy.w[j], v, acc[q]);
+            for (int i = 0; i < ROWS + 2 * RY; ++i) {
+              const T v = (DOUBLED || i < wrap ? col : wrapped)[i * RP];
+#pragma unroll
+              for (int q = 0; q < ROWS; ++q) {
+                const int j = i - q;
+                if (j >= 0 && j <= 2 * RY) acc[q] = fma(wy.w[j], v, acc[q]);
+              }
             }
           }
           const i64 x = x0 + t;
@@ -504,6 +589,22 @@ SepGeom plain_geom(i64 nx, i64 rows, i64 row_stride, i64 items, i64 item_stride)
   return g;
 }
 
+// Whether window w (2R + 1 taps) is a box worth running sums: its nonzero taps one run [lo,
+// lo + k) of equal weights c, k >= kSepBoxTaps.
+constexpr int kSepBoxTaps = 6;
+int box_run(const std::vector<double>& w, int& lo, int& k, double& c) {
+  int a = 0, b = int(w.size()) - 1;
+  while (a <= b && w[std::size_t(a)] == 0) ++a;
+  while (b >= a && w[std::size_t(b)] == 0) --b;
+  if (b - a + 1 < kSepBoxTaps) return 0;
+  for (int i = a; i <= b; ++i)
+    if (w[std::size_t(i)] != w[std::size_t(a)]) return 0;
+  lo = a;
+  k = b - a + 1;
+  c = w[std::size_t(a)];
+  return 1;
+}
+
 SepPlan make_plan(const Problem& p) {
   SepPlan plan;
   if (p.dtype() != DType::f32 && p.dtype() != DType::f64) {
@@ -584,6 +685,13 @@ SepPlan make_plan(const Problem& p) {
     plan.passes.push_back(s);
   }
   for (SepPass& s : plan.passes) s.g.cval = p.cval() * s.cval_scale;
+  // Box factors (f32): running sums in place of the FMAs (Summation::running).
+  if (p.dtype() == DType::f32 && !p.direct_sums()) {
+    for (SepPass& s : plan.passes) {
+      if (s.rx > 0) s.g.xbox = box_run(win->w[2], s.g.xlo, s.g.xk, s.g.xc);
+      if (s.ry > 0) s.g.ybox = box_run(win->w[s.wy], s.g.ylo, s.g.yk, s.g.yc);
+    }
+  }
   const std::size_t limit = current_device_limits().shared_per_block_optin;
   for (const SepPass& s : plan.passes) {
     const std::size_t b = p.dtype() == DType::f32 ? sep_shared_bytes<float>(s.rx, s.ry)
@@ -606,10 +714,10 @@ Taps<T, R> taps_of(const std::vector<double>& w) {
   return t;
 }
 
-template <class T, int RX, int RY>
+template <class T, int RX, int RY, bool BOX>
 void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win, const Problem& p,
                  cudaStream_t stream, int sms) {
-  const auto kernel = separable_kernel<T, RX, RY>;
+  const auto kernel = separable_kernel<T, RX, RY, BOX>;
   Launch L;
   L.block = {kSepThreads, 1, 1};
   L.shared_bytes = sep_shared_bytes<T>(RX, RY);
@@ -623,14 +731,19 @@ void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win,
             aligned(s.g.item_stride) && aligned(s.g.nx);
   const Taps<T, RX> tx = taps_of<T, RX>(win.w[2]);
   const Taps<T, RY> ty = taps_of<T, RY>(win.w[s.wy]);
+  // Box runs in the compiled windows' coordinates (taps_of centres the window in them).
+  s.g.xlo += RX - win.radius[2];
+  s.g.ylo += RY - win.radius[s.wy];
+  s.g.xbox = s.g.xbox && RX > 0;
+  s.g.ybox = s.g.ybox && RY > 0;
   launch_kernel(kernel, L, stream, "separable_kernel", 2 * std::max(RX, RY) + 1, p, in, out, s.g,
                 tx, ty);
 }
 
-// Calls f(integral_constant<R>) for the compiled radius r of dtype T (`rows`: of a pass along x
-// alone, whose list is longer).
-template <class T, class F>
-bool with_radius(int r, F&& f, bool rows = false) {
+// Calls f(integral_constant<R>) for the compiled radius r of dtype T (ROWS: of a pass along x
+// alone, whose list is longer; only those kernels are compiled for its radii).
+template <class T, bool ROWS = false, class F>
+bool with_radius(int r, F&& f) {
   bool done = false;
 #define HALO_CASE(R)                     \
   if (!done && r == R) {                 \
@@ -638,7 +751,7 @@ bool with_radius(int r, F&& f, bool rows = false) {
     done = true;                         \
   }
   if constexpr (std::is_same_v<T, float>) {
-    if (rows) {
+    if constexpr (ROWS) {
       HALO_SEP_ROW_RADII_F32(HALO_CASE)
     } else {
       HALO_SEP_RADII_F32(HALO_CASE)
@@ -650,19 +763,29 @@ bool with_radius(int r, F&& f, bool rows = false) {
   return done;
 }
 
+template <class T, bool BOX>
+bool run_pass_as(const T* in, T* out, const SepPass& s, const detail::AxisWindows& win,
+                 const Problem& p, cudaStream_t stream, int sms) {
+  if (s.rx > 0 && s.ry > 0)
+    return with_radius<T>(
+        s.rx, [&](auto R) { launch_pass<T, R(), R(), BOX>(in, out, s, win, p, stream, sms); });
+  if (s.rx > 0)
+    return with_radius<T, true>(
+        s.rx, [&](auto R) { launch_pass<T, R(), 0, BOX>(in, out, s, win, p, stream, sms); });
+  return with_radius<T>(
+      s.ry, [&](auto R) { launch_pass<T, 0, R(), BOX>(in, out, s, win, p, stream, sms); });
+}
+
 template <class T>
 void run_pass(const T* in, T* out, const SepPass& s, const detail::AxisWindows& win,
               const Problem& p, cudaStream_t stream, int sms) {
-  bool ok = false;
-  if (s.rx > 0 && s.ry > 0)
-    ok = with_radius<T>(s.rx,
-                        [&](auto R) { launch_pass<T, R(), R()>(in, out, s, win, p, stream, sms); });
-  else if (s.rx > 0)
-    ok = with_radius<T>(
-        s.rx, [&](auto R) { launch_pass<T, R(), 0>(in, out, s, win, p, stream, sms); }, true);
+  // Box kernels are compiled for float32 (float64 boxes take the FMA path).
+  bool ok;
+  if constexpr (std::is_same_v<T, float>)
+    ok = s.g.xbox || s.g.ybox ? run_pass_as<T, true>(in, out, s, win, p, stream, sms)
+                              : run_pass_as<T, false>(in, out, s, win, p, stream, sms);
   else
-    ok = with_radius<T>(s.ry,
-                        [&](auto R) { launch_pass<T, 0, R()>(in, out, s, win, p, stream, sms); });
+    ok = run_pass_as<T, false>(in, out, s, win, p, stream, sms);
   if (!ok)
     throw Error("separable: no kernel compiled for radii " + std::to_string(s.rx) + ", " +
                 std::to_string(s.ry));
@@ -693,8 +816,11 @@ class SeparableStrategy final : public Strategy {
     return rc < 0 || rc > dense_top ? 110 : 90;
   }
   Summation summation(const Problem& p) const override {
-    const auto win = detail::separable_windows(p);
-    return win && win->long_axes > 1 ? Summation::separable : Summation::direct;
+    const SepPlan plan = make_plan(p);
+    if (!plan.why_not.empty()) return Summation::direct;
+    for (const SepPass& s : plan.passes)
+      if (s.g.xbox || s.g.ybox) return Summation::running;
+    return plan.win.long_axes > 1 ? Summation::separable : Summation::direct;
   }
   Traffic model(const Problem& p) const override {
     const SepPlan plan = make_plan(p);
@@ -720,6 +846,10 @@ class SeparableStrategy final : public Strategy {
     for (std::size_t i = 0; i < plan.passes.size(); ++i) {
       const SepPass& q = plan.passes[i];
       if (i) s += ", then ";
+      if (q.g.xbox || q.g.ybox)
+        s += std::string("box factors by running sums (") + (q.g.xbox ? "x" : "") +
+             (q.g.xbox && q.g.ybox ? ", " : "") + (q.g.ybox ? (q.rx ? "y" : "rows") : "") +
+             ") ";
       if (q.rx && q.ry)
         s += "x and y fused (compiled radius " + std::to_string(q.rx) +
              ", strips of 256 columns, " + "chunks of " + std::to_string(q.g.chunk) +
