@@ -685,10 +685,13 @@ SepPlan make_plan(const Problem& p) {
     plan.passes.push_back(s);
   }
   for (SepPass& s : plan.passes) s.g.cval = p.cval() * s.cval_scale;
-  // Box factors (f32): running sums in place of the FMAs (Summation::running).
+  // Box factors (f32): running sums in place of the FMAs (Summation::running), where they
+  // measured faster on an H100 (docs/TUNING.md): down y and z always, along x in passes along x
+  // alone (1-D box 255: 3.50 -> 3.00 ms), not in the fused kernel (2-D box 31: y alone 1.12 ms,
+  // x and y 1.20, neither 1.16: the x form's scalar shared-memory reads cost more than its FMAs).
   if (p.dtype() == DType::f32 && !p.direct_sums()) {
     for (SepPass& s : plan.passes) {
-      if (s.rx > 0) s.g.xbox = box_run(win->w[2], s.g.xlo, s.g.xk, s.g.xc);
+      if (s.rx > 0 && s.ry == 0) s.g.xbox = box_run(win->w[2], s.g.xlo, s.g.xk, s.g.xc);
       if (s.ry > 0) s.g.ybox = box_run(win->w[s.wy], s.g.ylo, s.g.yk, s.g.yc);
     }
   }
