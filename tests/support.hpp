@@ -197,17 +197,19 @@ std::vector<T> dilate_abs(const Problem& p, const std::vector<T>& x, int axis, s
 //   |err| <= ||err||_2 <= (2 eta (log2 L + 1) + 4u) max_k |W_k| ||x_tile||_2,
 // eta = (1 + 4 sqrt 2) u (Higham, Accuracy and Stability, Thm 24.2, twiddles accurate to u),
 // L the tile's transform length (all axes together), W the spectrum of the correlation weights
-// on the tile's frequency grid, x_tile its input window (zeros beyond). Doubled, as the direct
-// tolerance is, for the radix-3 and -5 stages; plus the float64 reference's own error,
-// (taps + 2) eps64 sum|w||x| doubled.
+// on the tile's frequency grid, x_tile its input window (zeros beyond); plus the float64
+// reference's own error, (k + 1) u64 sum|f||x| <= (k + 1) u64 ||f||_1 ||x_tile||_2 (f: the filter
+// as given, k its taps, which read values of the tile's window). Doubled, as the direct tolerance
+// is (for the radix-3 and -5 stages of the transforms).
 template <class T>
-double fft_tolerance(double log2_len, double spectrum_max, double window_norm, std::int64_t taps,
-                     double abs_scale) {
+double fft_tolerance(double log2_len, double spectrum_max, double window_norm,
+                     std::int64_t filter_taps, double filter_l1) {
   const double u = std::numeric_limits<T>::epsilon() / 2;
   const double eta = (1 + 4 * std::sqrt(2.0)) * u;
-  const double fft = 2 * (2 * eta * (log2_len + 1) + 4 * u) * spectrum_max * window_norm;
-  return fft + 2.0 * double(taps + 2) * std::numeric_limits<double>::epsilon() * abs_scale +
-         std::numeric_limits<double>::min();
+  const double u64 = std::numeric_limits<double>::epsilon() / 2;
+  const double fft = (2 * eta * (log2_len + 1) + 4 * u) * spectrum_max;
+  const double reference = double(filter_taps + 1) * u64 * filter_l1;
+  return 2 * (fft + reference) * window_norm + std::numeric_limits<double>::min();
 }
 
 // max_k |W_k| over the frequency grid of a transform of extents `len` (z, y, x) of the
@@ -259,11 +261,9 @@ inline double spectrum_max(const Problem& p, const std::array<std::int64_t, 3>& 
 
 // The tolerance of every output of the `cpu_fft` strategy on p for the input `in`: its tiles
 // (cpu::fft_tiling), each tile's input window gathered as the strategy gathers it (the boundary
-// mode's map, cval), its norm and the spectrum's maximum in fft_tolerance(). `abs_scale`:
-// sum |w||x| per output (the reference's absolute sums).
+// mode's map, cval), its norm and the spectrum's maximum in fft_tolerance().
 template <class T>
-std::vector<double> fft_tolerances(const Problem& p, const std::vector<T>& in,
-                                   const std::vector<double>& abs_scale) {
+std::vector<double> fft_tolerances(const Problem& p, const std::vector<T>& in) {
   const cpu::FftTiling t = cpu::fft_tiling(p);
   const Dims3 nd = p.dims3(), kd = p.filter_dims3(), ad = p.anchor3();
   const std::int64_t n[3] = {nd.z, nd.y, nd.x}, k[3] = {kd.z, kd.y, kd.x},
@@ -273,6 +273,8 @@ std::vector<double> fft_tolerances(const Problem& p, const std::vector<T>& in,
                             r >= 2 ? p.mode(r - 2) : Boundary::constant, p.mode(r - 1)};
   const double cval = double(static_cast<T>(p.cval()));
   const double smax = spectrum_max(p, t.fft);
+  double l1 = 0;
+  for (double w : p.filter().weights()) l1 += std::fabs(w);
   const double log2_len = std::log2(double(t.fft[0]) * double(t.fft[1]) * double(t.fft[2]));
   std::int64_t count[3];
   for (int i = 0; i < 3; ++i) count[i] = (n[i] + t.tile[i] - 1) / t.tile[i];
@@ -306,23 +308,31 @@ std::vector<double> fft_tolerances(const Problem& p, const std::vector<T>& in,
               for (std::int64_t x = 0; x < cnt[2]; ++x) {
                 const std::size_t i = static_cast<std::size_t>(
                     ((b * n[0] + o[0] + z) * n[1] + o[1] + y) * n[2] + o[2] + x);
-                tol[i] = fft_tolerance<T>(log2_len, smax, norm, p.taps(), abs_scale[i]);
+                tol[i] = fft_tolerance<T>(log2_len, smax, norm, p.filter().taps(), l1);
               }
         }
   return tol;
 }
 
 // The tolerance of every output of `strategy` on p for the input `in`: tolerance() of the direct
-// sum, or winograd_tolerance() where the strategy says that it sums in Winograd form on p.
+// sum, winograd_tolerance() where the strategy says that it sums in Winograd form on p, or
+// fft_tolerances() where it says that it multiplies transforms.
 template <class T>
 std::vector<double> tolerances(const std::string& strategy, const Problem& p,
                                const std::vector<T>& in) {
-  std::vector<double> tol(in.size());
   const Strategy* s = find_strategy(strategy);
+  const Summation form = s ? s->summation(p) : Summation::direct;
+  // FFT: the normwise bound over each tile (fft_tolerances), which only the tiling of cpu_fft
+  // is known for.
+  if (form == Summation::fft) {
+    if (strategy != "cpu_fft")
+      throw std::logic_error("no tiling known for the FFT strategy " + strategy);
+    return fft_tolerances(p, in);
+  }
+  std::vector<double> tol(in.size());
   cpu::reference_f64(p, in.data(), tol.data(), /*absolute=*/true);
   // Separable passes: the sum of the factors' taps, and one rounding per intermediate array and
   // per factor (docs/ACCURACY.md), in place of the dense filter's taps.
-  const Summation form = s ? s->summation(p) : Summation::direct;
   std::int64_t taps = p.taps();
   if (form == Summation::separable) {
     const auto win = detail::separable_windows(p);
@@ -347,13 +357,6 @@ std::vector<double> tolerances(const std::string& strategy, const Problem& p,
       }
       cpu::reference_f64(p, big.data(), tol.data(), /*absolute=*/true);
     }
-  }
-  // FFT: the normwise bound over each tile (fft_tolerances), which only the tiling of cpu_fft
-  // is known for.
-  if (form == Summation::fft) {
-    if (strategy != "cpu_fft")
-      throw std::logic_error("no tiling known for the FFT strategy " + strategy);
-    return fft_tolerances(p, in, tol);
   }
   for (double& t : tol) t = tolerance<T>(taps, t);
   // Winograd form: its own bound; near the edges under a boundary mode a direct border pass

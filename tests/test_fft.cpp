@@ -137,9 +137,11 @@ TEST(CpuFft, ThreeDimensional) {
   run_cases(c);
 }
 
-// An input of magnitudes 10^-6 .. 10^6 (log-uniform, random signs), held to the bound: the
-// bound is normwise over a tile, so small outputs beside large inputs may carry the large ones'
-// rounding, and must stay within it.
+// Badly scaled inputs, held to the bound: magnitudes 10^-6 .. 10^6 (log-uniform, random signs)
+// everywhere, and an array whose first half along x is of size 10^6 and the rest 10^-6. The
+// bound is normwise over a tile, so the small outputs of a tile that also reads the large half
+// carry the large values' rounding: there the error exceeds the direct sum's tolerance (which a
+// test of direct sums would flag), and stays within the FFT's.
 TEST(CpuFft, BadlyScaledDataWithinTheBound) {
   std::uniform_real_distribution<double> e(-6, 6);
   std::bernoulli_distribution sign(0.5);
@@ -148,27 +150,42 @@ TEST(CpuFft, BadlyScaledDataWithinTheBound) {
     Extents ext;
     std::vector<std::int64_t> filter;
   } cases[] = {{1, {3001, 1, 1}, {41}}, {2, {67, 71, 1}, {9, 8}}, {3, {13, 14, 15}, {3, 4, 5}}};
+  std::size_t beyond_direct = 0;
   for (const auto& c : cases)
     for (const Edges& e2 :
-         {Edges{}, Edges::all(Boundary::reflect), Edges::all(Boundary::constant, 1e5)}) {
-      const Filter f = random_filter(c.filter);
-      const auto run = [&](auto zero) {
-        using T = decltype(zero);
-        const Problem p(c.rank, c.ext, 1, f, dtype_of<T>(), Op::correlate, e2);
-        std::vector<T> in(static_cast<std::size_t>(p.elements()));
-        for (T& x : in) x = T((sign(rng()) ? -1 : 1) * std::pow(10.0, e(rng())));
-        std::vector<T> out(in.size());
-        poison(out);
-        Options opt;
-        opt.strategy = kFft;
-        opt.edges = e2;
-        apply(ConstArrayView(in.data(), p.dtype(), c.rank, c.ext), array_view(out, c.rank, c.ext),
-              f, opt);
-        EXPECT_EQ(compare(kFft, p, in, out), "");
-      };
-      run(float{});
-      run(double{});
-    }
+         {Edges{}, Edges::all(Boundary::reflect), Edges::all(Boundary::constant, 1e5)})
+      for (const bool halves : {false, true}) {
+        const Filter f = random_filter(c.filter);
+        const auto run = [&](auto zero) {
+          using T = decltype(zero);
+          const Problem p(c.rank, c.ext, 1, f, dtype_of<T>(), Op::correlate, e2);
+          const std::int64_t nx = p.dims3().x;
+          std::vector<T> in(static_cast<std::size_t>(p.elements()));
+          for (std::size_t i = 0; i < in.size(); ++i) {
+            const double mag =
+                halves ? (std::int64_t(i) % nx < nx / 2 ? 1e6 : 1e-6) : std::pow(10.0, e(rng()));
+            in[i] = T((sign(rng()) ? -1 : 1) * mag);
+          }
+          std::vector<T> out(in.size());
+          poison(out);
+          Options opt;
+          opt.strategy = kFft;
+          opt.edges = e2;
+          apply(ConstArrayView(in.data(), p.dtype(), c.rank, c.ext), array_view(out, c.rank, c.ext),
+                f, opt);
+          EXPECT_EQ(compare(kFft, p, in, out), "");
+          if (!halves || sizeof(T) != 4) return;
+          std::vector<double> ref(in.size()), scale(in.size());
+          cpu::reference_f64(p, in.data(), ref.data());
+          cpu::reference_f64(p, in.data(), scale.data(), true);
+          for (std::size_t i = 0; i < in.size(); ++i)
+            beyond_direct +=
+                !(std::fabs(double(out[i]) - ref[i]) <= tolerance<T>(p.taps(), scale[i]));
+        };
+        run(float{});
+        run(double{});
+      }
+  EXPECT_GT(beyond_direct, 0u) << "the halves do not tell the FFT's bound from the direct sum's";
 }
 
 // NaN and infinities in the input, and a NaN cval: the tiles that read them are summed directly,

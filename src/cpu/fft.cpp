@@ -5,7 +5,7 @@
  *
  * Tiles: up to T outputs per axis from an input window of T + K - 1 elements gathered through
  * detail::map_index (so every mode, at any distance, and cval), zero-padded to the transform
- * length N >= T + K - 1, N even with factors 2, 3, 5 only (FFTW's fast codelets). One R2C
+ * length N >= T + K - 1: a power of 2, or from 128 up 2^a m, m in {3, 5, 9, 15, 25}. One R2C
  * transform, a product with the precomputed spectrum of the correlation weights (conjugated, so
  * that the cyclic product is a correlation, and scaled by 1/N), one C2R transform; the first T
  * outputs per axis never wrap and are written out. Axes whose filter extent is 1 are not
@@ -143,16 +143,19 @@ struct Plan {
 // ---------------------------------------------------------------------------------------------
 // The cost model (ns on one core of the development machine: docs/TUNING.md, cpu_fft).
 // ---------------------------------------------------------------------------------------------
-// A tile of N elements: the two transforms ~ a N log2 N, the gather, the product with the
-// spectrum and the write ~ b N, and c per tile. The direct `cpu` strategy: per output and tap.
+// A tile of N elements: N (a log2 N + b) for the two transforms, the gather, the product with the
+// spectrum and the write (about 7 ns an element in f32 from 32^2 to 512^2: FFTW's larger
+// transforms run more efficiently, which nearly makes up for their log), and c per tile. The
+// direct `cpu` strategy: per output, and per output and tap of a 1-D, 2-D, 3-D filter (1-D runs
+// one row per block: more loads per multiply-add).
 struct CostModel {
-  double a, b, c;      // FFT tile
-  double tap, output;  // direct sum
+  double a, b, c;         // FFT tile
+  double output, tap[3];  // direct sum
 };
 template <class T>
-constexpr CostModel kCost = {0.55, 2.0, 1000.0, 0.06, 1.0};
+constexpr CostModel kCost = {0.25, 3.2, 1000.0, 2.0, {0.040, 0.0225, 0.028}};
 template <>
-constexpr CostModel kCost<double> = {0.9, 3.0, 1000.0, 0.12, 1.5};
+constexpr CostModel kCost<double> = {0.4, 4.0, 1000.0, 4.5, {0.080, 0.044, 0.062}};
 
 // Elements per tile at most (2^18: a 512 x 512 tile, 1 MiB real + 1 MiB complex in f32), unless
 // the filter needs longer transforms.
@@ -166,17 +169,19 @@ constexpr double kMinDirectNs = 2e5;
 constexpr int64_t kNominalThreads = 8;
 
 double tile_ns(const CostModel& m, double n) {
-  return m.a * n * std::log2(std::max(1.0, n)) + m.b * n + m.c;
+  return n * (m.a * std::log2(std::max(2.0, n)) + m.b) + m.c;
 }
 
-// 1 and the even numbers 2^a 3^b 5^c (a >= 1) up to 2^30, ascending: the transform lengths.
+// The transform lengths, ascending: 1, the powers of 2, and from 128 up 2^a m with m in
+// {3, 5, 9, 15, 25}, up to 2^30. Under FFTW_ESTIMATE the other 5-smooth lengths (27, 45, 81 ...
+// times a power of 2), and below 128 all but the powers of 2, measured up to twice as slow per
+// element (docs/TUNING.md, cpu_fft).
 const std::vector<int64_t>& lengths() {
   static const std::vector<int64_t> v = [] {
     std::vector<int64_t> out{1};
-    const int64_t top = int64_t(1) << 30;
-    for (int64_t p2 = 2; p2 <= top; p2 *= 2)
-      for (int64_t p3 = p2; p3 <= top; p3 *= 3)
-        for (int64_t p5 = p3; p5 <= top; p5 *= 5) out.push_back(p5);
+    for (int64_t m : {1, 3, 5, 9, 15, 25})
+      for (int64_t len = 2 * m; len <= (int64_t(1) << 30); len *= 2)
+        if (m == 1 || len >= 128) out.push_back(len);
     std::sort(out.begin(), out.end());
     return out;
   }();
@@ -253,7 +258,7 @@ FftTiling fft_tiling(const Problem& p) {
   // Set-up: the spectrum (one transform in float64) and the plans.
   const double len = double(best.fft[0]) * double(best.fft[1]) * double(best.fft[2]);
   best.fft_ns += 2 * tile_ns(kCost<double>, len) + 5e4;
-  best.direct_ns = double(p.elements()) * (double(p.taps()) * m.tap + m.output);
+  best.direct_ns = double(p.elements()) * (double(p.taps()) * m.tap[p.rank() - 1] + m.output);
   return best;
 }
 
