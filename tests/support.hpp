@@ -193,21 +193,22 @@ std::vector<T> dilate_abs(const Problem& p, const std::vector<T>& x, int axis, s
 }
 
 // The tolerance of an FFT-based correlation (Summation::fft, docs/ACCURACY.md "FFT") for every
-// output of a tile: the transforms' normwise bound over the tile,
-//   |err| <= ||err||_2 <= (2 eta (log2 L + 1) + 4u) max_k |W_k| ||x_tile||_2,
-// eta = (1 + 4 sqrt 2) u (Higham, Accuracy and Stability, Thm 24.2, twiddles accurate to u),
-// L the tile's transform length (all axes together), W the spectrum of the correlation weights
-// on the tile's frequency grid, x_tile its input window (zeros beyond); plus the float64
-// reference's own error, (k + 1) u64 sum|f||x| <= (k + 1) u64 ||f||_1 ||x_tile||_2 (f: the filter
-// as given, k its taps, which read values of the tile's window). Doubled, as the direct tolerance
-// is (for the radix-3 and -5 stages of the transforms).
+// output of a tile: the normwise bound over the tile,
+//   |err| <= ||err||_2 <= ((2 eps_F + 4u) max_k |W_k| + eps64_F ||w||_1) ||x_tile||_2,
+// eps_F = eta (log2 L + 1), eta = (1 + 4 sqrt 2) u (Higham, Accuracy and Stability, Thm 24.2,
+// twiddles accurate to u; one stage more for the real-data transforms), L the tile's transform
+// length (all axes together), W the spectrum of the correlation weights w on the tile's
+// frequency grid, x_tile its input window (zeros beyond), eps64_F the same in float64 (the
+// spectrum's own transform); plus the float64 reference's own error, (k + 1) u64 sum|f||x| <=
+// (k + 1) u64 ||f||_1 ||x_tile||_2 (f: the filter as given, k its taps, which read values of the
+// tile's window). Doubled, as the direct tolerance is (for the radix-3 and -5 stages).
 template <class T>
-double fft_tolerance(double log2_len, double spectrum_max, double window_norm,
+double fft_tolerance(double log2_len, double spectrum_max, double weights_l1, double window_norm,
                      std::int64_t filter_taps, double filter_l1) {
+  const auto eps_f = [&](double u) { return (1 + 4 * std::sqrt(2.0)) * u * (log2_len + 1); };
   const double u = std::numeric_limits<T>::epsilon() / 2;
-  const double eta = (1 + 4 * std::sqrt(2.0)) * u;
   const double u64 = std::numeric_limits<double>::epsilon() / 2;
-  const double fft = (2 * eta * (log2_len + 1) + 4 * u) * spectrum_max;
+  const double fft = (2 * eps_f(u) + 4 * u) * spectrum_max + eps_f(u64) * weights_l1;
   const double reference = double(filter_taps + 1) * u64 * filter_l1;
   return 2 * (fft + reference) * window_norm + std::numeric_limits<double>::min();
 }
@@ -273,8 +274,9 @@ std::vector<double> fft_tolerances(const Problem& p, const std::vector<T>& in) {
                             r >= 2 ? p.mode(r - 2) : Boundary::constant, p.mode(r - 1)};
   const double cval = double(static_cast<T>(p.cval()));
   const double smax = spectrum_max(p, t.fft);
-  double l1 = 0;
+  double l1 = 0, wl1 = 0;
   for (double w : p.filter().weights()) l1 += std::fabs(w);
+  for (double w : p.correlation_weights()) wl1 += std::fabs(w);
   const double log2_len = std::log2(double(t.fft[0]) * double(t.fft[1]) * double(t.fft[2]));
   std::int64_t count[3];
   for (int i = 0; i < 3; ++i) count[i] = (n[i] + t.tile[i] - 1) / t.tile[i];
@@ -308,7 +310,7 @@ std::vector<double> fft_tolerances(const Problem& p, const std::vector<T>& in) {
               for (std::int64_t x = 0; x < cnt[2]; ++x) {
                 const std::size_t i = static_cast<std::size_t>(
                     ((b * n[0] + o[0] + z) * n[1] + o[1] + y) * n[2] + o[2] + x);
-                tol[i] = fft_tolerance<T>(log2_len, smax, norm, p.filter().taps(), l1);
+                tol[i] = fft_tolerance<T>(log2_len, smax, wl1, norm, p.filter().taps(), l1);
               }
         }
   return tol;

@@ -144,18 +144,18 @@ struct Plan {
 // The cost model (ns on one core of the development machine: docs/TUNING.md, cpu_fft).
 // ---------------------------------------------------------------------------------------------
 // A tile of N elements: N (a log2 N + b) for the two transforms, the gather, the product with the
-// spectrum and the write (about 7 ns an element in f32 from 32^2 to 512^2: FFTW's larger
+// spectrum and the write (about 7 ns an element in f32 from 64^2 to 640^2: FFTW's larger
 // transforms run more efficiently, which nearly makes up for their log), and c per tile. The
-// direct `cpu` strategy: per output, and per output and tap of a 1-D, 2-D, 3-D filter (1-D runs
-// one row per block: more loads per multiply-add).
+// direct `cpu` strategy: per output, and per output and tap, of a 1-D, 2-D, 3-D filter (fitted
+// near the crossover; 1-D runs one row per block: more loads per multiply-add).
 struct CostModel {
-  double a, b, c;         // FFT tile
-  double output, tap[3];  // direct sum
+  double a, b, c;            // FFT tile
+  double output[3], tap[3];  // direct sum
 };
 template <class T>
-constexpr CostModel kCost = {0.25, 3.2, 1000.0, 2.0, {0.040, 0.0225, 0.028}};
+constexpr CostModel kCost = {0.25, 3.2, 1000.0, {0.6, 2.0, 2.0}, {0.038, 0.0225, 0.028}};
 template <>
-constexpr CostModel kCost<double> = {0.4, 4.0, 1000.0, 4.5, {0.080, 0.044, 0.062}};
+constexpr CostModel kCost<double> = {0.4, 4.0, 1000.0, {2.0, 4.5, 4.5}, {0.065, 0.044, 0.062}};
 
 // Elements per tile at most (2^18: a 512 x 512 tile, 1 MiB real + 1 MiB complex in f32), unless
 // the filter needs longer transforms.
@@ -203,10 +203,11 @@ std::vector<AxisChoice> axis_choices(int64_t n, int64_t k, bool transformed) {
   if (!transformed) return {{1, 1, n}};
   std::vector<AxisChoice> c;
   const int64_t need = n + k - 1;  // one tile covers the axis from here on
-  if (need > (int64_t(1) << 30))
-    throw Error("cpu_fft: an axis of " + std::to_string(n) + " with a filter of " +
-                std::to_string(k) + " taps needs a transform beyond 2^30");
-  const int64_t last = length_at_least(need);
+  const int64_t top = lengths().back();
+  if (k > top)
+    throw Error("cpu_fft: a filter of " + std::to_string(k) +
+                " taps along an axis needs a transform beyond 2^30");
+  const int64_t last = need > top ? top : length_at_least(need);
   for (int64_t len : lengths()) {
     if (len < k) continue;
     if (len > last) break;
@@ -258,7 +259,8 @@ FftTiling fft_tiling(const Problem& p) {
   // Set-up: the spectrum (one transform in float64) and the plans.
   const double len = double(best.fft[0]) * double(best.fft[1]) * double(best.fft[2]);
   best.fft_ns += 2 * tile_ns(kCost<double>, len) + 5e4;
-  best.direct_ns = double(p.elements()) * (double(p.taps()) * m.tap[p.rank() - 1] + m.output);
+  const int r = p.rank() - 1;
+  best.direct_ns = double(p.elements()) * (double(p.taps()) * m.tap[r] + m.output[r]);
   return best;
 }
 
