@@ -295,8 +295,8 @@ TEST(CpuFft, RefusesWhereDirectSumsAreRequired) {
   EXPECT_EQ(choose(big_direct, opt).strategy, "cpu");
 }
 
-// `auto` on the CPU: the transforms for a large dense filter, the direct sum for a small one, and
-// for a rank-1 filter (which runs as 1-D passes), and for a small problem.
+// `auto` on the CPU: the transforms for a large dense filter; the direct sum for a small one and
+// for a small problem; 1-D passes or the direct sum for a rank-1 filter.
 TEST(CpuFft, AutoTakesItForLargeDenseFiltersOnly) {
   Options opt;
   opt.backend = Backend::cpu;
@@ -306,8 +306,10 @@ TEST(CpuFft, AutoTakesItForLargeDenseFiltersOnly) {
   EXPECT_EQ(pick(2, {1024, 1024, 1}, random_filter({31, 31})), kFft);
   EXPECT_EQ(pick(2, {1024, 1024, 1}, random_filter({31, 31}), DType::f64), kFft);
   EXPECT_EQ(pick(2, {1024, 1024, 1}, random_filter({5, 5})), "cpu");
-  EXPECT_EQ(pick(2, {1024, 1024, 1}, random_outer_product({31, 31})), "cpu");
-  EXPECT_EQ(pick(2, {1024, 1024, 1}, random_filter({1, 63})), "cpu");
+  // Rank-1 filters: 1-D passes (cpu_separable), or the direct sum.
+  EXPECT_EQ(pick(2, {1024, 1024, 1}, random_outer_product({31, 31})), "cpu_separable");
+  EXPECT_NE(pick(2, {1024, 1024, 1}, random_filter({1, 63})), kFft);
+  EXPECT_NE(pick(3, {128, 128, 128}, random_outer_product({9, 9, 9})), kFft);
   EXPECT_EQ(pick(2, {20, 30, 1}, random_filter({17, 17})), "cpu");
   EXPECT_EQ(pick(3, {128, 128, 128}, random_filter({9, 9, 9})), kFft);
   EXPECT_EQ(pick(1, {1 << 20, 1, 1}, random_filter({1001})), kFft);

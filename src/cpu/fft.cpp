@@ -524,7 +524,7 @@ class FftStrategy final : public Strategy {
   }
   // Above the `cpu` strategy's 10 where the cost model says the transforms are cheaper than the
   // direct sum (docs/TUNING.md, cpu_fft), below it otherwise. Rank-1 filters of 2-D and 3-D
-  // arrays stay below: they run as 1-D passes (separable).
+  // arrays stay below: they run as 1-D passes (cpu_separable).
   int priority(const Problem& p) const override {
     constexpr int kBelow = 5, kAbove = 20;
     if (p.rank() > 1 && detail::rank_one_factors(p.filter())) return kBelow;
