@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -14,12 +15,15 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "core/boundary.hpp"
 #include "core/dtype.hpp"
 #include "core/factor.hpp"
 #include "core/parse.hpp"
+#include "cpu/fft.hpp"
 #include "cpu/reference.hpp"
 #include "halo/halo.hpp"
 
@@ -188,17 +192,149 @@ std::vector<T> dilate_abs(const Problem& p, const std::vector<T>& x, int axis, s
   return out;
 }
 
+// The tolerance of an FFT-based correlation (Summation::fft, docs/ACCURACY.md "FFT") for every
+// output of a tile: the normwise bound over the tile,
+//   |err| <= ||err||_2 <= ((2 eps_F + 4u) max_k |W_k| + eps64_F ||w||_1) ||x_tile||_2,
+// eps_F = eta (log2 L + 1), eta = (1 + 4 sqrt 2) u (Higham, Accuracy and Stability, Thm 24.2,
+// twiddles accurate to u; one stage more for the real-data transforms), L the tile's transform
+// length (all axes together), W the spectrum of the correlation weights w on the tile's
+// frequency grid, x_tile its input window (zeros beyond), eps64_F the same in float64 (the
+// spectrum's own transform); plus the float64 reference's own error, (k + 1) u64 sum|f||x| <=
+// (k + 1) u64 ||f||_1 ||x_tile||_2 (f: the filter as given, k its taps, which read values of the
+// tile's window). Doubled, as the direct tolerance is (for the radix-3 and -5 stages).
+template <class T>
+double fft_tolerance(double log2_len, double spectrum_max, double weights_l1, double window_norm,
+                     std::int64_t filter_taps, double filter_l1) {
+  const auto eps_f = [&](double u) { return (1 + 4 * std::sqrt(2.0)) * u * (log2_len + 1); };
+  const double u = std::numeric_limits<T>::epsilon() / 2;
+  const double u64 = std::numeric_limits<double>::epsilon() / 2;
+  const double fft = (2 * eps_f(u) + 4 * u) * spectrum_max + eps_f(u64) * weights_l1;
+  const double reference = double(filter_taps + 1) * u64 * filter_l1;
+  return 2 * (fft + reference) * window_norm + std::numeric_limits<double>::min();
+}
+
+// max_k |W_k| over the frequency grid of a transform of extents `len` (z, y, x) of the
+// correlation weights of p (kz x ky x kx at the grid's origin): the operator 2-norm of the cyclic
+// correlation, in float64 by one direct DFT per axis (half the x frequencies: |W(-k)| = |W(k)|).
+inline double spectrum_max(const Problem& p, const std::array<std::int64_t, 3>& len) {
+  const Dims3 kd = p.filter_dims3();
+  const std::int64_t k[3] = {kd.z, kd.y, kd.x};
+  const std::vector<double>& w = p.correlation_weights();
+  using C = std::complex<double>;
+  const double two_pi = 6.283185307179586476925286766559;
+  const auto twiddles = [&](std::int64_t n) {
+    std::vector<C> t(static_cast<std::size_t>(n));
+    for (std::int64_t m = 0; m < n; ++m) t[m] = std::polar(1.0, -two_pi * double(m) / double(n));
+    return t;
+  };
+  // Along x: a[z][y][fx], fx = 0 .. len.x / 2.
+  const std::int64_t hx = len[2] / 2 + 1;
+  const std::vector<C> tx = twiddles(len[2]), ty = twiddles(len[1]), tz = twiddles(len[0]);
+  std::vector<C> a(static_cast<std::size_t>(k[0] * k[1] * hx));
+  for (std::int64_t r = 0; r < k[0] * k[1]; ++r)
+    for (std::int64_t f = 0; f < hx; ++f) {
+      C s = 0;
+      for (std::int64_t j = 0; j < k[2]; ++j) s += w[r * k[2] + j] * tx[(j * f) % len[2]];
+      a[r * hx + f] = s;
+    }
+  // Along y: b[z][fy][fx].
+  std::vector<C> b(static_cast<std::size_t>(k[0] * len[1] * hx));
+  for (std::int64_t z = 0; z < k[0]; ++z)
+    for (std::int64_t f = 0; f < len[1]; ++f)
+      for (std::int64_t j = 0; j < k[1]; ++j) {
+        const C t = ty[(j * f) % len[1]];
+        for (std::int64_t x = 0; x < hx; ++x)
+          b[(z * len[1] + f) * hx + x] += a[(z * k[1] + j) * hx + x] * t;
+      }
+  // Along z, keeping the largest magnitude.
+  double best = 0;
+  std::vector<C> c(static_cast<std::size_t>(len[1] * hx));
+  for (std::int64_t f = 0; f < len[0]; ++f) {
+    std::fill(c.begin(), c.end(), C(0));
+    for (std::int64_t j = 0; j < k[0]; ++j) {
+      const C t = tz[(j * f) % len[0]];
+      for (std::int64_t i = 0; i < len[1] * hx; ++i) c[i] += b[j * len[1] * hx + i] * t;
+    }
+    for (const C& v : c) best = std::max(best, std::abs(v));
+  }
+  return best;
+}
+
+// The tolerance of every output of the `cpu_fft` strategy on p for the input `in`: its tiles
+// (cpu::fft_tiling), each tile's input window gathered as the strategy gathers it (the boundary
+// mode's map, cval), its norm and the spectrum's maximum in fft_tolerance().
+template <class T>
+std::vector<double> fft_tolerances(const Problem& p, const std::vector<T>& in) {
+  const cpu::FftTiling t = cpu::fft_tiling(p);
+  const Dims3 nd = p.dims3(), kd = p.filter_dims3(), ad = p.anchor3();
+  const std::int64_t n[3] = {nd.z, nd.y, nd.x}, k[3] = {kd.z, kd.y, kd.x},
+                     a[3] = {ad.z, ad.y, ad.x};
+  const int r = p.rank();
+  const Boundary mode[3] = {r == 3 ? p.mode(0) : Boundary::constant,
+                            r >= 2 ? p.mode(r - 2) : Boundary::constant, p.mode(r - 1)};
+  const double cval = double(static_cast<T>(p.cval()));
+  const double smax = spectrum_max(p, t.fft);
+  double l1 = 0, wl1 = 0;
+  for (double w : p.filter().weights()) l1 += std::fabs(w);
+  for (double w : p.correlation_weights()) wl1 += std::fabs(w);
+  const double log2_len = std::log2(double(t.fft[0]) * double(t.fft[1]) * double(t.fft[2]));
+  std::int64_t count[3];
+  for (int i = 0; i < 3; ++i) count[i] = (n[i] + t.tile[i] - 1) / t.tile[i];
+  std::vector<double> tol(in.size());
+  std::vector<std::int64_t> map[3];
+  for (std::int64_t b = 0; b < p.batch(); ++b)
+    for (std::int64_t tz = 0; tz < count[0]; ++tz)
+      for (std::int64_t ty = 0; ty < count[1]; ++ty)
+        for (std::int64_t tx = 0; tx < count[2]; ++tx) {
+          const std::int64_t idx[3] = {tz, ty, tx};
+          std::int64_t o[3], cnt[3];
+          for (int i = 0; i < 3; ++i) {
+            o[i] = idx[i] * t.tile[i];
+            cnt[i] = std::min(t.tile[i], n[i] - o[i]);
+            map[i].resize(static_cast<std::size_t>(cnt[i] + k[i] - 1));
+            for (std::size_t j = 0; j < map[i].size(); ++j)
+              map[i][j] = detail::map_index(o[i] - a[i] + std::int64_t(j), n[i], mode[i]);
+          }
+          double sq = 0;
+          for (std::int64_t iz : map[0])
+            for (std::int64_t iy : map[1])
+              for (std::int64_t ix : map[2]) {
+                const double v = iz < 0 || iy < 0 || ix < 0
+                                     ? cval
+                                     : double(in[((b * n[0] + iz) * n[1] + iy) * n[2] + ix]);
+                sq += v * v;
+              }
+          const double norm = std::sqrt(sq);
+          for (std::int64_t z = 0; z < cnt[0]; ++z)
+            for (std::int64_t y = 0; y < cnt[1]; ++y)
+              for (std::int64_t x = 0; x < cnt[2]; ++x) {
+                const std::size_t i = static_cast<std::size_t>(
+                    ((b * n[0] + o[0] + z) * n[1] + o[1] + y) * n[2] + o[2] + x);
+                tol[i] = fft_tolerance<T>(log2_len, smax, wl1, norm, p.filter().taps(), l1);
+              }
+        }
+  return tol;
+}
+
 // The tolerance of every output of `strategy` on p for the input `in`: tolerance() of the direct
-// sum, or winograd_tolerance() where the strategy says that it sums in Winograd form on p.
+// sum, winograd_tolerance() where the strategy says that it sums in Winograd form on p, or
+// fft_tolerances() where it says that it multiplies transforms.
 template <class T>
 std::vector<double> tolerances(const std::string& strategy, const Problem& p,
                                const std::vector<T>& in) {
-  std::vector<double> tol(in.size());
   const Strategy* s = find_strategy(strategy);
+  const Summation form = s ? s->summation(p) : Summation::direct;
+  // FFT: the normwise bound over each tile (fft_tolerances), which only the tiling of cpu_fft
+  // is known for.
+  if (form == Summation::fft) {
+    if (strategy != "cpu_fft")
+      throw std::logic_error("no tiling known for the FFT strategy " + strategy);
+    return fft_tolerances(p, in);
+  }
+  std::vector<double> tol(in.size());
   cpu::reference_f64(p, in.data(), tol.data(), /*absolute=*/true);
   // Separable passes: the sum of the factors' taps, and one rounding per intermediate array and
   // per factor (docs/ACCURACY.md), in place of the dense filter's taps.
-  const Summation form = s ? s->summation(p) : Summation::direct;
   std::int64_t taps = p.taps();
   if (form == Summation::separable) {
     const auto win = detail::separable_windows(p);

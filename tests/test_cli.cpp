@@ -48,7 +48,7 @@ TEST_F(Cli, ApplyWritesTheFilteredArray) {
   const std::vector<float> in = random_vector<float>(37 * 53);
   io::write_npy(path("in.npy"), DType::f32, shape, in.data());
   for (const std::string op : {"correlate", "convolve"}) {
-    // (--direct-sums: every strategy on the CPU sums directly anyway; it must be accepted.)
+    // (--direct-sums: the `cpu` strategy sums directly anyway; it must be accepted.)
     const Result r = run_cli("apply " + path("in.npy") + " " + path("out.npy") +
                              " --filter sobel-x --backend cpu -v --op " + op +
                              (op == std::string("convolve") ? " --direct-sums" : ""));

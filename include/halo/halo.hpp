@@ -291,7 +291,8 @@ class Problem {
   std::string describe() const;  // "2D 4096x4096 f32, filter 9x9, correlate, zero"
 
   // With direct sums required, every output is a plain sum of its taps (no strategy may use the
-  // Winograd form: Summation::direct, docs/ACCURACY.md). Options::direct_sums sets it in apply().
+  // Winograd form or the FFT: Summation::direct, docs/ACCURACY.md). Options::direct_sums sets it
+  // in apply().
   bool direct_sums() const { return direct_sums_; }
   void require_direct_sums(bool on = true) { direct_sums_ = on; }
 
@@ -402,7 +403,7 @@ struct Options {
   Edges edges;  // boundary mode per axis, cval, origin (scipy.ndimage's)
   Backend backend = Backend::automatic;
   std::string strategy;    // empty: choose; otherwise that strategy or an error
-  bool direct_sums = false;  // every output a plain sum of taps, no Winograd form (ACCURACY.md)
+  bool direct_sums = false;  // every output a plain sum of taps: no Winograd, FFT (ACCURACY.md)
   void* stream = nullptr;  // cudaStream_t for the CUDA backend
   // Optional: receives the fraction of the work done (0..1) from the calling thread while a CPU
   // strategy runs (Problem::progress); must not throw. CUDA strategies do not report.
