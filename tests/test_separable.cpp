@@ -229,7 +229,13 @@ TEST(SeparableCpu, AutoRunsRankOneFiltersAsPassesWhereTheyPay) {
   EXPECT_EQ(chosen(random_outer_product({17, 17}), 2, {300, 300, 1}), "cpu_separable");
   EXPECT_EQ(chosen(make_named_filter("gaussian:sigma=1", 3), 3, {40, 40, 40}), "cpu_separable");
   EXPECT_EQ(chosen(random_filter({17, 17}), 2, {300, 300, 1}), "cpu");       // not rank 1
-  EXPECT_EQ(chosen(random_outer_product({3, 3}), 2, {300, 300, 1}), "cpu");  // 6 taps + a stage
+  EXPECT_EQ(chosen(random_outer_product({3, 3}), 2, {300, 300, 1}), "cpu_separable");
+  EXPECT_EQ(chosen(random_outer_product({2, 2, 2}), 3, {30, 30, 30}), "cpu");  // 6 taps, 2 stages
+  // A box along one axis takes its box form (not the dense sum, nor the FFT).
+  EXPECT_EQ(chosen(make_named_filter("box:255", 1), 1, {1 << 20, 1, 1}), "cpu_separable");
+  EXPECT_EQ(chosen(make_named_filter("box:31", 1).along_axis(2, 0), 2, {300, 300, 1}),
+            "cpu_separable");
+  EXPECT_EQ(chosen(random_outer_product({3, 3, 3}), 3, {30, 30, 30}), "cpu_separable");
   EXPECT_EQ(chosen(random_outer_product({17, 17}), 2, {300, 300, 1}, true), "cpu");
   // What it refuses, and why.
   const Strategy* s = find_strategy("cpu_separable");
