@@ -138,40 +138,53 @@ TEST(SeparableCpu, NamedSymmetricFiltersMatchTheReference) {
       << find_strategy("cpu_separable")->plan(p);
 }
 
-// Box factors: along x by doubling (a tree sum per output), down y and z by running sums
-// restarted every detail::running_restart(k) outputs; held to Summation::running's bound.
-TEST(SeparableCpu, BoxFiltersTakeTheBoxFormsWithinTheirBound) {
-  struct C {
-    int rank;
-    Extents ext;
-    std::int64_t batch;
-    std::vector<std::int64_t> box;
-  };
-  // Units restart the sums: strips of rows, chunks of columns, planes; a box wider than the
-  // restart length (40 > 32), one just at the thresholds, 1-D, boxes along one axis.
-  const std::vector<C> cases = {{2, {110, 90, 1}, 1, {31, 31}},  {2, {40, 1300, 1}, 1, {41, 13}},
-                                {2, {300, 20, 1}, 2, {6, 12}},   {1, {20000, 1, 1}, 1, {255}},
-                                {2, {200, 50, 1}, 1, {9, 1}},    {2, {5, 400, 1}, 1, {1, 33}},
-                                {3, {30, 16, 24}, 1, {9, 9, 9}}, {3, {70, 6, 7}, 1, {41, 1, 1}},
-                                {3, {20, 9, 40}, 2, {7, 13, 15}}};
+// A box of extents `box` (every weight 1 / taps) on an array: one case of the box tests.
+struct BoxCase {
+  int rank;
+  Extents ext;
+  std::int64_t batch;
+  std::vector<std::int64_t> box;
+};
+
+// Runs f(problem in f32, filter, op, edges) for every case under every edge set of
+// pass_edges() (origins clamped into the box), the ops alternating.
+template <class F>
+void for_each_box_case(const std::vector<BoxCase>& cases, F f) {
   int i = 0;
-  for (const C& c : cases)
+  for (const BoxCase& c : cases)
     for (const Edges& edges : pass_edges()) {
-      Edges e = edges;  // origins within the box
+      Edges e = edges;
       for (int a = 0; a < c.rank; ++a)
         e.origin[a] = std::clamp<std::int64_t>(e.origin[a], -(c.box[a] / 2), (c.box[a] - 1) / 2);
       std::int64_t taps = 1;
       for (auto k : c.box) taps *= k;
-      const Filter f(std::vector<double>(std::size_t(taps), 1.0 / double(taps)), c.box);
+      const Filter filter(std::vector<double>(std::size_t(taps), 1.0 / double(taps)), c.box);
       const Op op = i++ % 2 ? Op::convolve : Op::correlate;
-      const Problem p(c.rank, c.ext, c.batch, f, DType::f32, op, e);
-      const std::string plan = find_strategy("cpu_separable")->plan(p);
-      EXPECT_NE(plan.find("box"), std::string::npos) << plan;
-      EXPECT_EQ(check_strategy<float>("cpu_separable", c.rank, c.ext, c.batch, f, op, false, e),
-                "");
-      EXPECT_EQ(check_strategy<double>("cpu_separable", c.rank, c.ext, c.batch, f, op, false, e),
-                "");
+      f(Problem(c.rank, c.ext, c.batch, filter, DType::f32, op, e), filter, op, e);
     }
+}
+
+// Box factors: along x by doubling (a tree sum per output), down y and z by running sums
+// restarted every detail::running_restart(k) outputs; held to Summation::running's bound.
+TEST(SeparableCpu, BoxFiltersTakeTheBoxFormsWithinTheirBound) {
+  // Units restart the sums: strips of rows, chunks of columns, planes; a box wider than the
+  // restart length (40 > 32), one just at the thresholds, 1-D, boxes along one axis.
+  const std::vector<BoxCase> cases = {
+      {2, {110, 90, 1}, 1, {31, 31}},  {2, {40, 1300, 1}, 1, {41, 13}},
+      {2, {300, 20, 1}, 2, {6, 12}},   {1, {20000, 1, 1}, 1, {255}},
+      {2, {200, 50, 1}, 1, {9, 1}},    {2, {5, 400, 1}, 1, {1, 33}},
+      {3, {30, 16, 24}, 1, {9, 9, 9}}, {3, {70, 6, 7}, 1, {41, 1, 1}},
+      {3, {20, 9, 40}, 2, {7, 13, 15}}};
+  for_each_box_case(cases, [](const Problem& p, const Filter& f, Op op, const Edges& e) {
+    const std::string plan = find_strategy("cpu_separable")->plan(p);
+    EXPECT_NE(plan.find("box"), std::string::npos) << plan;
+    EXPECT_EQ(
+        check_strategy<float>("cpu_separable", p.rank(), p.extents(), p.batch(), f, op, false, e),
+        "");
+    EXPECT_EQ(
+        check_strategy<double>("cpu_separable", p.rank(), p.extents(), p.batch(), f, op, false, e),
+        "");
+  });
   const Problem box2(2, {300, 300, 1}, 1, make_named_filter("box:31", 2), DType::f32);
   EXPECT_EQ(find_strategy("cpu_separable")->summation(box2), Summation::running);
   const std::string plan = find_strategy("cpu_separable")->plan(box2);
@@ -339,34 +352,22 @@ TEST(SeparableCuda, MatchesTheReferenceOnEveryPassKindModeAndOp) {
 TEST(SeparableCuda, BoxFactorsRunAsRunningSums) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << why;
-  struct C {
-    int rank;
-    Extents ext;
-    std::int64_t batch;
-    std::vector<std::int64_t> box;
-  };
-  const std::vector<C> cases = {{2, {130, 300, 1}, 1, {31, 31}},  {2, {90, 600, 1}, 1, {41, 13}},
-                                {2, {300, 20, 1}, 2, {6, 12}},    {1, {20000, 1, 1}, 1, {255}},
-                                {2, {200, 50, 1}, 1, {9, 1}},     {2, {5, 3000, 1}, 1, {1, 33}},
-                                {3, {40, 30, 50}, 1, {9, 9, 9}},  {3, {70, 6, 7}, 1, {41, 1, 1}},
-                                {3, {20, 9, 40}, 2, {7, 13, 15}}, {2, {40, 30, 1}, 1, {9, 5}}};
-  int i = 0;
-  for (const C& c : cases)
-    for (const Edges& edges : pass_edges()) {
-      Edges e = edges;
-      for (int a = 0; a < c.rank; ++a)
-        e.origin[a] = std::clamp<std::int64_t>(e.origin[a], -(c.box[a] / 2), (c.box[a] - 1) / 2);
-      std::int64_t taps = 1;
-      for (auto k : c.box) taps *= k;
-      const Filter f(std::vector<double>(std::size_t(taps), 1.0 / double(taps)), c.box);
-      const Op op = i++ % 2 ? Op::convolve : Op::correlate;
-      const Problem p(c.rank, c.ext, c.batch, f, DType::f32, op, e);
-      EXPECT_EQ(find_strategy("separable")->summation(p), Summation::running) << p.describe();
-      EXPECT_EQ(check_strategy<float>("separable", c.rank, c.ext, c.batch, f, op, false, e), "");
-      const Problem p64(c.rank, c.ext, c.batch, f, DType::f64, op, e);
-      if (find_strategy("separable")->can_implement(p64))  // f64 factors up to radius 16
-        EXPECT_EQ(check_strategy<double>("separable", c.rank, c.ext, c.batch, f, op, false, e), "");
-    }
+  const std::vector<BoxCase> cases = {
+      {2, {130, 300, 1}, 1, {31, 31}},  {2, {90, 600, 1}, 1, {41, 13}},
+      {2, {300, 20, 1}, 2, {6, 12}},    {1, {20000, 1, 1}, 1, {255}},
+      {2, {200, 50, 1}, 1, {9, 1}},     {2, {5, 3000, 1}, 1, {1, 33}},
+      {3, {40, 30, 50}, 1, {9, 9, 9}},  {3, {70, 6, 7}, 1, {41, 1, 1}},
+      {3, {20, 9, 40}, 2, {7, 13, 15}}, {2, {40, 30, 1}, 1, {9, 5}}};
+  for_each_box_case(cases, [](const Problem& p, const Filter& f, Op op, const Edges& e) {
+    EXPECT_EQ(find_strategy("separable")->summation(p), Summation::running) << p.describe();
+    EXPECT_EQ(check_strategy<float>("separable", p.rank(), p.extents(), p.batch(), f, op, false, e),
+              "");
+    const Problem p64(p.rank(), p.extents(), p.batch(), f, DType::f64, op, e);
+    if (find_strategy("separable")->can_implement(p64))  // f64 factors up to radius 16
+      EXPECT_EQ(
+          check_strategy<double>("separable", p.rank(), p.extents(), p.batch(), f, op, false, e),
+          "");
+  });
   const Problem box(2, {300, 300, 1}, 1, make_named_filter("box:31", 2), DType::f32);
   const std::string plan = find_strategy("separable")->plan(box);
   EXPECT_NE(plan.find("running sums (y)"), std::string::npos) << plan;  // fused: y only
