@@ -78,45 +78,68 @@ std::vector<Edges> pass_edges() {
 // The `cpu_separable` strategy: rank-1 filters as 1-D passes on the CPU.
 // ---------------------------------------------------------------------------------------------
 
+// One case of the pass tests: an array and the extents of its filter.
+struct PassCase {
+  int rank;
+  Extents ext;
+  std::int64_t batch;
+  std::vector<std::int64_t> filter;
+};
+
+// A box of these extents (every weight 1 / taps).
+inline Filter box_filter(const std::vector<std::int64_t>& extents) {
+  std::int64_t taps = 1;
+  for (auto k : extents) taps *= k;
+  return Filter(std::vector<double>(std::size_t(taps), 1.0 / double(taps)), extents);
+}
+
+// Runs f(problem in f32, filter, op, edges) for every case under every edge set of
+// pass_edges() (origins clamped into the filter), the filter make(extents), the ops alternating.
+// Returns the runs.
+template <class Make, class F>
+int for_each_case(const std::vector<PassCase>& cases, Make make, F f) {
+  int i = 0;
+  for (const PassCase& c : cases)
+    for (const Edges& edges : pass_edges()) {
+      Edges e = edges;
+      for (int a = 0; a < c.rank; ++a)
+        e.origin[a] =
+            std::clamp<std::int64_t>(e.origin[a], -(c.filter[a] / 2), (c.filter[a] - 1) / 2);
+      const Filter filter = make(c.filter);
+      const Op op = i++ % 2 ? Op::convolve : Op::correlate;
+      f(Problem(c.rank, c.ext, c.batch, filter, DType::f32, op, e), filter, op, e);
+    }
+  return i;
+}
+
 // Every stage kind: x alone (rows, and a long signal cut into chunks), y alone, x and y fused
 // (one chunk of whole rows, and several chunks of a ring of 65 rows), z alone, x-y then z in place
 // (planes past the end mapped back by wrap and reflect, fewer planes than the z radius); strip
 // edges, primes, 1-element axes, filters larger than the input (folded), even extents, batches.
 TEST(SeparableCpu, MatchesTheReferenceOnEveryStageKindModeAndOp) {
-  struct C {
-    int rank;
-    Extents ext;
-    std::int64_t batch;
-    std::vector<std::int64_t> filter;
-  };
-  const std::vector<C> cases = {{1, {40000, 1, 1}, 1, {127}},     {1, {300, 1, 1}, 3, {31}},
-                                {1, {7, 1, 1}, 1, {25}},          {2, {40, 2100, 1}, 1, {9, 9}},
-                                {2, {70, 1100, 1}, 1, {65, 3}},   {2, {70, 513, 1}, 1, {1, 25}},
-                                {2, {200, 40, 1}, 1, {31, 1}},    {2, {2, 1, 1}, 1, {3, 3}},
-                                {2, {7, 5, 1}, 1, {21, 17}},      {2, {257, 255, 1}, 2, {18, 16}},
-                                {2, {37, 1, 1}, 1, {5, 7}},       {2, {41, 300, 1}, 1, {49, 3}},
-                                {3, {12, 20, 30}, 1, {9, 9, 9}},  {3, {40, 8, 9}, 1, {17, 1, 1}},
-                                {3, {9, 10, 300}, 1, {1, 7, 5}},  {3, {12, 5, 7}, 2, {5, 1, 9}},
-                                {3, {10, 13, 11}, 1, {3, 9, 1}},  {3, {1, 1, 2}, 1, {3, 3, 3}},
-                                {3, {33, 17, 20}, 1, {25, 3, 3}}, {3, {3, 40, 50}, 2, {13, 5, 5}}};
-  int ran = 0, i = 0;
-  for (const C& c : cases)
-    for (const Edges& edges : pass_edges()) {
-      const Filter f = random_outer_product(c.filter);
-      const Op op = i++ % 2 ? Op::convolve : Op::correlate;
-      Edges e = edges;  // origins within the filter's extents
-      for (int a = 0; a < c.rank; ++a)
-        e.origin[a] =
-            std::clamp<std::int64_t>(e.origin[a], -(c.filter[a] / 2), (c.filter[a] - 1) / 2);
-      const Problem p(c.rank, c.ext, c.batch, f, DType::f32, op, e);
-      const Status st = find_strategy("cpu_separable")->can_implement(p);
-      ASSERT_TRUE(st) << p.describe() << ": " << st.reason;
-      EXPECT_EQ(check_strategy<float>("cpu_separable", c.rank, c.ext, c.batch, f, op, false, e),
-                "");
-      EXPECT_EQ(check_strategy<double>("cpu_separable", c.rank, c.ext, c.batch, f, op, false, e),
-                "");
-      ++ran;
-    }
+  const std::vector<PassCase> cases = {
+      {1, {40000, 1, 1}, 1, {127}},     {1, {300, 1, 1}, 3, {31}},
+      {1, {7, 1, 1}, 1, {25}},          {2, {40, 2100, 1}, 1, {9, 9}},
+      {2, {70, 1100, 1}, 1, {65, 3}},   {2, {70, 513, 1}, 1, {1, 25}},
+      {2, {200, 40, 1}, 1, {31, 1}},    {2, {2, 1, 1}, 1, {3, 3}},
+      {2, {7, 5, 1}, 1, {21, 17}},      {2, {257, 255, 1}, 2, {18, 16}},
+      {2, {37, 1, 1}, 1, {5, 7}},       {2, {41, 300, 1}, 1, {49, 3}},
+      {3, {12, 20, 30}, 1, {9, 9, 9}},  {3, {40, 8, 9}, 1, {17, 1, 1}},
+      {3, {9, 10, 300}, 1, {1, 7, 5}},  {3, {12, 5, 7}, 2, {5, 1, 9}},
+      {3, {10, 13, 11}, 1, {3, 9, 1}},  {3, {1, 1, 2}, 1, {3, 3, 3}},
+      {3, {33, 17, 20}, 1, {25, 3, 3}}, {3, {3, 40, 50}, 2, {13, 5, 5}}};
+  const int ran = for_each_case(
+      cases, [](const std::vector<std::int64_t>& k) { return random_outer_product(k); },
+      [](const Problem& p, const Filter& f, Op op, const Edges& e) {
+        const Status st = find_strategy("cpu_separable")->can_implement(p);
+        ASSERT_TRUE(st) << p.describe() << ": " << st.reason;
+        EXPECT_EQ(check_strategy<float>("cpu_separable", p.rank(), p.extents(), p.batch(), f, op,
+                                        false, e),
+                  "");
+        EXPECT_EQ(check_strategy<double>("cpu_separable", p.rank(), p.extents(), p.batch(), f, op,
+                                         false, e),
+                  "");
+      });
   EXPECT_EQ(ran, int(cases.size() * pass_edges().size()));
 }
 
@@ -138,44 +161,18 @@ TEST(SeparableCpu, NamedSymmetricFiltersMatchTheReference) {
       << find_strategy("cpu_separable")->plan(p);
 }
 
-// A box of extents `box` (every weight 1 / taps) on an array: one case of the box tests.
-struct BoxCase {
-  int rank;
-  Extents ext;
-  std::int64_t batch;
-  std::vector<std::int64_t> box;
-};
-
-// Runs f(problem in f32, filter, op, edges) for every case under every edge set of
-// pass_edges() (origins clamped into the box), the ops alternating.
-template <class F>
-void for_each_box_case(const std::vector<BoxCase>& cases, F f) {
-  int i = 0;
-  for (const BoxCase& c : cases)
-    for (const Edges& edges : pass_edges()) {
-      Edges e = edges;
-      for (int a = 0; a < c.rank; ++a)
-        e.origin[a] = std::clamp<std::int64_t>(e.origin[a], -(c.box[a] / 2), (c.box[a] - 1) / 2);
-      std::int64_t taps = 1;
-      for (auto k : c.box) taps *= k;
-      const Filter filter(std::vector<double>(std::size_t(taps), 1.0 / double(taps)), c.box);
-      const Op op = i++ % 2 ? Op::convolve : Op::correlate;
-      f(Problem(c.rank, c.ext, c.batch, filter, DType::f32, op, e), filter, op, e);
-    }
-}
-
 // Box factors: along x by doubling (a tree sum per output), down y and z by running sums
 // restarted every detail::running_restart(k) outputs; held to Summation::running's bound.
 TEST(SeparableCpu, BoxFiltersTakeTheBoxFormsWithinTheirBound) {
   // Units restart the sums: strips of rows, chunks of columns, planes; a box wider than the
   // restart length (40 > 32), one just at the thresholds, 1-D, boxes along one axis.
-  const std::vector<BoxCase> cases = {
+  const std::vector<PassCase> cases = {
       {2, {110, 90, 1}, 1, {31, 31}},  {2, {40, 1300, 1}, 1, {41, 13}},
       {2, {300, 20, 1}, 2, {6, 12}},   {1, {20000, 1, 1}, 1, {255}},
       {2, {200, 50, 1}, 1, {9, 1}},    {2, {5, 400, 1}, 1, {1, 33}},
       {3, {30, 16, 24}, 1, {9, 9, 9}}, {3, {70, 6, 7}, 1, {41, 1, 1}},
       {3, {20, 9, 40}, 2, {7, 13, 15}}};
-  for_each_box_case(cases, [](const Problem& p, const Filter& f, Op op, const Edges& e) {
+  for_each_case(cases, box_filter, [](const Problem& p, const Filter& f, Op op, const Edges& e) {
     const std::string plan = find_strategy("cpu_separable")->plan(p);
     EXPECT_NE(plan.find("box"), std::string::npos) << plan;
     EXPECT_EQ(
@@ -306,44 +303,46 @@ TEST(FilterAnalysis, SeparableWindowsCentreEachFactorAndCarryTheScale) {
 TEST(SeparableCuda, MatchesTheReferenceOnEveryPassKindModeAndOp) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << why;
-  struct C {
-    int rank;
-    Extents ext;
-    std::int64_t batch;
-    std::vector<std::int64_t> filter;
-  };
-  const std::vector<C> cases = {{1, {5000, 1, 1}, 1, {127}},    {1, {300, 1, 1}, 3, {31}},
-                                {1, {2100, 1, 1}, 2, {33}},     {1, {7, 1, 1}, 1, {25}},
-                                {2, {300, 2100, 1}, 1, {9, 9}}, {2, {100, 77, 1}, 1, {65, 65}},
-                                {2, {70, 513, 1}, 1, {1, 25}},  {2, {3, 2500, 1}, 2, {1, 13}},
-                                {2, {200, 40, 1}, 1, {31, 1}},  {2, {2, 1, 1}, 1, {3, 3}},
-                                {2, {7, 5, 1}, 1, {21, 17}},    {2, {257, 255, 1}, 1, {18, 16}},
-                                {2, {64, 256, 1}, 2, {5, 3}},   {2, {37, 1, 1}, 1, {5, 7}},
-                                {2, {41, 300, 1}, 1, {49, 3}},  {3, {20, 30, 40}, 1, {9, 9, 9}},
-                                {3, {40, 8, 9}, 1, {17, 1, 1}}, {3, {9, 10, 300}, 1, {1, 7, 5}},
-                                {3, {12, 5, 7}, 2, {5, 1, 9}},  {3, {10, 13, 11}, 1, {3, 9, 1}},
-                                {3, {1, 1, 2}, 1, {3, 3, 3}},   {3, {33, 17, 20}, 1, {25, 3, 3}},
-                                // Radii 96 and 128 along x alone (a 1-D signal; 1 x 201 on rows
-                                // of 3000: strips of a row).
-                                {1, {5000, 1, 1}, 1, {255}},    {2, {3, 3000, 1}, 2, {1, 201}}};
-  int ran = 0, i = 0;
-  for (const C& c : cases)
-    for (const Edges& edges : pass_edges()) {
-      const Filter f = random_outer_product(c.filter);
-      const Op op = i++ % 2 ? Op::convolve : Op::correlate;
-      Edges e = edges;  // origins within the filter's extents
-      for (int a = 0; a < c.rank; ++a)
-        e.origin[a] =
-            std::clamp<std::int64_t>(e.origin[a], -(c.filter[a] / 2), (c.filter[a] - 1) / 2);
-      const Problem p32(c.rank, c.ext, c.batch, f, DType::f32, op, e);
-      const Status st = find_strategy("separable")->can_implement(p32);
-      ASSERT_TRUE(st) << p32.describe() << ": " << st.reason;
-      EXPECT_EQ(check_strategy<float>("separable", c.rank, c.ext, c.batch, f, op, false, e), "");
-      const Problem p64(c.rank, c.ext, c.batch, f, DType::f64, op, e);
-      if (find_strategy("separable")->can_implement(p64))
-        EXPECT_EQ(check_strategy<double>("separable", c.rank, c.ext, c.batch, f, op, false, e), "");
-      ++ran;
-    }
+  const std::vector<PassCase> cases = {{1, {5000, 1, 1}, 1, {127}},
+                                       {1, {300, 1, 1}, 3, {31}},
+                                       {1, {2100, 1, 1}, 2, {33}},
+                                       {1, {7, 1, 1}, 1, {25}},
+                                       {2, {300, 2100, 1}, 1, {9, 9}},
+                                       {2, {100, 77, 1}, 1, {65, 65}},
+                                       {2, {70, 513, 1}, 1, {1, 25}},
+                                       {2, {3, 2500, 1}, 2, {1, 13}},
+                                       {2, {200, 40, 1}, 1, {31, 1}},
+                                       {2, {2, 1, 1}, 1, {3, 3}},
+                                       {2, {7, 5, 1}, 1, {21, 17}},
+                                       {2, {257, 255, 1}, 1, {18, 16}},
+                                       {2, {64, 256, 1}, 2, {5, 3}},
+                                       {2, {37, 1, 1}, 1, {5, 7}},
+                                       {2, {41, 300, 1}, 1, {49, 3}},
+                                       {3, {20, 30, 40}, 1, {9, 9, 9}},
+                                       {3, {40, 8, 9}, 1, {17, 1, 1}},
+                                       {3, {9, 10, 300}, 1, {1, 7, 5}},
+                                       {3, {12, 5, 7}, 2, {5, 1, 9}},
+                                       {3, {10, 13, 11}, 1, {3, 9, 1}},
+                                       {3, {1, 1, 2}, 1, {3, 3, 3}},
+                                       {3, {33, 17, 20}, 1, {25, 3, 3}},
+                                       // Radii 96 and 128 along x alone (a 1-D signal; 1 x 201 on
+                                       // rows of 3000: strips of a row).
+                                       {1, {5000, 1, 1}, 1, {255}},
+                                       {2, {3, 3000, 1}, 2, {1, 201}}};
+  const int ran = for_each_case(
+      cases, [](const std::vector<std::int64_t>& k) { return random_outer_product(k); },
+      [](const Problem& p, const Filter& f, Op op, const Edges& e) {
+        const Status st = find_strategy("separable")->can_implement(p);
+        ASSERT_TRUE(st) << p.describe() << ": " << st.reason;
+        EXPECT_EQ(
+            check_strategy<float>("separable", p.rank(), p.extents(), p.batch(), f, op, false, e),
+            "");
+        const Problem p64(p.rank(), p.extents(), p.batch(), f, DType::f64, op, e);
+        if (find_strategy("separable")->can_implement(p64))
+          EXPECT_EQ(check_strategy<double>("separable", p.rank(), p.extents(), p.batch(), f, op,
+                                           false, e),
+                    "");
+      });
   EXPECT_EQ(ran, int(cases.size() * pass_edges().size()));
 }
 
@@ -352,13 +351,13 @@ TEST(SeparableCuda, MatchesTheReferenceOnEveryPassKindModeAndOp) {
 TEST(SeparableCuda, BoxFactorsRunAsRunningSums) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << why;
-  const std::vector<BoxCase> cases = {
+  const std::vector<PassCase> cases = {
       {2, {130, 300, 1}, 1, {31, 31}},  {2, {90, 600, 1}, 1, {41, 13}},
       {2, {300, 20, 1}, 2, {6, 12}},    {1, {20000, 1, 1}, 1, {255}},
       {2, {200, 50, 1}, 1, {9, 1}},     {2, {5, 3000, 1}, 1, {1, 33}},
       {3, {40, 30, 50}, 1, {9, 9, 9}},  {3, {70, 6, 7}, 1, {41, 1, 1}},
       {3, {20, 9, 40}, 2, {7, 13, 15}}, {2, {40, 30, 1}, 1, {9, 5}}};
-  for_each_box_case(cases, [](const Problem& p, const Filter& f, Op op, const Edges& e) {
+  for_each_case(cases, box_filter, [](const Problem& p, const Filter& f, Op op, const Edges& e) {
     EXPECT_EQ(find_strategy("separable")->summation(p), Summation::running) << p.describe();
     EXPECT_EQ(check_strategy<float>("separable", p.rank(), p.extents(), p.batch(), f, op, false, e),
               "");
