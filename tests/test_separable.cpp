@@ -268,6 +268,18 @@ TEST(SeparableCpu, AutoRunsRankOneFiltersAsPassesWhereTheyPay) {
 // ---------------------------------------------------------------------------------------------
 // The `separable` CUDA strategy: rank-1 filters as fused 1-D passes on the GPU.
 // ---------------------------------------------------------------------------------------------
+TEST(FilterAnalysis, BoxRunsAreOneRunOfEqualNonzeroWeights) {
+  const auto b = detail::box_run({0, 0, 0.25, 0.25, 0.25, 0.25, 0});
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->lo, 2);
+  EXPECT_EQ(b->k, 4);
+  EXPECT_EQ(b->c, 0.25);
+  EXPECT_FALSE(detail::box_run({0.25, 0.5, 0.25}));  // a Gaussian-like factor
+  EXPECT_FALSE(detail::box_run({0.5, 0, 0.5}));      // two runs
+  EXPECT_FALSE(detail::box_run({0.0, 0.0, 0.0}));    // no nonzero weight
+  EXPECT_EQ(detail::box_run({-1.0})->k, 1);
+}
+
 TEST(FilterAnalysis, SeparableWindowsCentreEachFactorAndCarryTheScale) {
   std::vector<std::vector<double>> f;
   const Filter filter = random_outer_product({1, 3, 6}, &f);

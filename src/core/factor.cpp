@@ -44,6 +44,16 @@ std::optional<RankOneFactors> rank_one_factors(const Filter& filter, double rel_
   return r;
 }
 
+std::optional<BoxRun> box_run(const std::vector<double>& w) {
+  int lo = 0, hi = int(w.size()) - 1;
+  while (lo <= hi && w[std::size_t(lo)] == 0) ++lo;
+  while (hi >= lo && w[std::size_t(hi)] == 0) --hi;
+  if (lo > hi) return std::nullopt;
+  for (int i = lo; i <= hi; ++i)
+    if (w[std::size_t(i)] != w[std::size_t(lo)]) return std::nullopt;
+  return BoxRun{lo, hi - lo + 1, w[std::size_t(lo)]};
+}
+
 std::optional<AxisWindows> separable_windows(const Problem& p) {
   const Dims3 k = p.filter_dims3(), a = p.anchor3();
   const std::int64_t ext[3] = {k.z, k.y, k.x}, anc[3] = {a.z, a.y, a.x};

@@ -40,6 +40,14 @@ struct AxisWindows {
 };
 std::optional<AxisWindows> separable_windows(const Problem& p);
 
+// A window whose nonzero weights are one run of k equal weights c at indices [lo, lo + k): a
+// box (uniform_filter), which the separable strategies sum without multiplying per tap.
+struct BoxRun {
+  int lo = 0, k = 0;
+  double c = 0;
+};
+std::optional<BoxRun> box_run(const std::vector<double>& w);
+
 // Running sums over a box of k taps (Summation::running) restart from a direct sum of the
 // window every running_restart(k) outputs along their axis, and at the start of every unit of
 // work, so each output carries the rounding of at most that many add-subtract steps

@@ -563,21 +563,15 @@ Pass<T> make_pass(const std::vector<double>& w, int R, Boundary mode, bool rows,
   p.on = !(R == 0 && w[0] == 1.0);
   p.sym = true;
   for (int i = 0; i < R; ++i) p.sym = p.sym && p.w[i] == p.w[2 * R - i];
-  // A box: the nonzero weights one run of equal values.
-  int lo = 0, hi = 2 * R;
-  while (lo <= hi && w[size_t(lo)] == 0) ++lo;
-  while (hi >= lo && w[size_t(hi)] == 0) --hi;
-  bool equal = lo <= hi;
-  for (int i = lo; equal && i <= hi; ++i) equal = w[size_t(i)] == w[size_t(lo)];
-  const int bk = hi - lo + 1;
   // Under direct sums only the x form (a tree sum of each output's taps) may run; running sums
   // are not a plain sum of the taps.
-  if (p.on && equal && bk >= (rows ? kMinBoxTapsRows : kMinBoxTapsX) && !(rows && direct)) {
+  const auto box = detail::box_run(w);
+  if (p.on && box && box->k >= (rows ? kMinBoxTapsRows : kMinBoxTapsX) && !(rows && direct)) {
     p.box = true;
-    p.blo = lo;
-    p.bk = bk;
-    p.c = T(w[size_t(lo)]);
-    p.restart = detail::running_restart(bk);
+    p.blo = box->lo;
+    p.bk = box->k;
+    p.c = T(box->c);
+    p.restart = detail::running_restart(box->k);
   }
   return p;
 }

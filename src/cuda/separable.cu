@@ -589,19 +589,16 @@ SepGeom plain_geom(i64 nx, i64 rows, i64 row_stride, i64 items, i64 item_stride)
   return g;
 }
 
-// Whether window w (2R + 1 taps) is a box worth running sums: its nonzero taps one run [lo,
-// lo + k) of equal weights c, k >= kSepBoxTaps.
+// Box factors of at least this many taps take running sums (detail::box_run).
 constexpr int kSepBoxTaps = 6;
-int box_run(const std::vector<double>& w, int& lo, int& k, double& c) {
-  int a = 0, b = int(w.size()) - 1;
-  while (a <= b && w[std::size_t(a)] == 0) ++a;
-  while (b >= a && w[std::size_t(b)] == 0) --b;
-  if (b - a + 1 < kSepBoxTaps) return 0;
-  for (int i = a; i <= b; ++i)
-    if (w[std::size_t(i)] != w[std::size_t(a)]) return 0;
-  lo = a;
-  k = b - a + 1;
-  c = w[std::size_t(a)];
+// Sets a pass's box fields from window w where it is a box of kSepBoxTaps or more; returns
+// whether it is.
+int box_fields(const std::vector<double>& w, int& lo, int& k, double& c) {
+  const auto box = detail::box_run(w);
+  if (!box || box->k < kSepBoxTaps) return 0;
+  lo = box->lo;
+  k = box->k;
+  c = box->c;
   return 1;
 }
 
@@ -691,8 +688,8 @@ SepPlan make_plan(const Problem& p) {
   // x and y 1.20, neither 1.16: the x form's scalar shared-memory reads cost more than its FMAs).
   if (p.dtype() == DType::f32 && !p.direct_sums()) {
     for (SepPass& s : plan.passes) {
-      if (s.rx > 0 && s.ry == 0) s.g.xbox = box_run(win->w[2], s.g.xlo, s.g.xk, s.g.xc);
-      if (s.ry > 0) s.g.ybox = box_run(win->w[s.wy], s.g.ylo, s.g.yk, s.g.yc);
+      if (s.rx > 0 && s.ry == 0) s.g.xbox = box_fields(win->w[2], s.g.xlo, s.g.xk, s.g.xc);
+      if (s.ry > 0) s.g.ybox = box_fields(win->w[s.wy], s.g.ylo, s.g.yk, s.g.yc);
     }
   }
   const std::size_t limit = current_device_limits().shared_per_block_optin;
