@@ -260,12 +260,19 @@ inline double spectrum_max(const Problem& p, const std::array<std::int64_t, 3>& 
   return best;
 }
 
-// The tolerance of every output of the `cpu_fft` strategy on p for the input `in`: its tiles
-// (cpu::fft_tiling), each tile's input window gathered as the strategy gathers it (the boundary
-// mode's map, cval), its norm and the spectrum's maximum in fft_tolerance().
+// The tiling of an FFT strategy on p: cpu_fft's or the CUDA fft's.
+inline detail::FftTiling fft_tiling_of(const std::string& strategy, const Problem& p) {
+  if (strategy == "cpu_fft") return cpu::fft_tiling(p);
+  if (strategy == "fft") return detail::cuda_fft_tiling(p);
+  throw std::logic_error("no tiling known for the FFT strategy " + strategy);
+}
+
+// The tolerance of every output of an FFT strategy on p for the input `in`: its tiles (t), each
+// tile's input window gathered as the strategy gathers it (the boundary mode's map, cval), its
+// norm and the spectrum's maximum in fft_tolerance().
 template <class T>
-std::vector<double> fft_tolerances(const Problem& p, const std::vector<T>& in) {
-  const cpu::FftTiling t = cpu::fft_tiling(p);
+std::vector<double> fft_tolerances(const Problem& p, const std::vector<T>& in,
+                                   const detail::FftTiling& t) {
   const Dims3 nd = p.dims3(), kd = p.filter_dims3(), ad = p.anchor3();
   const std::int64_t n[3] = {nd.z, nd.y, nd.x}, k[3] = {kd.z, kd.y, kd.x},
                      a[3] = {ad.z, ad.y, ad.x};
@@ -324,13 +331,8 @@ std::vector<double> tolerances(const std::string& strategy, const Problem& p,
                                const std::vector<T>& in) {
   const Strategy* s = find_strategy(strategy);
   const Summation form = s ? s->summation(p) : Summation::direct;
-  // FFT: the normwise bound over each tile (fft_tolerances), which only the tiling of cpu_fft
-  // is known for.
-  if (form == Summation::fft) {
-    if (strategy != "cpu_fft")
-      throw std::logic_error("no tiling known for the FFT strategy " + strategy);
-    return fft_tolerances(p, in);
-  }
+  // FFT: the normwise bound over each of the strategy's tiles (fft_tolerances).
+  if (form == Summation::fft) return fft_tolerances(p, in, fft_tiling_of(strategy, p));
   std::vector<double> tol(in.size());
   cpu::reference_f64(p, in.data(), tol.data(), /*absolute=*/true);
   // Separable passes: the sum of the factors' taps, and one rounding per intermediate array and

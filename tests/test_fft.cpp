@@ -1,13 +1,15 @@
-// The `cpu_fft` strategy (src/cpu/fft.cpp) beyond the generic sweep: sizes at its tile edges,
-// primes, 1-element axes, filters larger than the input, even and off-centre filters, every mode
-// and per-axis mixes with cval and origins at their limits, both ops, both dtypes, batches, badly
+// The FFT strategies, `cpu_fft` (src/cpu/fft.cpp, FFTW) and the CUDA `fft` (src/cuda/fft.cu,
+// cuFFT; skipped without a device), beyond the generic sweep: sizes at their tile edges, primes,
+// 1-element axes, filters larger than the input, even and off-centre filters, every mode and
+// per-axis mixes with cval and origins at their limits, both ops, both dtypes, batches, badly
 // scaled and non-finite data; each against the float64 reference within the FFT bound of
-// support.hpp (fft_tolerances, docs/ACCURACY.md "FFT"). And when `auto` takes it.
+// support.hpp (fft_tolerances, docs/ACCURACY.md "FFT"). And when `auto` takes them.
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "support.hpp"
 
@@ -15,6 +17,27 @@ namespace halo::test {
 namespace {
 
 const char* kFft = "cpu_fft";
+
+// The tuning of a strategy's runs here: the CUDA fft's tiles capped at 2^10 elements, so that
+// these small problems have several tiles along each axis, as cpu_fft's do by its own model
+// (its default tiles: the sweep and CudaFft below).
+FastTuning tuning_for(const std::string& strategy) {
+  FastTuning t;
+  if (strategy == "fft") t.fft_tile = 10;
+  return t;
+}
+
+// The tests every FFT strategy passes, run for each (GetParam(): its name).
+class Fft : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (GetParam() == "fft" && !cuda_available(&why)) GTEST_SKIP() << why;
+  }
+  FastTuning tune() const { return tuning_for(GetParam()); }
+};
+INSTANTIATE_TEST_SUITE_P(Strategies, Fft, ::testing::Values("cpu_fft", "fft"),
+                         [](const auto& info) { return info.param; });
 
 // The boundary treatments of a case: zero ghosts, every mode with the origin at one limit of the
 // last axis, constant with a cval, a per-axis mix with the origin at the other limits.
@@ -44,7 +67,7 @@ std::vector<Edges> edges_for(const std::vector<std::int64_t>& filter, int rank, 
 
 // Every case under every treatment of edges_for, a dense random filter, both ops (alternating
 // over the treatments), both dtypes.
-void run_cases(const std::vector<Case>& cases) {
+void run_cases(const std::string& strategy, const std::vector<Case>& cases) {
   int failed = 0;
   for (std::size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
@@ -53,8 +76,8 @@ void run_cases(const std::vector<Case>& cases) {
     for (const Edges& e : edges_for(c.filter, c.rank, ci)) {
       const Op op = (ci + ei++) % 2 ? Op::convolve : Op::correlate;
       for (const std::string& err :
-           {check_strategy<float>(kFft, c.rank, c.ext, c.batch, f, op, false, e),
-            check_strategy<double>(kFft, c.rank, c.ext, c.batch, f, op, false, e)}) {
+           {check_strategy<float>(strategy, c.rank, c.ext, c.batch, f, op, false, e),
+            check_strategy<double>(strategy, c.rank, c.ext, c.batch, f, op, false, e)}) {
         if (err.empty()) continue;
         ADD_FAILURE() << err;
         if (++failed >= 10) return;
@@ -63,11 +86,12 @@ void run_cases(const std::vector<Case>& cases) {
   }
 }
 
-// Extents at the edges of the tiles that fft_tiling chooses for them: along each axis in turn,
+// Extents at the edges of the tiles that the strategy's tiling chooses for them: along each axis
+// in turn,
 // among the extents base/2 .. 2 base whose own tiling has several tiles along that axis, one
 // whose last tile is full, the one whose last tile is the shortest, and the one whose last
 // tile is the longest short of full.
-std::vector<Extents> tile_edge_extents(int rank, const Extents& base,
+std::vector<Extents> tile_edge_extents(const std::string& strategy, int rank, const Extents& base,
                                        const std::vector<std::int64_t>& filter) {
   const Filter f = random_filter(filter);
   std::vector<Extents> out;
@@ -78,8 +102,9 @@ std::vector<Extents> tile_edge_extents(int rank, const Extents& base,
     for (std::int64_t n = base[a] / 2; n < 2 * base[a]; ++n) {
       Extents e = base;
       e[a] = n;
-      const std::int64_t tile =
-          cpu::fft_tiling(Problem(rank, e, 1, f, DType::f32)).tile[3 - rank + a];
+      Problem p(rank, e, 1, f, DType::f32);
+      p.set_tuning(tuning_for(strategy));
+      const std::int64_t tile = fft_tiling_of(strategy, p).tile[3 - rank + a];
       if (n <= tile) continue;
       const std::int64_t rem = n % tile;
       if (rem == 0) full = e;
@@ -94,25 +119,29 @@ std::vector<Extents> tile_edge_extents(int rank, const Extents& base,
   return out;
 }
 
-TEST(CpuFft, OneDimensionalAtTileEdgesPrimesAndTinySignals) {
+TEST_P(Fft, OneDimensionalAtTileEdgesPrimesAndTinySignals) {
   std::vector<Case> c;
   for (std::int64_t k : {1, 2, 9, 16, 33}) {
-    for (const Extents& e : tile_edge_extents(1, {3000, 1, 1}, {k})) c.push_back({1, e, {k}});
+    for (const Extents& e : tile_edge_extents(GetParam(), 1, {3000, 1, 1}, {k}))
+      c.push_back({1, e, {k}});
     for (std::int64_t n : {1, 2, 3, 7, 31, 127, 1009}) c.push_back({1, {n, 1, 1}, {k}});
   }
   c.push_back({1, {5, 1, 1}, {40}});  // filter larger than the signal
   c.push_back({1, {1, 1, 1}, {7}});
   c.push_back({1, {257, 1, 1}, {12}, 3});  // batch
-  run_cases(c);
+  run_cases(GetParam(), c);
 }
 
-TEST(CpuFft, TwoDimensionalAtTileEdgesPrimesAndOneElementAxes) {
+TEST_P(Fft, TwoDimensionalAtTileEdgesPrimesAndOneElementAxes) {
   std::vector<Case> c;
   for (const std::vector<std::int64_t>& k : {std::vector<std::int64_t>{7, 7}, {6, 9}, {2, 2}})
-    for (const Extents& e : tile_edge_extents(2, {150, 170, 1}, k)) c.push_back({2, e, k});
+    for (const Extents& e : tile_edge_extents(GetParam(), 2, {150, 170, 1}, k))
+      c.push_back({2, e, k});
   // One axis of filter extent 1: whole rows (or columns) of several tiles.
-  for (const Extents& e : tile_edge_extents(2, {3, 3000, 1}, {1, 5})) c.push_back({2, e, {1, 5}});
-  for (const Extents& e : tile_edge_extents(2, {3000, 3, 1}, {5, 1})) c.push_back({2, e, {5, 1}});
+  for (const Extents& e : tile_edge_extents(GetParam(), 2, {3, 3000, 1}, {1, 5}))
+    c.push_back({2, e, {1, 5}});
+  for (const Extents& e : tile_edge_extents(GetParam(), 2, {3000, 3, 1}, {5, 1}))
+    c.push_back({2, e, {5, 1}});
   for (auto [h, w] : std::vector<std::pair<std::int64_t, std::int64_t>>{
            {1, 1}, {1, 37}, {41, 1}, {2, 3}, {13, 17}, {53, 29}})
     for (const std::vector<std::int64_t>& k : {std::vector<std::int64_t>{3, 3}, {4, 5}, {11, 11}})
@@ -120,12 +149,12 @@ TEST(CpuFft, TwoDimensionalAtTileEdgesPrimesAndOneElementAxes) {
   c.push_back({2, {6, 9, 1}, {15, 20}});     // larger than the input on both axes
   c.push_back({2, {3, 40, 1}, {9, 4}});      // on one
   c.push_back({2, {31, 37, 1}, {8, 6}, 3});  // batch
-  run_cases(c);
+  run_cases(GetParam(), c);
 }
 
-TEST(CpuFft, ThreeDimensional) {
+TEST_P(Fft, ThreeDimensional) {
   std::vector<Case> c;
-  for (const Extents& e : tile_edge_extents(3, {20, 24, 30}, {3, 3, 3}))
+  for (const Extents& e : tile_edge_extents(GetParam(), 3, {20, 24, 30}, {3, 3, 3}))
     c.push_back({3, e, {3, 3, 3}});
   for (const Extents& e : {Extents{1, 1, 1}, Extents{1, 7, 9}, Extents{5, 1, 11}, Extents{7, 6, 1},
                            Extents{11, 13, 17}})
@@ -134,7 +163,7 @@ TEST(CpuFft, ThreeDimensional) {
       c.push_back({3, e, k});
   c.push_back({3, {4, 5, 6}, {9, 11, 7}});    // larger than the input on every axis
   c.push_back({3, {6, 7, 8}, {3, 2, 5}, 2});  // batch
-  run_cases(c);
+  run_cases(GetParam(), c);
 }
 
 // Badly scaled inputs, held to the bound: magnitudes 10^-6 .. 10^6 (log-uniform, random signs)
@@ -142,7 +171,7 @@ TEST(CpuFft, ThreeDimensional) {
 // bound is normwise over a tile, so the small outputs of a tile that also reads the large half
 // carry the large values' rounding: there the error exceeds the direct sum's tolerance (which a
 // test of direct sums would flag), and stays within the FFT's.
-TEST(CpuFft, BadlyScaledDataWithinTheBound) {
+TEST_P(Fft, BadlyScaledDataWithinTheBound) {
   std::uniform_real_distribution<double> e(-6, 6);
   std::bernoulli_distribution sign(0.5);
   const struct {
@@ -158,7 +187,8 @@ TEST(CpuFft, BadlyScaledDataWithinTheBound) {
         const Filter f = random_filter(c.filter);
         const auto run = [&](auto zero) {
           using T = decltype(zero);
-          const Problem p(c.rank, c.ext, 1, f, dtype_of<T>(), Op::correlate, e2);
+          Problem p(c.rank, c.ext, 1, f, dtype_of<T>(), Op::correlate, e2);
+          p.set_tuning(tune());
           const std::int64_t nx = p.dims3().x;
           std::vector<T> in(static_cast<std::size_t>(p.elements()));
           for (std::size_t i = 0; i < in.size(); ++i) {
@@ -169,11 +199,12 @@ TEST(CpuFft, BadlyScaledDataWithinTheBound) {
           std::vector<T> out(in.size());
           poison(out);
           Options opt;
-          opt.strategy = kFft;
+          opt.strategy = GetParam();
           opt.edges = e2;
+          opt.tuning = tune();
           apply(ConstArrayView(in.data(), p.dtype(), c.rank, c.ext), array_view(out, c.rank, c.ext),
                 f, opt);
-          EXPECT_EQ(compare(kFft, p, in, out), "");
+          EXPECT_EQ(compare(GetParam(), p, in, out), "");
           if (!halves || sizeof(T) != 4) return;
           std::vector<double> ref(in.size()), scale(in.size());
           cpu::reference_f64(p, in.data(), ref.data());
@@ -191,19 +222,21 @@ TEST(CpuFft, BadlyScaledDataWithinTheBound) {
 // NaN and infinities in the input, and a NaN cval: the tiles that read them are summed directly,
 // so the outputs are NaN (or infinite) exactly where the reference's are, and the others within
 // the bound (taken with the non-finite values read as 0: a direct sum's error is below it).
-TEST(CpuFft, NonFiniteInputsAndCvalGiveTheReferencesNaNs) {
+TEST_P(Fft, NonFiniteInputsAndCvalGiveTheReferencesNaNs) {
   for (const Edges& e :
        {Edges{}, Edges::all(Boundary::wrap), Edges::all(Boundary::constant, std::nan(""))}) {
     const Filter f = random_filter({9, 9});
-    const Problem p(2, {300, 280, 1}, 1, f, DType::f32, Op::correlate, e);
+    Problem p(2, {300, 280, 1}, 1, f, DType::f32, Op::correlate, e);
+    p.set_tuning(tune());
     std::vector<float> in = random_vector<float>(p.elements());
     in[1234] = std::numeric_limits<float>::quiet_NaN();
     in[40000] = std::numeric_limits<float>::infinity();
     std::vector<float> out(in.size());
     poison(out);
     Options opt;
-    opt.strategy = kFft;
+    opt.strategy = GetParam();
     opt.edges = e;
+    opt.tuning = tune();
     apply(ConstArrayView(in.data(), p.dtype(), 2, {300, 280, 1}), array_view(out, 2, {300, 280, 1}),
           f, opt);
     std::vector<double> ref(in.size());
@@ -213,8 +246,9 @@ TEST(CpuFft, NonFiniteInputsAndCvalGiveTheReferencesNaNs) {
       if (!std::isfinite(x)) x = 0;
     Edges ez = e;
     if (std::isnan(ez.cval)) ez.cval = 0;
-    const Problem q(2, {300, 280, 1}, 1, f, DType::f32, Op::correlate, ez);
-    const std::vector<double> tol = tolerances(kFft, q, finite);
+    Problem q(2, {300, 280, 1}, 1, f, DType::f32, Op::correlate, ez);
+    q.set_tuning(tune());
+    const std::vector<double> tol = tolerances(GetParam(), q, finite);
     std::size_t nan = 0, bad = 0;
     for (std::size_t i = 0; i < in.size(); ++i) {
       if (std::isnan(ref[i])) {
@@ -249,7 +283,7 @@ TEST(CpuFft, ResultsDoNotDependOnTheThreadCount) {
 
 // The bound must still catch a wrong answer: the reference of the filter shifted by one tap is
 // outside it almost everywhere.
-TEST(CpuFft, ToleranceCatchesAShiftedFilter) {
+TEST_P(Fft, ToleranceCatchesAShiftedFilter) {
   for (const std::vector<std::int64_t>& k : {std::vector<std::int64_t>{31, 31}, {7, 7}}) {
     const Filter f = random_filter(k);
     const Problem p(2, {200, 190, 1}, 1, f, DType::f32);
@@ -260,15 +294,15 @@ TEST(CpuFft, ToleranceCatchesAShiftedFilter) {
     std::vector<double> ref(in.size()), wrong(in.size());
     cpu::reference_f64(p, in.data(), ref.data());
     cpu::reference_f64(q, in.data(), wrong.data());
-    const std::vector<double> tol = tolerances(kFft, p, in);
+    const std::vector<double> tol = tolerances(GetParam(), p, in);
     std::size_t caught = 0;
     for (std::size_t i = 0; i < in.size(); ++i) caught += !(std::fabs(wrong[i] - ref[i]) <= tol[i]);
     EXPECT_GT(caught, in.size() * 9 / 10) << p.describe();
   }
 }
 
-TEST(CpuFft, RefusesWhereDirectSumsAreRequired) {
-  const Strategy* s = find_strategy(kFft);
+TEST_P(Fft, RefusesWhereDirectSumsAreRequired) {
+  const Strategy* s = find_strategy(GetParam());
   ASSERT_NE(s, nullptr);
   Problem p(2, {100, 100, 1}, 1, random_filter({31, 31}), DType::f32);
   EXPECT_TRUE(s->can_implement(p));
@@ -279,20 +313,21 @@ TEST(CpuFft, RefusesWhereDirectSumsAreRequired) {
   EXPECT_NE(st.reason.find("direct sums required"), std::string::npos) << st.reason;
   std::vector<float> in = random_vector<float>(100 * 100), out(in.size());
   Options opt;
-  opt.strategy = kFft;
+  opt.strategy = GetParam();
   opt.direct_sums = true;
   EXPECT_NE(error_of([&] {
               apply(ConstArrayView(in.data(), DType::f32, 2, {100, 100, 1}),
                     array_view(out, 2, {100, 100, 1}), random_filter({31, 31}), opt);
             }).find("direct sums required"),
             std::string::npos);
-  // `auto` with direct sums never takes it.
+  // `auto` with direct sums never takes it: the direct sum of its backend instead.
+  const bool gpu = GetParam() == "fft";
   opt.strategy.clear();
-  opt.backend = Backend::cpu;
-  const Problem big(2, {1024, 1024, 1}, 1, random_filter({31, 31}), DType::f32);
-  Problem big_direct = big;
-  big_direct.require_direct_sums();
-  EXPECT_EQ(choose(big_direct, opt).strategy, "cpu");
+  opt.backend = gpu ? Backend::cuda : Backend::cpu;
+  Problem big(2, {gpu ? 8192 : 1024, gpu ? 8192 : 1024, 1}, 1, random_filter({31, 31}), DType::f32);
+  EXPECT_EQ(choose(big, opt).strategy, GetParam());
+  big.require_direct_sums();
+  EXPECT_EQ(choose(big, opt).strategy, gpu ? "fast" : "cpu");
 }
 
 // `auto` on the CPU: the transforms for a large dense filter; the direct sum for a small one and
@@ -345,6 +380,92 @@ TEST(CpuFft, PlanAndWorkspaceNameTheTiles) {
     EXPECT_GE(t.fft[a], t.tile[a] + 31 - 1);
     EXPECT_GE(t.tile[a], 31);
   }
+}
+
+// The CUDA strategy's tiling and batches (pure host functions; no device needed): transforms
+// long enough for their tiles, tiles within the cap unless the filter needs more, the cap and
+// the batch as FastTuning sets them.
+TEST(CudaFftTiling, TilesFitTheirTransformsAndTheCap) {
+  const auto tiling = [](int rank, Extents e, std::vector<std::int64_t> k, const char* tune = "") {
+    Problem p(rank, e, 1, random_filter(k), DType::f32);
+    if (*tune) p.set_tuning(detail::parse_fast_tuning(tune, "test"));
+    return std::make_pair(p, detail::cuda_fft_tiling(p));
+  };
+  for (const auto& [p, t] :
+       {tiling(2, {16384, 16384, 1}, {31, 31}), tiling(2, {1000, 3000, 1}, {9, 40}),
+        tiling(1, {1 << 28, 1, 1}, {1001}), tiling(3, {512, 512, 512}, {9, 9, 9}),
+        tiling(2, {50, 60, 1}, {3, 3})}) {
+    const Dims3 n = p.dims3(), k = p.filter_dims3();
+    const std::int64_t nn[3] = {n.z, n.y, n.x}, kk[3] = {k.z, k.y, k.x};
+    std::int64_t tiles = 1;
+    for (int a = 0; a < 3; ++a) {
+      EXPECT_LE(t.tile[a], nn[a]) << p.describe();
+      EXPECT_GE(t.fft[a], kk[a] == 1 && a < 2 ? 1 : t.tile[a] + kk[a] - 1) << p.describe();
+      tiles *= (nn[a] + t.tile[a] - 1) / t.tile[a];
+    }
+    EXPECT_EQ(t.tiles, tiles);
+    EXPECT_LE(t.elements(), std::int64_t(1) << 18) << p.describe();
+    EXPECT_GT(t.direct_ns, 0);
+    const std::int64_t b = detail::cuda_fft_batch(p, t);
+    EXPECT_GE(b, 1);
+    EXPECT_LE(b, t.tiles);
+    const double tile_bytes = double(t.fft[0] * t.fft[1] * 2 * (t.fft[2] / 2 + 1)) * 4;
+    EXPECT_TRUE(b == 1 || double(b) * tile_bytes <= 128.0 * 1048576) << b << " tiles per batch";
+  }
+  // The 2-D benchmark filter: tiles of about 480 outputs, the direct sum modelled slower.
+  const auto [p, t] = tiling(2, {16384, 16384, 1}, {31, 31});
+  EXPECT_GE(t.tile[2], 400);
+  EXPECT_LT(t.fft_ns, t.direct_ns);
+  // A 3x3 filter: the direct sum modelled faster.
+  EXPECT_GT(tiling(2, {16384, 16384, 1}, {3, 3}).second.fft_ns,
+            tiling(2, {16384, 16384, 1}, {3, 3}).second.direct_ns);
+  // The tuning: a smaller cap gives smaller tiles; a batch of 1 MiB fewer tiles per batch.
+  const auto small = tiling(2, {16384, 16384, 1}, {31, 31}, "fft_tile=14").second;
+  EXPECT_LE(small.elements(), 1 << 14);
+  const auto [q, u] = tiling(2, {16384, 16384, 1}, {31, 31}, "fft_batch=1");
+  EXPECT_LT(detail::cuda_fft_batch(q, u), detail::cuda_fft_batch(p, t));
+  // A filter longer than the cap allows still gets a tiling (the cap rises to fit it).
+  EXPECT_GE(tiling(1, {100000, 1, 1}, {70001}, "fft_tile=10").second.fft[2], 70001);
+}
+
+// Several batches with a short last one (the tuning's smallest batch), and batches of items, on
+// the device.
+TEST(CudaFft, ManyBatchesAndAShortLastOne) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  FastTuning tune;
+  tune.fft_batch = 1;
+  tune.fft_tile = 12;
+  for (const auto& [rank, ext, k, batch] :
+       std::vector<std::tuple<int, Extents, std::vector<std::int64_t>, std::int64_t>>{
+           {2, {700, 650, 1}, {21, 17}, 1},
+           {1, {300001, 1, 1}, {257}, 3},
+           {3, {40, 50, 60}, {7, 5, 9}, 2}}) {
+    const Filter f = random_filter(k);
+    for (const Edges& e : {Edges{}, Edges::all(Boundary::reflect)}) {
+      EXPECT_EQ(check_strategy<float>("fft", rank, ext, batch, f, Op::correlate, false, e, tune),
+                "");
+      EXPECT_EQ(check_strategy<double>("fft", rank, ext, batch, f, Op::convolve, false, e, tune),
+                "");
+    }
+  }
+}
+
+// `auto` on the GPU: the transforms for a large dense filter; `fast` for a small one; the 1-D
+// passes for a rank-1 filter; and the FFT, not a seed kernel, beyond `fast`'s radii.
+TEST(CudaFft, AutoTakesItForLargeDenseFilters) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  Options opt;
+  opt.backend = Backend::cuda;
+  const auto pick = [&](int rank, Extents ext, const Filter& f, DType t = DType::f32) {
+    return choose(Problem(rank, ext, 1, f, t), opt).strategy;
+  };
+  EXPECT_EQ(pick(2, {16384, 16384, 1}, random_filter({31, 31})), "fft");
+  EXPECT_EQ(pick(2, {16384, 16384, 1}, random_filter({5, 5})), "fast");
+  EXPECT_EQ(pick(2, {16384, 16384, 1}, random_outer_product({31, 31})), "separable");
+  EXPECT_EQ(pick(2, {4096, 4096, 1}, random_filter({151, 151})), "fft");
+  EXPECT_EQ(pick(1, {1 << 24, 1, 1}, random_filter({4001})), "fft");
 }
 
 }  // namespace

@@ -225,6 +225,9 @@ struct FastTuning {
   std::optional<bool> winograd;    // 2-D f32 Winograd columns (TMA ring, r = 3..7) off or on
   std::optional<int> l2_promotion; // 0, 64, 128 or 256: bytes the L2 fetches per tensor-map read
   std::optional<int> edge_cost;    // 0..100: 3-D equal runs with modes, % more per edge tile-plane
+  std::optional<int> fft_tile;     // 8..26: the CUDA `fft` strategy's tiles, at most 2^fft_tile
+                                   // elements unless the filter needs more
+  std::optional<int> fft_batch;    // 1..65536: MiB of tiles per batch of cuFFT transforms
 
   bool empty() const;  // no field set: the defaults everywhere
 };

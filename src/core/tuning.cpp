@@ -44,6 +44,8 @@ const std::vector<Field>& fields() {
       {"winograd", nullptr, &FastTuning::winograd, false, 0, 0, {}},
       {"l2_promotion", &FastTuning::l2_promotion, nullptr, false, 0, 0, {0, 64, 128, 256}},
       {"edge_cost", &FastTuning::edge_cost, nullptr, false, 0, 100, {}},
+      {"fft_tile", &FastTuning::fft_tile, nullptr, false, 8, 26, {}},
+      {"fft_batch", &FastTuning::fft_batch, nullptr, false, 1, 65536, {}},
   };
   return f;
 }

@@ -172,93 +172,14 @@ double tile_ns(const CostModel& m, double n) {
   return n * (m.a * std::log2(std::max(2.0, n)) + m.b) + m.c;
 }
 
-// The transform lengths, ascending: 1, the powers of 2, and from 128 up 2^a m with m in
-// {3, 5, 9, 15, 25}, up to 2^30. Under FFTW_ESTIMATE the other 5-smooth lengths (27, 45, 81 ...
-// times a power of 2), and below 128 all but the powers of 2, measured up to twice as slow per
-// element (docs/TUNING.md, cpu_fft).
-const std::vector<int64_t>& lengths() {
-  static const std::vector<int64_t> v = [] {
-    std::vector<int64_t> out{1};
-    for (int64_t m : {1, 3, 5, 9, 15, 25})
-      for (int64_t len = 2 * m; len <= (int64_t(1) << 30); len *= 2)
-        if (m == 1 || len >= 128) out.push_back(len);
-    std::sort(out.begin(), out.end());
-    return out;
-  }();
-  return v;
-}
-// The smallest length >= n (n <= 2^30).
-int64_t length_at_least(int64_t n) {
-  const auto& v = lengths();
-  const auto it = std::lower_bound(v.begin(), v.end(), n);
-  if (it == v.end()) throw Error("cpu_fft: a transform of " + std::to_string(n) + " is too long");
-  return *it;
-}
-
-// The candidates of one axis: (transform length, outputs per tile, tiles along the axis).
-struct AxisChoice {
-  int64_t fft, tile, tiles;
-};
-std::vector<AxisChoice> axis_choices(int64_t n, int64_t k, bool transformed) {
-  if (!transformed) return {{1, 1, n}};
-  std::vector<AxisChoice> c;
-  const int64_t need = n + k - 1;  // one tile covers the axis from here on
-  const int64_t top = lengths().back();
-  if (k > top)
-    throw Error("cpu_fft: a filter of " + std::to_string(k) +
-                " taps along an axis needs a transform beyond 2^30");
-  const int64_t last = need > top ? top : length_at_least(need);
-  for (int64_t len : lengths()) {
-    if (len < k) continue;
-    if (len > last) break;
-    const int64_t t = std::min(len - k + 1, n);
-    c.push_back({len, t, (n + t - 1) / t});
-  }
-  return c;
-}
-
 }  // namespace
 
 FftTiling fft_tiling(const Problem& p) {
-  const Dims3 nd = p.dims3(), kd = p.filter_dims3();
-  const int64_t n[3] = {nd.z, nd.y, nd.x}, k[3] = {kd.z, kd.y, kd.x};
   const CostModel m = p.dtype() == DType::f64 ? kCost<double> : kCost<float>;
-  std::vector<AxisChoice> c[3];
-  // The tile cap, raised where even the shortest tiles (about K outputs per axis, or the whole
-  // axis) do not fit in it.
-  double least = 1;
-  for (int a = 0; a < 3; ++a) {
-    c[a] = axis_choices(n[a], k[a], k[a] > 1 || a == 2);
-    least *= double(length_at_least(std::min(2 * k[a] - 1, n[a] + k[a] - 1)));
-  }
-  const double cap = std::max(double(kTileCap), least);
-  if (cap > double(INT_MAX) / 2)
-    throw Error("cpu_fft: the filter (" + detail::join_extents(p.filter_extents(), p.rank()) +
-                " taps after folding) needs transforms beyond FFTW's int extents");
-  FftTiling best;
-  double best_cost = -1;
-  for (const AxisChoice& z : c[0])
-    for (const AxisChoice& y : c[1]) {
-      if (double(z.fft) * double(y.fft) > cap) break;
-      for (const AxisChoice& x : c[2]) {
-        const double len = double(z.fft) * double(y.fft) * double(x.fft);
-        if (len > cap) break;
-        const double tiles =
-            double(p.batch()) * double(z.tiles) * double(y.tiles) * double(x.tiles);
-        const double split = std::ceil(tiles / kNominalThreads) * kNominalThreads;
-        const double cost = tile_ns(m, len) * split;
-        if (best_cost < 0 || cost < best_cost) {
-          best_cost = cost;
-          best.tile = {z.tile, y.tile, x.tile};
-          best.fft = {z.fft, y.fft, x.fft};
-          best.tiles = z.tiles * y.tiles * x.tiles;
-          best.fft_ns = tile_ns(m, len) * tiles;
-        }
-      }
-    }
+  FftTiling best = detail::fft_tiling(
+      p, detail::FftCost{m.a, m.b, m.c, double(kTileCap), kNominalThreads, "cpu_fft"});
   // Set-up: the spectrum (one transform in float64) and the plans.
-  const double len = double(best.fft[0]) * double(best.fft[1]) * double(best.fft[2]);
-  best.fft_ns += 2 * tile_ns(kCost<double>, len) + 5e4;
+  best.fft_ns += 2 * tile_ns(kCost<double>, double(best.elements())) + 5e4;
   const int r = p.rank() - 1;
   best.direct_ns = double(p.elements()) * (double(p.taps()) * m.tap[r] + m.output[r]);
   return best;
@@ -399,33 +320,12 @@ int team_size(const Problem& p, const FftTiling& t) {
   return static_cast<int>(std::min<int64_t>(omp_get_max_threads(), tiles));
 }
 
-// The spectrum of the correlation weights zero-padded to the tile, conjugated and scaled by
-// 1/len, computed in float64 and rounded once to T (interleaved re, im).
+// filter_spectrum() rounded once to T, in an fftw_malloc'd array (interleaved re, im).
 template <class T>
-FftwArray<T, T> make_spectrum(const Problem& p, const FftTiling& t, int64_t len, int64_t clen) {
-  const std::vector<int> dims = fftw_dims(t);
-  auto wr = alloc_real<double>(len, "the filter's spectrum");
-  auto wc = alloc_complex<double>(clen, "the filter's spectrum");
-  Plan<double> plan;
-  {
-    std::lock_guard<std::mutex> lock(planner_lock());
-    plan.p = Fftw<double>::r2c(int(dims.size()), dims.data(), wr.p, wc.p);
-  }
-  if (!plan.p) throw Error("cpu_fft: FFTW made no plan for the filter's spectrum");
-  const Dims3 kd = p.filter_dims3();
-  const std::vector<double>& w = p.correlation_weights();
-  std::fill(wr.p, wr.p + len, 0.0);
-  for (int64_t z = 0; z < kd.z; ++z)
-    for (int64_t y = 0; y < kd.y; ++y)
-      std::copy(w.begin() + (z * kd.y + y) * kd.x, w.begin() + (z * kd.y + y + 1) * kd.x,
-                wr.p + (z * t.fft[1] + y) * t.fft[2]);
-  fftw_execute(plan.p);
-  auto s = alloc_real<T>(2 * clen, "the filter's spectrum");
-  const double scale = 1.0 / double(len);
-  for (int64_t i = 0; i < clen; ++i) {
-    s.p[2 * i] = static_cast<T>(wc.p[i][0] * scale);
-    s.p[2 * i + 1] = static_cast<T>(-wc.p[i][1] * scale);
-  }
+FftwArray<T, T> make_spectrum(const Problem& p, const FftTiling& t) {
+  const std::vector<double> w = filter_spectrum(p, t);
+  auto s = alloc_real<T>(int64_t(w.size()), "the filter's spectrum");
+  std::copy(w.begin(), w.end(), s.p);
   return s;
 }
 
@@ -448,7 +348,7 @@ void run_typed(const Problem& p, const void* in, void* out) {
   for (int i = 0; i < 3; ++i) j.count[i] = (j.n[i] + j.t.tile[i] - 1) / j.t.tile[i];
   j.len = j.t.fft[0] * j.t.fft[1] * j.t.fft[2];
   j.clen = j.t.fft[0] * j.t.fft[1] * (j.t.fft[2] / 2 + 1);
-  const FftwArray<T, T> spectrum = make_spectrum<T>(p, j.t, j.len, j.clen);
+  const FftwArray<T, T> spectrum = make_spectrum<T>(p, j.t);
   j.spectrum = spectrum.p;
 
   const int threads = team_size(p, j.t);
@@ -557,6 +457,34 @@ class FftStrategy final : public Strategy {
 };
 
 }  // namespace
+
+std::vector<double> filter_spectrum(const Problem& p, const FftTiling& t) {
+  const int64_t len = t.elements(), clen = t.complex_elements();
+  const std::vector<int> dims = fftw_dims(t);
+  auto wr = alloc_real<double>(len, "the filter's spectrum");
+  auto wc = alloc_complex<double>(clen, "the filter's spectrum");
+  Plan<double> plan;
+  {
+    std::lock_guard<std::mutex> lock(planner_lock());
+    plan.p = Fftw<double>::r2c(int(dims.size()), dims.data(), wr.p, wc.p);
+  }
+  if (!plan.p) throw Error("fft: FFTW made no plan for the filter's spectrum");
+  const Dims3 kd = p.filter_dims3();
+  const std::vector<double>& w = p.correlation_weights();
+  std::fill(wr.p, wr.p + len, 0.0);
+  for (int64_t z = 0; z < kd.z; ++z)
+    for (int64_t y = 0; y < kd.y; ++y)
+      std::copy(w.begin() + (z * kd.y + y) * kd.x, w.begin() + (z * kd.y + y + 1) * kd.x,
+                wr.p + (z * t.fft[1] + y) * t.fft[2]);
+  fftw_execute(plan.p);
+  std::vector<double> s(static_cast<std::size_t>(2 * clen));
+  const double scale = 1.0 / double(len);
+  for (int64_t i = 0; i < clen; ++i) {
+    s[2 * i] = wc.p[i][0] * scale;
+    s[2 * i + 1] = -wc.p[i][1] * scale;
+  }
+  return s;
+}
 
 std::unique_ptr<Strategy> make_fft_strategy() { return std::make_unique<FftStrategy>(); }
 

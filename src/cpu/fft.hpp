@@ -1,30 +1,26 @@
 // The `cpu_fft` strategy's tiling, for its own use and for the tests' error bound (the tolerance
-// of Summation::fft needs the input window each tile transforms).
+// of Summation::fft needs the input window each tile transforms), and the filter's spectrum.
 #pragma once
 
-#include <array>
-#include <cstdint>
+#include <vector>
 
+#include "core/fft_tiling.hpp"
 #include "halo/halo.hpp"
 
 namespace halo::cpu {
 
-// How cpu_fft cuts a problem into overlap-save tiles, per canonical axis (z, y, x; Problem::dims3):
-// a tile computes up to tile[a] outputs along axis a from an input window of tile[a] + k[a] - 1
-// elements (k: Problem::filter_dims3), zero-padded to the transform length fft[a]. The tile
-// starting at output o reads the window at o - anchor (anchor: Problem::anchor3), t = min(tile,
-// n - o) outputs long, so t + k - 1 elements; the rest of fft[a] is zeros. Axes whose filter
-// extent is 1 (other than x) are not transformed: tile = fft = 1.
-struct FftTiling {
-  std::array<std::int64_t, 3> tile{1, 1, 1};
-  std::array<std::int64_t, 3> fft{1, 1, 1};
-  std::int64_t tiles = 1;  // per item of the batch
-  // The model's time of a run on one core and of the direct `cpu` strategy's, in ns (priority).
-  double fft_ns = 0, direct_ns = 0;
-};
+// How cpu_fft cuts a problem into overlap-save tiles (core/fft_tiling.hpp), with the model's time
+// of a run on one core (fft_ns, set-up included) and of the direct `cpu` strategy's (direct_ns).
+using FftTiling = detail::FftTiling;
 
 // The tiling of p (independent of the thread count, so that results are too). Throws halo::Error
 // when a transform would exceed FFTW's int extents.
 FftTiling fft_tiling(const Problem& p);
+
+// The spectrum of p's correlation weights zero-padded to a tile of transform extents t.fft,
+// conjugated (so that the cyclic product is a correlation) and scaled by 1 / (the tile's
+// elements): t.complex_elements() values, interleaved re, im, of the real-to-complex transform
+// (x halved), computed in float64 with FFTW.
+std::vector<double> filter_spectrum(const Problem& p, const FftTiling& t);
 
 }  // namespace halo::cpu

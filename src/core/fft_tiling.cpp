@@ -1,0 +1,148 @@
+// The overlap-save tiling of the FFT strategies: a search over transform lengths per axis under
+// a backend's cost model (fft_tiling.hpp).
+#include "core/fft_tiling.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/detail.hpp"
+
+namespace halo::detail {
+namespace {
+
+using std::int64_t;
+
+// The transform lengths, ascending: 1, the powers of 2, and from 128 up 2^a m with m in
+// {3, 5, 9, 15, 25}, up to 2^30. Under FFTW_ESTIMATE the other 5-smooth lengths (27, 45, 81 ...
+// times a power of 2), and below 128 all but the powers of 2, measured up to twice as slow per
+// element (docs/TUNING.md, cpu_fft); cuFFT runs all of these with its radix-2, 3 and 5 kernels.
+const std::vector<int64_t>& lengths() {
+  static const std::vector<int64_t> v = [] {
+    std::vector<int64_t> out{1};
+    for (int64_t m : {1, 3, 5, 9, 15, 25})
+      for (int64_t len = 2 * m; len <= (int64_t(1) << 30); len *= 2)
+        if (m == 1 || len >= 128) out.push_back(len);
+    std::sort(out.begin(), out.end());
+    return out;
+  }();
+  return v;
+}
+
+double tile_ns(const FftCost& m, double n) {
+  return n * (m.a * std::log2(std::max(2.0, n)) + m.b) + m.c;
+}
+
+// The candidates of one axis: (transform length, outputs per tile, tiles along the axis).
+struct AxisChoice {
+  int64_t fft, tile, tiles;
+};
+std::vector<AxisChoice> axis_choices(int64_t n, int64_t k, bool transformed, const char* who) {
+  if (!transformed) return {{1, 1, n}};
+  std::vector<AxisChoice> c;
+  const int64_t need = n + k - 1;  // one tile covers the axis from here on
+  const int64_t top = lengths().back();
+  if (k > top)
+    throw Error(std::string(who) + ": a filter of " + std::to_string(k) +
+                " taps along an axis needs a transform beyond 2^30");
+  const int64_t last = need > top ? top : fft_length_at_least(need);
+  for (int64_t len : lengths()) {
+    if (len < k) continue;
+    if (len > last) break;
+    const int64_t t = std::min(len - k + 1, n);
+    c.push_back({len, t, (n + t - 1) / t});
+  }
+  return c;
+}
+
+}  // namespace
+
+int64_t fft_length_at_least(int64_t n) {
+  const auto& v = lengths();
+  const auto it = std::lower_bound(v.begin(), v.end(), n);
+  if (it == v.end()) throw Error("fft: a transform of " + std::to_string(n) + " is too long");
+  return *it;
+}
+
+FftTiling fft_tiling(const Problem& p, const FftCost& m) {
+  const Dims3 nd = p.dims3(), kd = p.filter_dims3();
+  const int64_t n[3] = {nd.z, nd.y, nd.x}, k[3] = {kd.z, kd.y, kd.x};
+  std::vector<AxisChoice> c[3];
+  // The tile cap, raised where even the shortest tiles (about K outputs per axis, or the whole
+  // axis) do not fit in it.
+  double least = 1;
+  for (int a = 0; a < 3; ++a) {
+    c[a] = axis_choices(n[a], k[a], k[a] > 1 || a == 2, m.who);
+    least *= double(fft_length_at_least(std::min(2 * k[a] - 1, n[a] + k[a] - 1)));
+  }
+  const double cap = std::max(m.cap, least);
+  if (cap > double(INT_MAX) / 2)
+    throw Error(std::string(m.who) + ": the filter (" + join_extents(p.filter_extents(), p.rank()) +
+                " taps after folding) needs transforms beyond the libraries' int extents");
+  FftTiling best;
+  double best_cost = -1;
+  for (const AxisChoice& z : c[0])
+    for (const AxisChoice& y : c[1]) {
+      if (double(z.fft) * double(y.fft) > cap) break;
+      for (const AxisChoice& x : c[2]) {
+        const double len = double(z.fft) * double(y.fft) * double(x.fft);
+        if (len > cap) break;
+        const double tiles =
+            double(p.batch()) * double(z.tiles) * double(y.tiles) * double(x.tiles);
+        const double split = std::ceil(tiles / double(m.split)) * double(m.split);
+        const double cost = tile_ns(m, len) * split;
+        if (best_cost < 0 || cost < best_cost) {
+          best_cost = cost;
+          best.tile = {z.tile, y.tile, x.tile};
+          best.fft = {z.fft, y.fft, x.fft};
+          best.tiles = z.tiles * y.tiles * x.tiles;
+          best.fft_ns = tile_ns(m, len) * tiles;
+        }
+      }
+    }
+  return best;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The CUDA strategy's model (H100, docs/TUNING.md, FFT on the GPU).
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+// A tile element costs its gather, the transforms' passes over the tile buffer, the product and
+// the write: 26 ps per element of 512 x 512 transforms in float32 on the H100 (7.9 ms for the
+// 1156 tiles of a 31 x 31 filter on 16384^2), taken as 8 ps plus 1 ps per stage (log2 L).
+// Per tile: nothing (the transforms run batched). float64: twice the bytes.
+constexpr FftCost kCudaCost32 = {0.001, 0.008, 0.0, 0, 1, "fft"};
+constexpr FftCost kCudaCost64 = {0.002, 0.016, 0.0, 0, 1, "fft"};
+// The direct sum (`fast`) at its measured FMA rates: 48 TFLOP/s in float32 (a 31x31 filter on
+// 16384^2 in 10.65 ms), 24 in float64.
+constexpr double kDirectFlops32 = 48e3, kDirectFlops64 = 24e3;  // FLOP per ns
+// Batches of transforms, launches and the filter's spectrum: about 100 us before the first tile.
+constexpr double kSetupNs = 1e5;
+
+}  // namespace
+
+FftTiling cuda_fft_tiling(const Problem& p) {
+  const bool f64 = p.dtype() == DType::f64;
+  FftCost m = f64 ? kCudaCost64 : kCudaCost32;
+  const FastTuning& t = p.tuning();
+  m.cap = double(int64_t(1) << (t.fft_tile ? *t.fft_tile : p.rank() == 1 ? 16 : 18));
+  FftTiling best = fft_tiling(p, m);
+  best.fft_ns += kSetupNs;
+  best.direct_ns =
+      2.0 * double(p.elements()) * double(p.taps()) / (f64 ? kDirectFlops64 : kDirectFlops32);
+  return best;
+}
+
+int64_t cuda_fft_batch(const Problem& p, const FftTiling& t) {
+  const FastTuning& tune = p.tuning();
+  const double bytes = double(tune.fft_batch ? *tune.fft_batch : 128) * 1048576.0;
+  const double per_tile =
+      double(t.fft[0] * t.fft[1] * 2 * (t.fft[2] / 2 + 1)) * double(dtype_size(p.dtype()));
+  const int64_t total = t.tiles * p.batch();
+  return std::clamp<int64_t>(int64_t(bytes / per_tile), 1, total);
+}
+
+}  // namespace halo::detail
