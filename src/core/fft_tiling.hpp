@@ -39,6 +39,7 @@ struct FftCost {
   double cap = 0;
   std::int64_t split = 1;
   const char* who = "fft";
+  bool pow2 = false;  // transform lengths of powers of 2 only
 };
 
 // The tiling of p that minimises the cost (independent of the machine's thread count, so that
