@@ -1060,10 +1060,16 @@ class SeparableStrategy final : public Strategy {
 };
 
 // What a term costs beside its taps, in taps (its ring, the partial sums' row), and the model
-// of a pass's time on one core for the priority against cpu_fft: ns per output and per tap of
-// the passes (docs/TUNING.md, "Sums of separable terms").
+// of a run's time on one core, for the priority against cpu_fft's model: ns per output and per
+// modelled tap, fit to LoG 9x9 .. 33x33 on 2048^2 float32 on the development VM and scaled to
+// cpu_fft's (quiet-machine) figures; float64 taken as twice float32, as the other CPU models
+// measured it (docs/TUNING.md, "Sums of separable terms").
 constexpr double kTermTaps = 1;
-constexpr double kLowRankOutputNs[2] = {2.0, 4.0}, kLowRankTapNs[2] = {0.05, 0.1};  // f32, f64
+// The z stage of a sum (z's pass of the input added to the output: two arrays read, one
+// written, after the x-y stage), in taps: the 7-point Laplacian on 160^3 ran 43-60 ms against
+// 30-44 for `cpu`'s 27 dense taps, so its 3 terms' 9 taps must model above 27.
+constexpr double kZAddStageTaps = 20;
+constexpr double kLowRankOutputNs[2] = {1.6, 3.2}, kLowRankTapNs[2] = {0.056, 0.112};  // f32, f64
 
 class LowRankStrategy final : public Strategy {
  public:
@@ -1085,7 +1091,7 @@ class LowRankStrategy final : public Strategy {
   // The passes' taps and per-term and per-stage costs, in taps.
   static double cost(const LowRankSplit& s) {
     return double(s.taps) + kTermTaps * double(s.count()) + kXyStageTaps +
-           (s.z.empty() ? 0 : kZStageTaps);
+           (s.z.empty() ? 0 : kZAddStageTaps);
   }
   // Above `cpu` (10) where the cost beats the dense taps, and above `cpu_fft` (20) where the
   // model's time also beats the transforms'.
