@@ -884,7 +884,25 @@ LowRankSplit split_terms(const Problem& p) {
     s.why_not = "the filter has fewer than two axes longer than 1 (one pass: cpu or cpu_separable)";
     return s;
   }
-  s.terms = detail::low_rank_terms(p);
+  // The analysis (an SVD of up to kMaxSvdTaps weights) of the last problem this thread asked
+  // about, kept: choose() asks every strategy's can_implement and priority, and apply() then
+  // the workspace and the run, all of the same weights.
+  struct Memo {
+    std::vector<double> w;
+    std::int64_t k[3] = {0, 0, 0}, a[3] = {0, 0, 0};
+    std::optional<detail::LowRankTerms> terms;
+  };
+  thread_local Memo memo;
+  const Dims3 anc = p.anchor3();
+  const std::int64_t kk[3] = {k.z, k.y, k.x}, aa[3] = {anc.z, anc.y, anc.x};
+  if (!(memo.w == p.correlation_weights() && std::equal(kk, kk + 3, memo.k) &&
+        std::equal(aa, aa + 3, memo.a))) {
+    memo.terms = detail::low_rank_terms(p);
+    memo.w = p.correlation_weights();
+    std::copy(kk, kk + 3, memo.k);
+    std::copy(aa, aa + 3, memo.a);
+  }
+  s.terms = memo.terms;
   if (!s.terms) {
     s.why_not = long_axes == 3
                     ? "a filter of three long axes runs as a sum of terms only where its "
