@@ -323,6 +323,83 @@ std::vector<double> fft_tolerances(const Problem& p, const std::vector<T>& in,
   return tol;
 }
 
+// For every output of p, sum over the taps j of the folded filter of K[j] |x| at the input the
+// tap reads (through the boundary modes; |cval| for a ghost cell): Σ|w||x| for weights K >= 0
+// in the frame of p's correlation weights (filter_dims3, anchor3).
+template <class T>
+std::vector<double> abs_correlate(const Problem& p, const std::vector<T>& in,
+                                  const std::vector<double>& K) {
+  const Dims3 nd = p.dims3(), kd = p.filter_dims3(), ad = p.anchor3();
+  const std::int64_t n[3] = {nd.z, nd.y, nd.x}, k[3] = {kd.z, kd.y, kd.x},
+                     a[3] = {ad.z, ad.y, ad.x};
+  const int r = p.rank();
+  const Boundary mode[3] = {r == 3 ? p.mode(0) : Boundary::constant,
+                            r >= 2 ? p.mode(r - 2) : Boundary::constant, p.mode(r - 1)};
+  const double cval = std::fabs(double(static_cast<T>(p.cval())));
+  std::vector<double> out(in.size(), 0.0);
+  std::vector<std::int64_t> mz(static_cast<std::size_t>(k[0])), my(static_cast<std::size_t>(k[1])),
+      mx(static_cast<std::size_t>(k[2]));
+  for (std::int64_t b = 0; b < p.batch(); ++b)
+    for (std::int64_t z = 0; z < n[0]; ++z) {
+      for (std::int64_t j = 0; j < k[0]; ++j)
+        mz[j] = detail::map_index(z - a[0] + j, n[0], mode[0]);
+      for (std::int64_t y = 0; y < n[1]; ++y) {
+        for (std::int64_t j = 0; j < k[1]; ++j)
+          my[j] = detail::map_index(y - a[1] + j, n[1], mode[1]);
+        for (std::int64_t x = 0; x < n[2]; ++x) {
+          for (std::int64_t j = 0; j < k[2]; ++j)
+            mx[j] = detail::map_index(x - a[2] + j, n[2], mode[2]);
+          double sum = 0;
+          for (std::int64_t jz = 0; jz < k[0]; ++jz)
+            for (std::int64_t jy = 0; jy < k[1]; ++jy) {
+              const double* w = K.data() + (jz * k[1] + jy) * k[2];
+              const bool ghost = mz[jz] < 0 || my[jy] < 0;
+              const T* row =
+                  ghost ? nullptr : in.data() + ((b * n[0] + mz[jz]) * n[1] + my[jy]) * n[2];
+              for (std::int64_t jx = 0; jx < k[2]; ++jx) {
+                if (w[jx] == 0) continue;
+                sum += w[jx] * (ghost || mx[jx] < 0 ? cval : std::fabs(double(row[mx[jx]])));
+              }
+            }
+          out[std::size_t(((b * n[0] + z) * n[1] + y) * n[2] + x)] = sum;
+        }
+      }
+    }
+  return out;
+}
+
+// The tolerance of a sum of separable terms (Summation::low_rank, docs/ACCURACY.md "Sums of
+// separable terms"): term t (k_t taps in p_t passes) carries the separable passes' bound over
+// S_t = Σ|u_t (x) v_t||x|, and adding the T terms' results T - 1 roundings, so with
+// S = Σ_t S_t: (max_t (k_t + 2 p_t - 1) + T - 1) u S, at the margin of tolerance(); plus what
+// the terms leave out, Σ|E||x| (E = W - Σ terms, in float64: truncation and the analysis' own
+// rounding), doubled; plus the float64 reference's own error, (taps + 1) u64 Σ|W||x|.
+template <class T>
+std::vector<double> low_rank_tolerances(const Problem& p, const std::vector<T>& in) {
+  const auto lr = detail::low_rank_terms(p);
+  if (!lr) throw std::logic_error("no low-rank terms for " + p.describe());
+  const std::vector<double>& W = p.correlation_weights();
+  std::vector<double> A(W.size(), 0.0), E = W;
+  std::int64_t depth = 0;
+  for (const detail::AxisWindows& t : lr->terms) {
+    const std::vector<double> tw = detail::term_weights(p, t);
+    for (std::size_t i = 0; i < W.size(); ++i) {
+      A[i] += std::fabs(tw[i]);
+      E[i] -= tw[i];
+    }
+    depth = std::max<std::int64_t>(depth, t.taps + 2 * t.long_axes - 1);
+  }
+  for (double& e : E) e = std::fabs(e);
+  const std::int64_t T_terms = std::int64_t(lr->terms.size());
+  const std::vector<double> S = abs_correlate(p, in, A), Ex = abs_correlate(p, in, E);
+  const double u64 = std::numeric_limits<double>::epsilon() / 2;
+  std::vector<double> tol(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i)
+    tol[i] = tolerance<T>(depth + T_terms - 1, S[i]) + 2 * Ex[i] +
+             double(p.taps() + 1) * u64 * (S[i] + Ex[i]);
+  return tol;
+}
+
 // The tolerance of every output of `strategy` on p for the input `in`: tolerance() of the direct
 // sum, winograd_tolerance() where the strategy says that it sums in Winograd form on p, or
 // fft_tolerances() where it says that it multiplies transforms.
@@ -333,6 +410,7 @@ std::vector<double> tolerances(const std::string& strategy, const Problem& p,
   const Summation form = s ? s->summation(p) : Summation::direct;
   // FFT: the normwise bound over each of the strategy's tiles (fft_tolerances).
   if (form == Summation::fft) return fft_tolerances(p, in, fft_tiling_of(strategy, p));
+  if (form == Summation::low_rank) return low_rank_tolerances(p, in);
   std::vector<double> tol(in.size());
   cpu::reference_f64(p, in.data(), tol.data(), /*absolute=*/true);
   // Separable passes: the sum of the factors' taps, and one rounding per intermediate array and

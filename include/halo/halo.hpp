@@ -362,12 +362,19 @@ struct Buffers {
 //   separable: a rank-1 filter as 1-D passes, each a direct sum of its factor's k_p taps over
 //     the previous pass's result rounded to the dtype: |error| <= (sum_p k_p + 2 passes - 1) u
 //     sum |w||x| (docs/ACCURACY.md, Separable passes).
+//   low_rank: a filter as a sum of T separable terms u_t (x) v_t (cpu_lowrank), each run as
+//     separable passes, their results added: |error| <= (max_t (k_t + 2 p_t - 1) + T - 1) u
+//     sum_t sum |u_t (x) v_t| |x| + sum |E| |x| (k_t, p_t: term t's taps and passes; E: what the
+//     terms leave out of the filter, of nuclear norm at most 1e-12 of its largest singular
+//     value); the sum over the terms' absolute weights exceeds sum |w| where terms cancel
+//     (docs/ACCURACY.md). Terms that are one line along one axis each (a Laplacian) are a
+//     plain sum of the taps: direct.
 //   running: box (uniform) factors of a rank-1 filter by running sums restarted every block of
 //     outputs, so each output's error also carries the rounding of the sums since the restart:
 //     bounded by the block's length times u times the input it read (docs/ACCURACY.md).
 //   fft: the correlation as a product of discrete Fourier transforms of overlapping tiles; the
 //     error is bounded in norm over a tile, not per output (docs/ACCURACY.md, FFT).
-enum class Summation { direct, winograd_x, separable, running, fft };
+enum class Summation { direct, winograd_x, separable, low_rank, running, fft };
 
 class Strategy {
  public:

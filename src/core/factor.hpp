@@ -1,5 +1,6 @@
-// Filter analysis on the host in float64: a filter's rank-1 factors, and a problem's weights as
-// one 1-D window per axis (what the separable strategies run).
+// Filter analysis on the host in float64: a filter's rank-1 factors, a problem's weights as
+// one 1-D window per axis (what the separable strategies run), and as a sum of a few such
+// products (what cpu_lowrank runs).
 #pragma once
 
 #include <array>
@@ -39,6 +40,39 @@ struct AxisWindows {
   std::int64_t taps = 0;                 // the taps of the long axes' factors together
 };
 std::optional<AxisWindows> separable_windows(const Problem& p);
+
+// A problem's correlation weights (as separable_windows sees them) as a sum of separable terms:
+// W = sum_t z_t (x) y_t (x) x_t + E, each term one centred window per canonical axis (an
+// AxisWindows), trimmed to the smallest radius that holds its nonzero weights; a window of
+// one weight sits at radius 0, and where a term has longer windows its value is carried by them,
+// so that window is exactly {1} (no pass). Two forms, the first that applies:
+//  - axis lines (`axis_lines`, exact): every nonzero weight lies on one of the lines through a
+//    common point p along the long axes (the 2-D and 3-D Laplacian and sharpen, crosses); one
+//    term per axis whose line holds a nonzero weight: that line along its axis, a single 1 at
+//    p's offset on the others. The weight at p goes to the last such axis's line. E = 0.
+//  - SVD (filters of exactly two long axes, K_a x K_b, at most kMaxSvdTaps taps): W = U S V^T in
+//    float64 (Eigen's BDCSVD); term t is s_t u_t along the first long axis and v_t along the
+//    second. The terms kept are the fewest whose dropped singular values sum to at most
+//    rel_tol * s_0 (1e-12: below float64's rounding of the sums over the terms, so the
+//    truncation E, of nuclear norm `dropped`, adds less than |E| sum |x|). Weights in rows or
+//    columns of W that are zero are set exactly zero in the vectors, and a vector symmetric to
+//    1e-14 of its largest weight is made exactly symmetric (the paired kernels then apply).
+// nullopt for a filter with fewer than two long axes, a zero filter, or one that is neither
+// (three long axes and not axis lines; more than kMaxSvdTaps taps). A rank-1 filter gives one
+// term (cpu_separable's); `residual` is max |W - sum of terms| over the weights, in float64.
+struct LowRankTerms {
+  std::vector<AxisWindows> terms;
+  bool axis_lines = false;
+  double largest = 0;   // the largest singular value (SVD form)
+  double dropped = 0;   // the sum of the dropped singular values (SVD form)
+  double residual = 0;  // max |W - sum_t term_t|
+};
+constexpr std::int64_t kMaxSvdTaps = 1 << 14;
+std::optional<LowRankTerms> low_rank_terms(const Problem& p, double rel_tol = 1e-12);
+
+// The dense weights of one term in the problem's folded filter frame (filter_dims3, anchor3):
+// the product of its windows at each tap (what the term adds to the correlation weights).
+std::vector<double> term_weights(const Problem& p, const AxisWindows& t);
 
 // A window whose nonzero weights are one run of k equal weights c at indices [lo, lo + k): a
 // box (uniform_filter), which the separable strategies sum without multiplying per tap.

@@ -5,6 +5,7 @@ namespace halo::cpu {
 std::unique_ptr<Strategy> make_reference_strategy();
 std::unique_ptr<Strategy> make_fast_strategy();
 std::unique_ptr<Strategy> make_separable_strategy();
+std::unique_ptr<Strategy> make_lowrank_strategy();
 std::unique_ptr<Strategy> make_fft_strategy();
 }  // namespace halo::cpu
 
@@ -13,6 +14,7 @@ void register_cpu_strategies(StrategyList& out) {
   out.push_back(cpu::make_reference_strategy());
   out.push_back(cpu::make_fast_strategy());
   out.push_back(cpu::make_separable_strategy());
+  out.push_back(cpu::make_lowrank_strategy());
   out.push_back(cpu::make_fft_strategy());
 }
 }  // namespace halo::detail

@@ -15,11 +15,23 @@
  * a unit is a chunk of columns of every plane of an item, marching along z with a ring of K_z
  * copied rows (the planes past the end that the mode maps to are copied before anything is
  * written). Filters along one axis are that pass alone, reading the input.
+ *
+ * strategy: cpu_lowrank — a filter of low rank as a sum of T separable terms
+ * (detail::low_rank_terms: the axis lines of a Laplacian or sharpen, else an SVD in float64), on
+ * the same kernels and units. It is a sibling strategy in this file rather than a mode of
+ * cpu_separable because it shares the Worker, the passes and the blocking (only the x-y unit
+ * differs), while a name of its own keeps `auto`'s choice, --strategy, the tests' sweep and the
+ * accuracy form (Summation::low_rank) apart from the rank-1 passes, whose behaviour is unchanged.
+ * Fused: a unit reads each input row once per term that needs it, filters it along x into that
+ * term's ring (terms without an x window read the input rows directly), and each output row is
+ * the sum of the terms' y passes (two partial-sum rows in cache), written once: no DRAM pass per
+ * term. In 3-D the axis lines' z term runs after, as z's pass of the input added to the output.
  */
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,11 +72,14 @@ HWY_INLINE int64_t HeadToAlign(const T* dst, int64_t n, int64_t N, bool stream) 
   return std::min<int64_t>(n, int64_t(mis ? (bytes - mis) / sizeof(T) : 0));
 }
 
-// dst[j] = sum_{i < K} w[i] * rows[i][j] for j < n. With `sym` (w[i] == w[K-1-i], K odd) the
-// pairs are added first. Four vectors per step share each broadcast weight.
+// dst[j] = sum_{i < K} w[i] * rows[i][j] for j < n, plus add[j] after the sum where `add` is
+// given (a sum of separable terms: one rounding per term added; add never aliases dst). With
+// `sym` (w[i] == w[K-1-i], K odd) the pairs are added first. Four vectors per step share each
+// broadcast weight.
 template <class T>
 HWY_INLINE void CombineT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_RESTRICT w,
-                         bool sym, T* HWY_RESTRICT dst, int64_t n, bool stream) {
+                         bool sym, const T* HWY_RESTRICT add, T* HWY_RESTRICT dst, int64_t n,
+                         bool stream) {
   const hn::ScalableTag<T> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   const int half = K / 2;
@@ -77,7 +92,11 @@ HWY_INLINE void CombineT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_
       a = 0;
       for (int i = 0; i < K; ++i) a += w[i] * rows[i][j];
     }
-    dst[j] = a;
+    dst[j] = add ? a + add[j] : a;
+  };
+  // The sum of a vector of outputs at j, plus add's.
+  const auto plus = [&](hn::Vec<hn::ScalableTag<T>> a, int64_t j) {
+    return add ? hn::Add(a, hn::LoadU(d, add + j)) : a;
   };
   int64_t j = 0;
   for (const int64_t head = HeadToAlign(dst, n, N, stream); j < head; ++j) scalar(j);
@@ -97,17 +116,17 @@ HWY_INLINE void CombineT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_
         a2 = hn::MulAdd(wv, hn::Add(hn::LoadU(d, lo + 2 * N), hn::LoadU(d, hi + 2 * N)), a2);
         a3 = hn::MulAdd(wv, hn::Add(hn::LoadU(d, lo + 3 * N), hn::LoadU(d, hi + 3 * N)), a3);
       }
-      Put(d, a0, dst + j, stream);
-      Put(d, a1, dst + j + N, stream);
-      Put(d, a2, dst + j + 2 * N, stream);
-      Put(d, a3, dst + j + 3 * N, stream);
+      Put(d, plus(a0, j), dst + j, stream);
+      Put(d, plus(a1, j + N), dst + j + N, stream);
+      Put(d, plus(a2, j + 2 * N), dst + j + 2 * N, stream);
+      Put(d, plus(a3, j + 3 * N), dst + j + 3 * N, stream);
     }
     for (; j + N <= n; j += N) {
       auto a = hn::Mul(hn::Set(d, w[half]), hn::LoadU(d, rows[half] + j));
       for (int i = 0; i < half; ++i)
         a = hn::MulAdd(hn::Set(d, w[i]),
                        hn::Add(hn::LoadU(d, rows[i] + j), hn::LoadU(d, rows[K - 1 - i] + j)), a);
-      Put(d, a, dst + j, stream);
+      Put(d, plus(a, j), dst + j, stream);
     }
   } else {
     for (; j + 4 * N <= n; j += 4 * N) {
@@ -120,15 +139,15 @@ HWY_INLINE void CombineT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_
         a2 = hn::MulAdd(wv, hn::LoadU(d, r + 2 * N), a2);
         a3 = hn::MulAdd(wv, hn::LoadU(d, r + 3 * N), a3);
       }
-      Put(d, a0, dst + j, stream);
-      Put(d, a1, dst + j + N, stream);
-      Put(d, a2, dst + j + 2 * N, stream);
-      Put(d, a3, dst + j + 3 * N, stream);
+      Put(d, plus(a0, j), dst + j, stream);
+      Put(d, plus(a1, j + N), dst + j + N, stream);
+      Put(d, plus(a2, j + 2 * N), dst + j + 2 * N, stream);
+      Put(d, plus(a3, j + 3 * N), dst + j + 3 * N, stream);
     }
     for (; j + N <= n; j += N) {
       auto a = hn::Zero(d);
       for (int i = 0; i < K; ++i) a = hn::MulAdd(hn::Set(d, w[i]), hn::LoadU(d, rows[i] + j), a);
-      Put(d, a, dst + j, stream);
+      Put(d, plus(a, j), dst + j, stream);
     }
   }
   for (; j < n; ++j) scalar(j);
@@ -231,13 +250,13 @@ HWY_INLINE void RunRowsT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_
   for (; j < n; ++j) scalar(j);
 }
 
-void CombineF32(const float* const* rows, int K, const float* w, bool sym, float* dst, int64_t n,
-                bool stream) {
-  CombineT(rows, K, w, sym, dst, n, stream);
+void CombineF32(const float* const* rows, int K, const float* w, bool sym, const float* add,
+                float* dst, int64_t n, bool stream) {
+  CombineT(rows, K, w, sym, add, dst, n, stream);
 }
-void CombineF64(const double* const* rows, int K, const double* w, bool sym, double* dst, int64_t n,
-                bool stream) {
-  CombineT(rows, K, w, sym, dst, n, stream);
+void CombineF64(const double* const* rows, int K, const double* w, bool sym, const double* add,
+                double* dst, int64_t n, bool stream) {
+  CombineT(rows, K, w, sym, add, dst, n, stream);
 }
 void BoxRowF32(const float* src, int64_t n, int K, float c, float* dst, float* tmp, bool stream) {
   BoxRowT(src, n, K, c, dst, tmp, stream);
@@ -268,11 +287,13 @@ HWY_AFTER_NAMESPACE();
 #include "core/detail.hpp"
 #include "core/dtype.hpp"
 #include "core/factor.hpp"
+#include "cpu/fft.hpp"
 #include "hwy/aligned_allocator.h"
 #include "hwy/cache_control.h"
 
 namespace halo::cpu {
 std::unique_ptr<Strategy> make_separable_strategy();
+std::unique_ptr<Strategy> make_lowrank_strategy();
 
 namespace sep {
 HWY_EXPORT(CombineF32);
@@ -282,13 +303,14 @@ HWY_EXPORT(BoxRowF64);
 HWY_EXPORT(RunRowsF32);
 HWY_EXPORT(RunRowsF64);
 
+// dst = the K rows combined by w, plus `add` where given (nullptr: nothing added).
 void Combine(const float* const* rows, int K, const float* w, bool sym, float* dst, std::int64_t n,
-             bool stream) {
-  HWY_DYNAMIC_DISPATCH(CombineF32)(rows, K, w, sym, dst, n, stream);
+             bool stream, const float* add = nullptr) {
+  HWY_DYNAMIC_DISPATCH(CombineF32)(rows, K, w, sym, add, dst, n, stream);
 }
 void Combine(const double* const* rows, int K, const double* w, bool sym, double* dst,
-             std::int64_t n, bool stream) {
-  HWY_DYNAMIC_DISPATCH(CombineF64)(rows, K, w, sym, dst, n, stream);
+             std::int64_t n, bool stream, const double* add = nullptr) {
+  HWY_DYNAMIC_DISPATCH(CombineF64)(rows, K, w, sym, add, dst, n, stream);
 }
 void BoxRow(const float* src, std::int64_t n, int K, float c, float* dst, float* tmp, bool stream) {
   HWY_DYNAMIC_DISPATCH(BoxRowF32)(src, n, K, c, dst, tmp, stream);
@@ -355,7 +377,41 @@ struct Job {
   // z stage: units (item, chunk of `zcw` elements of a plane).
   int64_t zcw = 1, zchunks = 1, z_units = 0;
   int threads = 1;
+  // A sum of separable terms (cpu_lowrank): the terms of the x-y stage, each its own y and x
+  // pass and the value of a ghost row after its x pass (cval * sum(w_x)); with `zadd`, the z
+  // stage then adds z's pass of the input (the terms along z alone) to the output. x and y
+  // above are then off.
+  struct Term {
+    Pass<T> y, x;
+    T cval_x = 0;
+  };
+  std::vector<Term> terms;
+  bool zadd = false;
   bool xy() const { return x.on || y.on; }
+  bool lr() const { return !terms.empty(); }
+  int max_k() const {
+    int k = std::max({x.K(), y.K(), z.K()});
+    for (const Term& t : terms) k = std::max({k, t.x.K(), t.y.K()});
+    return k;
+  }
+  int max_rx() const {
+    int r = x.R;
+    for (const Term& t : terms) r = std::max(r, t.x.R);
+    return r;
+  }
+  // Ring rows of the x-y stage: K_y + 1 per pass along x that y reads.
+  int64_t ring_rows() const {
+    if (!lr()) return y.on && x.on ? int64_t(y.K() + 1) : 0;
+    int64_t rows = 0;
+    for (const Term& t : terms) rows += t.x.on ? int64_t(t.y.K() + 1) : 0;
+    return rows;
+  }
+  // Row pointers of the terms' rings (K_y + 1 each, x-filtered or input rows).
+  int64_t term_slots() const {
+    int64_t n = 0;
+    for (const Term& t : terms) n += t.y.K() + 1;
+    return n;
+  }
   // Elements between ring rows of `width`: rounded up to a cache line, plus one, so that the
   // rows of a ring never share L1 sets (a power-of-two pitch, 4096 columns say, put every row
   // of the ring in the same sets: 2x slower measured).
@@ -373,17 +429,23 @@ struct Scratch {
   int64_t pad_elems = 0, ring_elems = 0, cval_elems = 0, acc_elems = 0, box_elems = 0, ptrs = 0;
   static Scratch sizes(const Job<T>& j) {
     Scratch s;
-    s.pad_elems = 2 * (2 * int64_t(j.x.R) + 16) + 64;
-    const int64_t xy_ring = j.y.on && j.x.on ? int64_t(j.y.K() + 1) * j.pitch(j.cw) : 0;
+    s.pad_elems = 2 * (2 * int64_t(j.max_rx()) + 16) + 64;
+    const int64_t xy_ring = j.ring_rows() * j.pitch(j.cw);
     // z: K_z + 1 ring rows and R_z rows for the planes past the end (in place after x-y).
     const int64_t z_ring = j.z.on && j.xy() ? int64_t(j.z.K() + 1 + j.z.R) * j.pitch(j.zcw) : 0;
     s.ring_elems = std::max(xy_ring, z_ring);
-    s.cval_elems = std::max(j.cw, j.zcw);
+    // Rows of cval: one, and one per term (its ghost rows' value).
+    s.cval_row = std::max(j.cw, j.zcw);
+    s.cval_elems = s.cval_row * int64_t(1 + j.terms.size());
     s.acc_elems = j.y.box || j.z.box ? std::max(j.cw, j.zcw) : 0;
+    // A sum of terms: two rows of partial sums (one read, one written), or z's copy of the
+    // output row it adds to.
+    if (j.lr()) s.acc_elems = std::max({s.acc_elems, 2 * j.pitch(j.cw), j.zadd ? j.zcw : 0});
     s.box_elems = j.x.box ? 3 * (kBoxBlock + int64_t(j.x.bk)) : 0;
-    s.ptrs = 2 * int64_t(std::max({j.x.K(), j.y.K(), j.z.K()})) + 4;
+    s.ptrs = 2 * int64_t(j.max_k()) + 4 + j.term_slots();
     return s;
   }
+  int64_t cval_row = 0;
   int64_t elems() const { return pad_elems + ring_elems + cval_elems + acc_elems + box_elems; }
   int64_t bytes() const { return elems() * int64_t(sizeof(T)) + ptrs * int64_t(sizeof(void*)); }
 };
@@ -392,26 +454,37 @@ template <class T>
 class Worker {
  public:
   Worker(const Job<T>& j, T* mem, const T** ptrs)
-      : j_(j), ptrs_(ptrs), slot_(ptrs + std::max({j.x.K(), j.y.K(), j.z.K()}) + 2) {
+      : j_(j), ptrs_(ptrs), slot_(ptrs + j.max_k() + 2) {
     const Scratch<T> s = Scratch<T>::sizes(j);
     pad_ = mem;
     ring_ = pad_ + s.pad_elems;
     cval_row_ = ring_ + s.ring_elems;
     acc_ = cval_row_ + s.cval_elems;
     box_ = acc_ + s.acc_elems;
-    cval_elems_ = s.cval_elems;
+    cval_elems_ = s.cval_row;
+    // The terms' rings, row pointers and rows of cval, one after another.
+    const T** slots = ptrs + 2 * j.max_k() + 4;
+    T* ring = ring_;
+    for (std::size_t t = 0; t < j.terms.size(); ++t) {
+      const typename Job<T>::Term& q = j.terms[t];
+      T* cv = cval_row_ + int64_t(t + 1) * s.cval_row;
+      std::fill(cv, cv + s.cval_row, q.x.on ? q.cval_x : j.cval);
+      lr_.push_back({slots, ring, cv, 0});
+      slots += q.y.K() + 1;
+      if (q.x.on) ring += int64_t(q.y.K() + 1) * j.pitch(j.cw);
+    }
   }
 
-  // Output columns [x0, x0 + n) of one row along x: src is the input row, dst the output.
-  void x_row(const T* src, int64_t x0, int64_t n, T* dst, bool stream) {
-    const int R = j_.x.R;
+  // Output columns [x0, x0 + n) of one row along x (pass x): src is the input row, dst the output.
+  void x_row(const Pass<T>& x, const T* src, int64_t x0, int64_t n, T* dst, bool stream) {
+    const int R = x.R;
     const int64_t nx = j_.nx;
     // Outputs whose K inputs are all inside: [lo, hi).
     const int64_t lo = std::clamp<int64_t>(R, x0, x0 + n);
     const int64_t hi = std::clamp<int64_t>(nx - R, lo, x0 + n);
-    if (hi > lo) x_from(src + lo - R, hi - lo, dst + (lo - x0), stream);
-    edge_x(src, x0, lo, dst);
-    edge_x(src, hi, x0 + n, dst + (hi - x0));
+    if (hi > lo) x_from(x, src + lo - R, hi - lo, dst + (lo - x0), stream);
+    edge_x(x, src, x0, lo, dst);
+    edge_x(x, src, hi, x0 + n, dst + (hi - x0));
     if (stream) hwy::FlushStream();
   }
 
@@ -426,7 +499,7 @@ class Worker {
     T* out = j_.out + plane * P;
     if (!j_.y.on) {
       for (int64_t y = y0; y < y1; ++y)
-        x_row(in + y * j_.nx, x0, n, out + y * j_.nx + x0, j_.stream);
+        x_row(j_.x, in + y * j_.nx, x0, n, out + y * j_.nx + x0, j_.stream);
       return;
     }
     const int Ry = j_.y.R, Ky = j_.y.K(), slots = Ky + 1;
@@ -440,13 +513,57 @@ class Worker {
         slot_[k] = cval_row(j_.cval_x);
       } else {
         T* r = ring_ + k * j_.pitch(j_.cw);
-        x_row(in + m * j_.nx, x0, n, r, false);
+        x_row(j_.x, in + m * j_.nx, x0, n, r, false);
         slot_[k] = r;
       }
       if (g < y0 + Ry) continue;
       const int64_t first = g - 2 * Ry - (y0 - Ry);  // ring index of the output's first row
       for (int i = 0; i < Ky; ++i) ptrs_[i] = slot_[(first + i) % slots];
       column(j_.y, out + (g - Ry) * j_.nx + x0, n);
+    }
+  }
+
+  // x-y stage of a sum of terms, one unit: each term keeps its own ring of K_y + 1 rows (the
+  // input rows filtered along its x window, or the input rows themselves where it has none),
+  // filled as its y window reaches them; each output row is the sum over the terms of their y
+  // passes, the partial sums in two rows in L1/L2, the last term writing the output once.
+  void lr_xy_unit(int64_t u) {
+    const int64_t c = u % j_.nchunks, s = (u / j_.nchunks) % j_.nstrips;
+    const int64_t plane = u / (j_.nchunks * j_.nstrips);
+    const int64_t x0 = c * j_.cw, n = std::min(j_.cw, j_.nx - x0);
+    const int64_t y0 = s * j_.strip, y1 = std::min(j_.ny, y0 + j_.strip);
+    const int64_t P = j_.ny * j_.nx;
+    const T* in = j_.in + plane * P;
+    T* out = j_.out + plane * P;
+    const std::size_t terms = j_.terms.size();
+    const int64_t pitch = j_.pitch(j_.cw);
+    for (std::size_t t = 0; t < terms; ++t) lr_[t].next = y0 - j_.terms[t].y.R;
+    T* part[2] = {acc_, acc_ + pitch};
+    for (int64_t o = y0; o < y1; ++o) {
+      T* dst = out + o * j_.nx + x0;
+      for (std::size_t t = 0; t < terms; ++t) {
+        const typename Job<T>::Term& q = j_.terms[t];
+        TermState& st = lr_[t];
+        const int Ry = q.y.R, slots = q.y.K() + 1;
+        for (; st.next <= o + Ry; ++st.next) {
+          const int64_t g = st.next, k = (g - (y0 - Ry)) % slots;
+          const int64_t m = detail::map_index(g, j_.ny, q.y.mode);
+          if (m < 0) {
+            st.slot[k] = st.cval;
+          } else if (!q.x.on) {
+            st.slot[k] = in + m * j_.nx + x0;
+          } else {
+            T* r = st.ring + k * pitch;
+            x_row(q.x, in + m * j_.nx, x0, n, r, false);
+            st.slot[k] = r;
+          }
+        }
+        for (int i = 0; i < q.y.K(); ++i) ptrs_[i] = st.slot[(o - y0 + i) % slots];
+        const bool last = t + 1 == terms;
+        Combine(ptrs_, q.y.K(), q.y.w.data(), q.y.sym, last ? dst : part[t % 2], n,
+                last && j_.stream, t == 0 ? nullptr : part[(t + 1) % 2]);
+      }
+      if (j_.stream) hwy::FlushStream();
     }
   }
 
@@ -487,14 +604,15 @@ class Worker {
       if (g < Rz) continue;
       const int64_t first = g - Rz;  // ring index (g - 2 Rz + Rz) of the output's first row
       for (int i = 0; i < Kz; ++i) ptrs_[i] = slot_[(first + i) % slots];
-      column(j_.z, dst + (g - Rz) * P, n);
+      T* row = dst + (g - Rz) * P;
+      if (j_.zadd) std::memcpy(acc_, row, size_t(n) * sizeof(T));  // what the x-y stage wrote
+      column(j_.z, row, n, j_.zadd ? acc_ : nullptr);
     }
   }
 
  private:
   // n outputs along x from src, whose first element is the first output's first input.
-  void x_from(const T* src, int64_t n, T* dst, bool stream) {
-    const Pass<T>& x = j_.x;
+  void x_from(const Pass<T>& x, const T* src, int64_t n, T* dst, bool stream) {
     if (x.box) {
       BoxRow(src + x.blo, n, x.bk, x.c, dst, box_, stream);
       return;
@@ -503,23 +621,24 @@ class Worker {
     Combine(ptrs_, x.K(), x.w.data(), x.sym, dst, n, stream);
   }
   // Outputs [a, b) of a row along x through a padded copy of their inputs (the row's ends).
-  void edge_x(const T* src, int64_t a, int64_t b, T* dst) {
-    const int R = j_.x.R;
+  void edge_x(const Pass<T>& xp, const T* src, int64_t a, int64_t b, T* dst) {
+    const int R = xp.R;
     const int64_t chunk = 16;  // outputs per padded copy: the copy stays within pad_
     for (int64_t x = a; x < b; x += chunk) {
       const int64_t n = std::min(chunk, b - x);
       for (int64_t t = 0; t < n + 2 * R; ++t) {
-        const int64_t m = detail::map_index(x - R + t, j_.nx, j_.x.mode);
+        const int64_t m = detail::map_index(x - R + t, j_.nx, xp.mode);
         pad_[t] = m < 0 ? j_.cval : src[m];
       }
-      x_from(pad_, n, dst + (x - a), false);
+      x_from(xp, pad_, n, dst + (x - a), false);
     }
   }
   // One output row of a y or z pass from the K rows in ptrs_ (in order). Box factors: running
   // sums, restarted every `restart` outputs and at the start of a unit (since_ = -1).
-  void column(const Pass<T>& q, T* dst, int64_t n) {
+  // `add` (not with box factors): a row added to the sum.
+  void column(const Pass<T>& q, T* dst, int64_t n, const T* add = nullptr) {
     if (!q.box) {
-      Combine(ptrs_, q.K(), q.w.data(), q.sym, dst, n, j_.stream);
+      Combine(ptrs_, q.K(), q.w.data(), q.sym, dst, n, j_.stream, add);
     } else {
       const T* const* rows = ptrs_ + q.blo;
       const bool restart = since_ < 0 || since_ >= q.restart;
@@ -552,10 +671,19 @@ class Worker {
   bool have_cval_row_ = false;
   int64_t since_ = -1;          // outputs since the running sums restarted (-1: restart next)
   const T* leaving_ = nullptr;  // the row the next running-sum step subtracts
+  // A sum of terms: each term's ring slots, ring rows, row of ghost values, next row to fill.
+  struct TermState {
+    const T** slot;
+    T* ring;
+    const T* cval;
+    int64_t next;
+  };
+  std::vector<TermState> lr_;
 };
 
 template <class T>
-Pass<T> make_pass(const std::vector<double>& w, int R, Boundary mode, bool rows, bool direct) {
+Pass<T> make_pass(const std::vector<double>& w, int R, Boundary mode, bool rows, bool direct,
+                  bool no_box = false) {
   Pass<T> p;
   p.R = R;
   p.mode = mode;
@@ -566,7 +694,8 @@ Pass<T> make_pass(const std::vector<double>& w, int R, Boundary mode, bool rows,
   // Under direct sums only the x form (a tree sum of each output's taps) may run; running sums
   // are not a plain sum of the taps.
   const auto box = detail::box_run(w);
-  if (p.on && box && box->k >= (rows ? kMinBoxTapsRows : kMinBoxTapsX) && !(rows && direct)) {
+  if (p.on && box && box->k >= (rows ? kMinBoxTapsRows : kMinBoxTapsX) && !(rows && direct) &&
+      !no_box) {
     p.box = true;
     p.blo = box->lo;
     p.bk = box->k;
@@ -581,6 +710,9 @@ double sum(const std::vector<double>& w) {
   for (double v : w) s += v;
   return s;
 }
+
+template <class T>
+void block(Job<T>& j, const Problem& p, double taps);
 
 template <class T>
 Job<T> make_job(const Problem& p, const detail::AxisWindows& win, const void* in, void* out) {
@@ -600,16 +732,27 @@ Job<T> make_job(const Problem& p, const detail::AxisWindows& win, const void* in
   j.cval = T(p.cval());
   j.cval_x = T(p.cval() * sum(win.w[2]));
   j.cval_xy = T(p.cval() * sum(win.w[2]) * sum(win.w[1]));
+  block(j, p, double(win.taps));
+  return j;
+}
+
+// The blocking of both stages and the team, for a job whose passes (or terms) are set; `taps`:
+// the multiply-adds per output.
+template <class T>
+void block(Job<T>& j, const Problem& p, double taps) {
   j.stream = double(p.elements()) * sizeof(T) >= kStreamBytes;
 
   // x-y stage: chunks of columns whose ring of K_y rows fits kRingBytes (whole rows where they
   // fit), strips of rows long enough that the 2 R_y rows filtered twice at strip ends stay a
   // small part, short enough for ~8 units per thread.
-  const double work = double(p.elements()) * double(win.taps);
+  const double work = double(p.elements()) * taps;
   j.threads = work < kSerialWork ? 1 : omp_get_max_threads();
   const int64_t lanes = 64 / int64_t(sizeof(T));
-  if (j.y.on && j.x.on) {
-    const int64_t fit = kRingBytes / (int64_t(j.y.K() + 1) * int64_t(sizeof(T)));
+  int Ry = j.y.R;  // the largest y radius
+  for (const auto& t : j.terms) Ry = std::max(Ry, t.y.R);
+  const bool y_on = j.lr() ? Ry > 0 : j.y.on;
+  if (j.ring_rows() > 0) {
+    const int64_t fit = kRingBytes / (j.ring_rows() * int64_t(sizeof(T)));
     j.cw = std::max<int64_t>(4 * lanes, fit / lanes * lanes);
   } else {
     j.cw = 16384;
@@ -622,14 +765,14 @@ Job<T> make_job(const Problem& p, const detail::AxisWindows& win, const void* in
     j.nchunks = (j.nx + j.cw - 1) / j.cw;
   }
   const int64_t planes = j.batch * j.nz;
-  int64_t strip = j.y.on ? std::max<int64_t>(64, 8 * int64_t(j.y.R)) : 16;
+  int64_t strip = y_on ? std::max<int64_t>(64, 8 * int64_t(Ry)) : 16;
   const int64_t want = 8 * int64_t(j.threads);
-  while (strip > std::max<int64_t>(16, 2 * int64_t(j.y.R)) &&
+  while (strip > std::max<int64_t>(16, 2 * int64_t(Ry)) &&
          planes * j.nchunks * ((j.ny + strip - 1) / strip) < want)
     strip /= 2;
   j.strip = std::min(strip, j.ny);
   j.nstrips = (j.ny + j.strip - 1) / j.strip;
-  j.xy_units = j.xy() ? planes * j.nchunks * j.nstrips : 0;
+  j.xy_units = j.xy() || j.lr() ? planes * j.nchunks * j.nstrips : 0;
 
   // z stage: chunks of a plane whose ring (K_z + 1 rows and R_z tail rows) fits kRingBytes.
   const int64_t P = j.ny * j.nx;
@@ -643,7 +786,6 @@ Job<T> make_job(const Problem& p, const detail::AxisWindows& win, const void* in
     j.zchunks = (P + j.zcw - 1) / j.zcw;
     j.z_units = j.batch * j.zchunks;
   }
-  return j;
 }
 
 // Runs units [0, count) of one stage over the team; `f(unit, worker)`. Progress: `before` +
@@ -676,27 +818,158 @@ void run_stage(const Job<T>& j, int64_t count, T* mem, int64_t stride, const T**
   }
 }
 
+// Runs job j of p: the x-y stage, then the z stage. `who` names the strategy in errors.
 template <class T>
-void run_typed(const Problem& p, const void* in, void* out) {
-  const auto win = detail::separable_windows(p);
-  if (!win) throw Error("cpu_separable: the filter is not rank 1");
-  const Job<T> j = make_job<T>(p, *win, in, out);
+void run_job(const Job<T>& j, const Problem& p, const char* who) {
   const Scratch<T> s = Scratch<T>::sizes(j);
   const int64_t line = 64 / int64_t(sizeof(T));
   const int64_t stride = (s.elems() + line - 1) / line * line;
   const int threads = std::max(1, j.threads);
   auto mem = hwy::AllocateAligned<T>(size_t(stride * threads));
   if (!mem)
-    throw Error("cpu_separable: cannot allocate " + std::to_string(stride * threads * sizeof(T)) +
-                " bytes of row buffers");
+    throw Error(std::string(who) + ": cannot allocate " +
+                std::to_string(stride * threads * sizeof(T)) + " bytes of row buffers");
   std::vector<const T*> ptrs(size_t(s.ptrs * threads));
   const auto& progress = p.progress();
-  const double xy_share = j.z.on && j.xy() ? 0.5 : 1.0;
+  const double xy_share = j.z.on && j.xy_units > 0 ? 0.5 : 1.0;
+  const bool lr = j.lr();
   run_stage(j, j.xy_units, mem.get(), stride, ptrs.data(), s.ptrs, progress, 0.0, xy_share,
-            [](Worker<T>& w, int64_t u) { w.xy_unit(u); });
+            [lr](Worker<T>& w, int64_t u) {
+              if (lr)
+                w.lr_xy_unit(u);
+              else
+                w.xy_unit(u);
+            });
   run_stage(j, j.z_units, mem.get(), stride, ptrs.data(), s.ptrs, progress, 1.0 - xy_share,
             xy_share < 1 ? 0.5 : 1.0, [](Worker<T>& w, int64_t u) { w.z_unit(u); });
   if (progress) progress(1.0);
+}
+
+template <class T>
+void run_typed(const Problem& p, const void* in, void* out) {
+  const auto win = detail::separable_windows(p);
+  if (!win) throw Error("cpu_separable: the filter is not rank 1");
+  run_job(make_job<T>(p, *win, in, out), p, "cpu_separable");
+}
+
+// ---------------------------------------------------------------------------------------------
+// cpu_lowrank: a sum of separable terms (detail::low_rank_terms).
+// ---------------------------------------------------------------------------------------------
+
+// A problem's terms by stage: those of the x-y stage (z window {1}), and those along z alone,
+// added into one z window (radius rz). why_not: what this strategy cannot run.
+struct LowRankSplit {
+  std::optional<detail::LowRankTerms> terms;
+  std::vector<detail::AxisWindows> xy;
+  std::vector<double> z;  // empty: no term along z
+  int rz = 0;
+  std::int64_t taps = 0;  // of every pass, per output
+  std::string why_not;
+  // Every term a single pass (a 1-D filter along one axis): each output is then a plain sum of
+  // its taps, in some order (Summation::direct).
+  bool single_passes = true;
+  std::size_t count() const { return xy.size() + (z.empty() ? 0 : 1); }
+};
+
+// The most terms run (each keeps a ring of rows per thread).
+constexpr std::size_t kMaxTerms = 32;
+
+bool is_one(const std::vector<double>& w) { return w.size() == 1 && w[0] == 1.0; }
+
+LowRankSplit split_terms(const Problem& p) {
+  LowRankSplit s;
+  const Dims3 k = p.filter_dims3();
+  const int long_axes = (k.z > 1) + (k.y > 1) + (k.x > 1);
+  if (long_axes < 2) {
+    s.why_not = "the filter has fewer than two axes longer than 1 (one pass: cpu or cpu_separable)";
+    return s;
+  }
+  // The analysis (an SVD of up to kMaxSvdTaps weights) of the last problem this thread asked
+  // about, kept: choose() asks every strategy's can_implement and priority, and apply() then
+  // the workspace and the run, all of the same weights.
+  struct Memo {
+    std::vector<double> w;
+    std::int64_t k[3] = {0, 0, 0}, a[3] = {0, 0, 0};
+    std::optional<detail::LowRankTerms> terms;
+  };
+  thread_local Memo memo;
+  const Dims3 anc = p.anchor3();
+  const std::int64_t kk[3] = {k.z, k.y, k.x}, aa[3] = {anc.z, anc.y, anc.x};
+  if (!(memo.w == p.correlation_weights() && std::equal(kk, kk + 3, memo.k) &&
+        std::equal(aa, aa + 3, memo.a))) {
+    memo.terms = detail::low_rank_terms(p);
+    memo.w = p.correlation_weights();
+    std::copy(kk, kk + 3, memo.k);
+    std::copy(aa, aa + 3, memo.a);
+  }
+  s.terms = memo.terms;
+  if (!s.terms) {
+    s.why_not = long_axes == 3
+                    ? "a filter of three long axes runs as a sum of terms only where its "
+                      "weights lie on the lines through one point (a Laplacian)"
+                    : "the filter has more than " + std::to_string(detail::kMaxSvdTaps) +
+                          " taps (no SVD) or no nonzero weight";
+    return s;
+  }
+  for (const detail::AxisWindows& t : s.terms->terms) {
+    s.taps += t.taps;
+    s.single_passes = s.single_passes && t.long_axes <= 1;
+    for (int a = 0; a < 3; ++a)
+      if (t.radius[std::size_t(a)] > (1 << 16)) s.why_not = "a term's radius exceeds 65536";
+    if (is_one(t.w[0])) {
+      s.xy.push_back(t);
+    } else if (is_one(t.w[1]) && is_one(t.w[2])) {
+      // Along z alone: added into one window.
+      const int r = std::max(s.rz, t.radius[0]);
+      std::vector<double> z(std::size_t(2 * r + 1), 0.0);
+      for (std::size_t i = 0; i < s.z.size(); ++i) z[std::size_t(r - s.rz) + i] += s.z[i];
+      for (std::size_t i = 0; i < t.w[0].size(); ++i)
+        z[std::size_t(r - t.radius[0]) + i] += t.w[0][i];
+      s.z = std::move(z);
+      s.rz = r;
+    } else {
+      s.why_not =
+          "a term spans z and another axis (or an origin moves a 3-D cross off the "
+          "output): 3-D sums of such terms are not implemented";
+    }
+  }
+  if (s.why_not.empty() && s.count() < 2)
+    s.why_not = "the filter is rank 1 (an outer product of 1-D factors: cpu_separable)";
+  if (s.why_not.empty() && s.count() > kMaxTerms)
+    s.why_not =
+        std::to_string(s.count()) + " separable terms: more than " + std::to_string(kMaxTerms);
+  return s;
+}
+
+template <class T>
+Job<T> make_lowrank_job(const Problem& p, const LowRankSplit& s, const void* in, void* out) {
+  Job<T> j;
+  j.in = static_cast<const T*>(in);
+  j.out = static_cast<T*>(out);
+  const Dims3 n = p.dims3();
+  j.batch = p.batch();
+  j.nz = n.z, j.ny = n.y, j.nx = n.x;
+  const int rank = p.rank();
+  const Boundary mz = rank == 3 ? p.mode(0) : Boundary::constant;
+  const Boundary my = rank >= 2 ? p.mode(rank - 2) : Boundary::constant;
+  const Boundary mx = p.mode(rank - 1);
+  const bool direct = p.direct_sums();
+  // No box forms: each term's passes are plain sums of their taps (Summation::low_rank).
+  j.x = make_pass<T>({1.0}, 0, mx, false, direct, true);
+  j.y = make_pass<T>({1.0}, 0, my, true, direct, true);
+  j.z = s.z.empty() ? make_pass<T>({1.0}, 0, mz, true, direct, true)
+                    : make_pass<T>(s.z, s.rz, mz, true, direct, true);
+  j.zadd = j.z.on;
+  j.cval = T(p.cval());
+  for (const detail::AxisWindows& t : s.xy) {
+    typename Job<T>::Term q;
+    q.y = make_pass<T>(t.w[1], t.radius[1], my, true, direct, true);
+    q.x = make_pass<T>(t.w[2], t.radius[2], mx, false, direct, true);
+    q.cval_x = T(p.cval() * sum(t.w[2]));
+    j.terms.push_back(std::move(q));
+  }
+  block(j, p, double(s.taps));
+  return j;
 }
 
 // What a stage costs beside its taps, in taps of the same problem (fit on the 2-core development
@@ -804,10 +1077,116 @@ class SeparableStrategy final : public Strategy {
   }
 };
 
+// What a term costs beside its taps, in taps (its ring, the partial sums' row), and the model
+// of a run's time on one core, for the priority against cpu_fft's model: ns per output and per
+// modelled tap, fit to LoG 9x9 .. 33x33 on 2048^2 float32 on the development VM and scaled to
+// cpu_fft's (quiet-machine) figures; float64 taken as twice float32, as the other CPU models
+// measured it (docs/TUNING.md, "Sums of separable terms").
+constexpr double kTermTaps = 1;
+// The z stage of a sum (z's pass of the input added to the output: two arrays read, one
+// written, after the x-y stage), in taps: the 7-point Laplacian on 160^3 ran 43-60 ms against
+// 30-44 for `cpu`'s 27 dense taps, so its 3 terms' 9 taps must model above 27.
+constexpr double kZAddStageTaps = 20;
+constexpr double kLowRankOutputNs[2] = {1.6, 3.2}, kLowRankTapNs[2] = {0.056, 0.112};  // f32, f64
+
+class LowRankStrategy final : public Strategy {
+ public:
+  std::string name() const override { return "cpu_lowrank"; }
+  Backend backend() const override { return Backend::cpu; }
+  std::string description() const override {
+    return "filters of low rank as sums of separable terms (axis lines, or an SVD in float64): "
+           "per unit each input row filtered along x into each term's ring, each output row the "
+           "sum of the terms' y passes, written once; OpenMP threads + Highway SIMD";
+  }
+  Status can_implement(const Problem& p) const override {
+    const LowRankSplit s = split_terms(p);
+    if (!s.why_not.empty()) return Status::failure(s.why_not);
+    if (p.direct_sums() && !s.single_passes)
+      return Status::failure(
+          "direct sums required: a sum of separable terms sums each output in stages");
+    return Status::success();
+  }
+  // The passes' taps and per-term and per-stage costs, in taps.
+  static double cost(const LowRankSplit& s) {
+    return double(s.taps) + kTermTaps * double(s.count()) + kXyStageTaps +
+           (s.z.empty() ? 0 : kZAddStageTaps);
+  }
+  // Above `cpu` (10) where the cost beats the dense taps, and above `cpu_fft` (20) where the
+  // model's time also beats the transforms'.
+  int priority(const Problem& p) const override {
+    if (!can_implement(p)) return 5;
+    const double c = cost(split_terms(p));
+    if (!(c < double(p.taps()))) return 5;
+    const int d = p.dtype() == DType::f64 ? 1 : 0;
+    const double ns = double(p.elements()) * (kLowRankOutputNs[d] + c * kLowRankTapNs[d]);
+    try {
+      return ns < fft_tiling(p).fft_ns ? 22 : 15;
+    } catch (const Error&) {
+      return 22;  // no transform fits
+    }
+  }
+  Summation summation(const Problem& p) const override {
+    const LowRankSplit s = split_terms(p);
+    return s.why_not.empty() && !s.single_passes ? Summation::low_rank : Summation::direct;
+  }
+  std::string plan(const Problem& p) const override {
+    const LowRankSplit s = split_terms(p);
+    if (!s.why_not.empty()) return {};
+    return dispatch_dtype(p.dtype(), [&](auto d) {
+      using T = typename decltype(d)::storage;
+      const Job<T> j = make_lowrank_job<T>(p, s, nullptr, nullptr);
+      auto pass = [](const Pass<T>& q) {
+        if (!q.on) return std::string("-");
+        return std::to_string(q.K()) + (q.sym ? " sym" : "");
+      };
+      std::string t;
+      for (const auto& q : j.terms)
+        t += (t.empty() ? "" : " + ") + ("[x " + pass(q.x) + ", y " + pass(q.y) + "]");
+      char buf[96];
+      if (s.terms->axis_lines)
+        std::snprintf(buf, sizeof buf, "axis lines, exact");
+      else
+        std::snprintf(buf, sizeof buf, "SVD, dropped singular values %.1e of the largest",
+                      s.terms->dropped / s.terms->largest);
+      std::string out = std::to_string(s.count()) + " separable terms (" + buf + "): " + t;
+      if (j.z.on) out += " + [z " + pass(j.z) + "]";
+      out += " taps; x and y fused per unit of " + std::to_string(j.cw) + " columns x " +
+             std::to_string(j.strip) + " rows, each output row written once";
+      if (j.z.on)
+        out += ", then z's pass of the input added to the output, " + std::to_string(j.zcw) +
+               " columns per unit";
+      return out + "; " + std::to_string(j.threads) + " threads";
+    });
+  }
+  std::vector<MemoryUse> workspace(const Problem& p) const override {
+    const LowRankSplit s = split_terms(p);
+    if (!s.why_not.empty()) return {};
+    return dispatch_dtype(p.dtype(), [&](auto d) {
+      using T = typename decltype(d)::storage;
+      const Job<T> j = make_lowrank_job<T>(p, s, nullptr, nullptr);
+      const double per = double(Scratch<T>::sizes(j).bytes()) + 64;
+      return std::vector<MemoryUse>{{"rings and row buffers of " + std::to_string(j.threads) +
+                                         " threads (" + std::to_string(s.count()) + " terms)",
+                                     per * j.threads, MemorySpace::host}};
+    });
+  }
+  void run(const Problem& p, const Buffers& b, void*) const override {
+    const LowRankSplit s = split_terms(p);
+    if (!s.why_not.empty()) throw Error("cpu_lowrank: " + s.why_not);
+    dispatch_dtype(p.dtype(), [&](auto d) {
+      using T = typename decltype(d)::storage;
+      run_job(make_lowrank_job<T>(p, s, b.input, b.output), p, "cpu_lowrank");
+    });
+  }
+};
+
 }  // namespace sep
 
 std::unique_ptr<Strategy> make_separable_strategy() {
   return std::make_unique<sep::SeparableStrategy>();
+}
+std::unique_ptr<Strategy> make_lowrank_strategy() {
+  return std::make_unique<sep::LowRankStrategy>();
 }
 
 }  // namespace halo::cpu

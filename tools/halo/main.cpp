@@ -486,7 +486,8 @@ int main(int argc, char** argv) {
   apply->add_flag("--direct-sums", aa.direct_sums,
                   "every output a plain sum of its taps: no Winograd form (the GPU's 2-D float32 "
                   "radius 4, 5, 7 kernels are then slower), no FFT (cpu_fft), no running sums, "
-                  "no 1-D passes over two or more axes; see docs/ACCURACY.md");
+                  "no 1-D passes over two or more axes, no sums of separable terms other than "
+                  "lines along one axis each (cpu_lowrank); see docs/ACCURACY.md");
   apply->add_option("--tune", aa.tune,
                     "override the fast strategy's kernel choices, KEY=VALUE[,...] (e.g. "
                     "winograd=0,slots=2; keys: the fields of halo::FastTuning)");
