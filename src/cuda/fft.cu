@@ -13,7 +13,8 @@
  *      rows are padded to 2 (N_x / 2 + 1) reals for the in-place real-to-complex transform. A
  *      tile whose window holds a NaN or an infinity is flagged.
  *   2. cuFFT R2C over the batch (a plan per transform shape and batch size, cached);
- *   3. the product with the spectrum (each thread keeps one spectrum value and walks the batch);
+ *   3. the product with the spectrum (each thread keeps one spectrum value and walks a group of
+ *      the batch's tiles);
  *   4. cuFFT C2R;
  *   5. scatter: a warp per segment of an output row copies the first T outputs per axis of each
  *      tile (those never wrap around) to the output, coalesced; flagged tiles are skipped and
@@ -164,29 +165,32 @@ __global__ void fft_gather(const T* __restrict__ in, T* __restrict__ buf, FftGeo
   }
 }
 
-// Step 3: buf (tiles transforms of clen values) times the spectrum, elementwise.
+// Step 3: buf (tiles transforms of clen values) times the spectrum, elementwise. Threads over
+// the values along x and over groups of tiles along y (short transforms have few values per
+// tile: a 1-D tile of 8192 has 4097); each thread keeps its spectrum value and walks its tiles.
 template <class C>
 __global__ void fft_multiply(C* __restrict__ buf, const C* __restrict__ spectrum, i64 clen,
                              i64 tiles) {
   for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < clen;
        i += i64(gridDim.x) * blockDim.x) {
     const C s = spectrum[i];
-    C* c = buf + i;
-    i64 t = 0;
+    const i64 step = gridDim.y;
+    C* c = buf + blockIdx.y * clen + i;
+    i64 t = blockIdx.y;
     // Four tiles at a time, loads first, so that four are in flight per thread.
-    for (; t + 4 <= tiles; t += 4, c += 4 * clen) {
+    for (; t + 3 * step < tiles; t += 4 * step, c += 4 * step * clen) {
       C v[4];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) v[j] = c[j * clen];
+      for (int j = 0; j < 4; ++j) v[j] = c[j * step * clen];
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         C r;
         r.x = v[j].x * s.x - v[j].y * s.y;
         r.y = v[j].x * s.y + v[j].y * s.x;
-        c[j * clen] = r;
+        c[j * step * clen] = r;
       }
     }
-    for (; t < tiles; ++t, c += clen) {
+    for (; t < tiles; t += step, c += step * clen) {
       const C v = *c;
       C r;
       r.x = v.x * s.x - v.y * s.y;
@@ -474,8 +478,14 @@ void run_typed(const Problem& p, const T* in, T* out, cudaStream_t stream) {
         HALO_CUFFT_CHECK(cufftExecR2C(pp.forward, buf, reinterpret_cast<C*>(buf)),
                          "transforming the tiles of " + desc);
     }
-    fft_multiply<C><<<grid((clen + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
-        reinterpret_cast<C*>(buf), spectrum, clen, nt);
+    {
+      // About 16 blocks per SM in all, at most one tile group per tile.
+      const unsigned gx = grid((clen + kThreads - 1) / kThreads);
+      const unsigned gy =
+          unsigned(std::clamp<i64>(i64(sms) * 16 / gx, 1, std::min<i64>(nt, 65535)));
+      fft_multiply<C>
+          <<<dim3(gx, gy), kThreads, 0, stream>>>(reinterpret_cast<C*>(buf), spectrum, clen, nt);
+    }
     HALO_CUDA_CHECK_LAUNCH("launching fft_multiply for " + desc);
     {
       std::lock_guard<std::mutex> lock(plan_lock());
