@@ -22,8 +22,13 @@ halo::DType dtype_named(const std::string& name) {
   throw py::value_error("halo computes in float32 or float64, not " + name);
 }
 
+// float32 or float64 in native byte order (a ValueError otherwise).
 halo::DType dtype_of(const py::array& a) {
-  return dtype_named(py::str(a.dtype()).cast<std::string>());
+  const py::dtype d = a.dtype();
+  if (d.equal(py::dtype::of<float>())) return halo::DType::f32;
+  if (d.equal(py::dtype::of<double>())) return halo::DType::f64;
+  throw py::value_error("halo computes in float32 or float64, not " +
+                        py::str(static_cast<const py::handle&>(d)).cast<std::string>());
 }
 
 // What every call shares: the filter, the operation and the options, checked before the GIL is

@@ -17,6 +17,7 @@ their GPU without copies, on the caller's current stream, and come back as the s
 """
 
 import functools
+import math
 import numbers
 import threading
 import warnings
@@ -45,6 +46,7 @@ _SMALL = frozenset(np.dtype(t) for t in (np.bool_, np.int8, np.uint8, np.int16, 
 _MAX_FUSED_TAPS = 1 << 22
 
 _local = threading.local()
+_SCALARS = frozenset((int, float, str, type(None)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -92,6 +94,8 @@ def _options(backend, strategy, direct_sums):
 
 def _normalize_sequence(value, rank):
     """SciPy's: a scalar repeated rank times, or a sequence of exactly rank values."""
+    if type(value) in _SCALARS:
+        return [value] * rank
     if not isinstance(value, str) and isinstance(value, Iterable):
         value = list(value)
         if len(value) != rank:
@@ -181,22 +185,29 @@ def _fits_core(shape, wshape):
     return len(_layout(tuple(shape), tuple(wshape))[1]) <= 3
 
 
+@functools.lru_cache(maxsize=1024)
+def _core_plan(shape, wshape, modes, origins):
+    """(core shape with the batch first, core filter shape, modes, origins) of _layout."""
+    batch, axes = _layout(shape, wshape)
+    if len(axes) > 3:
+        raise ValueError(f"halo filters at most 3 axes: a filter of shape {wshape} on an "
+                         f"array of shape {shape} leaves {len(axes)} axes that cannot merge")
+    return ((batch,) + tuple(n for n, _ in axes),
+            tuple(1 if a is None else wshape[a] for _, a in axes),
+            ["constant" if a is None else modes[a] for _, a in axes],
+            [0 if a is None else int(origins[a]) for _, a in axes])
+
+
 def _core(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct):
     """One call of halo::apply: dst = src filtered by weights (both contiguous, float32 or
     float64, same dtype and shape; weights float64 of src's rank)."""
     shape = tuple(src.shape)
-    batch, axes = _layout(shape, weights.shape)
-    if len(axes) > 3:
-        raise ValueError(f"halo filters at most 3 axes: a filter of shape {weights.shape} on an "
-                         f"array of shape {shape} leaves {len(axes)} axes that cannot merge")
+    core_shape, wshape, cmodes, corigins = _core_plan(shape, weights.shape, tuple(modes),
+                                                      tuple(origins))
     if 0 in shape:
         return
-    core_shape = (batch,) + tuple(n for n, _ in axes)
-    w = weights.reshape(tuple(1 if a is None else weights.shape[a] for _, a in axes))
-    cmodes = ["constant" if a is None else modes[a] for _, a in axes]
-    corigins = [0 if a is None else int(origins[a]) for _, a in axes]
-    _local.run = xp.run(src, dst, core_shape, w, convolve, cmodes, float(cval), corigins,
-                        opts[0], opts[1], direct)
+    _local.run = xp.run(src, dst, core_shape, weights.reshape(wshape), convolve, cmodes,
+                        float(cval), corigins, opts[0], opts[1], direct)
 
 
 _ABSMAX = {}
@@ -299,7 +310,7 @@ def _fusable(out_dt, modes, cval, shape, wshape):
         return False
     if cval != 0 and any(_mode(m) == "constant" for m in modes):
         return False
-    if int(np.prod(wshape)) > _MAX_FUSED_TAPS:
+    if math.prod(wshape) > _MAX_FUSED_TAPS:
         return False
     return _fits_core(shape, wshape)
 
@@ -311,10 +322,31 @@ def _along(w, axis, ndim):
     return w.reshape(shape)
 
 
-def _separable(xp, input, out, out_dt, factors, modes, cval, opts, origins=None):
+_FUSED = {}
+
+
+def _fused(factors, ndim, key):
+    """The outer product of the factors as one ndim filter; cached under key (not None)."""
+    if key is not None:
+        w = _FUSED.get((ndim, key))
+        if w is not None:
+            return w
+    w = np.ones((), np.float64)
+    for a, f in factors:
+        w = w * _along(f, a, ndim)
+    if key is not None:
+        if len(_FUSED) >= 256:
+            _FUSED.clear()
+        w.flags.writeable = False
+        _FUSED[(ndim, key)] = w
+    return w
+
+
+def _separable(xp, input, out, out_dt, factors, modes, cval, opts, origins=None, key=None):
     """A filter SciPy applies as 1-D passes, factors[i] = (axis, 1-D weights) in SciPy's order,
     modes[axis] per axis: one N-D filter to the core where that gives SciPy's result (_fusable),
-    else one core call per pass with SciPy's rounding between passes."""
+    else one core call per pass with SciPy's rounding between passes. key: hashable, names the
+    factors (the fused filter is cached under it), or None."""
     ndim = len(input.shape)
     if origins is None:
         origins = [0] * ndim
@@ -325,10 +357,7 @@ def _separable(xp, input, out, out_dt, factors, modes, cval, opts, origins=None)
     for a, w in factors:
         wshape[a] = w.shape[0]
     if len(factors) > 1 and _fusable(out_dt, used, cval, input.shape, wshape):
-        weights = np.ones((), np.float64)
-        for a, w in factors:
-            weights = weights * _along(w, a, ndim)
-        passes = [(weights, False, list(modes), list(origins), None)]
+        passes = [(_fused(factors, ndim, key), False, list(modes), list(origins), None)]
     else:
         passes = []
         for a, w in factors:
@@ -370,6 +399,8 @@ def _complex_via_real(call, xp, input, weights, out, cval):
 
 
 def _real_cval(cval):
+    if type(cval) is float:
+        return cval
     if np.iscomplexobj(cval):
         raise TypeError("cval must be real for a real input")
     return float(cval)
@@ -501,21 +532,34 @@ def _gaussian_kernel1d(sigma, order, radius):
 
 
 def _gaussian_weights(sigma, order, truncate, radius):
+    """(SciPy's reversed kernel, a key naming it)."""
+    try:
+        return _gaussian_weights_cached(sigma, order, truncate, radius)
+    except TypeError:  # unhashable arguments
+        return _gaussian_weights_of(sigma, order, truncate, radius)
+
+
+@functools.lru_cache(maxsize=256)
+def _gaussian_weights_cached(sigma, order, truncate, radius):
+    return _gaussian_weights_of(sigma, order, truncate, radius)
+
+
+def _gaussian_weights_of(sigma, order, truncate, radius):
     sd = float(sigma)
     lw = int(truncate * sd + 0.5)
     if radius is not None:
         lw = radius
     if not isinstance(lw, numbers.Integral) or lw < 0:
         raise ValueError("Radius must be a nonnegative integer.")
-    return _gaussian_kernel1d(sd, int(order) if isinstance(order, numbers.Integral) else order,
-                              int(lw))
+    order = int(order) if isinstance(order, numbers.Integral) else order
+    return _gaussian_kernel1d(sd, order, int(lw)), ("gauss", sd, order, int(lw))
 
 
 def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0,
                       truncate=4.0, *, radius=None, backend="auto", strategy=None,
                       direct_sums=False):
     """scipy.ndimage.gaussian_filter1d: a 1-D Gaussian filter (or a derivative, order > 0)."""
-    weights = _gaussian_weights(sigma, order, truncate, radius)
+    weights = _gaussian_weights(sigma, order, truncate, radius)[0]
     return _correlate1d(input, weights, axis, output, mode, cval, 0, False,
                         _options(backend, strategy, direct_sums))
 
@@ -532,19 +576,21 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     sigmas = _normalize_sequence(sigma, ndim)
     modes = _normalize_sequence(mode, ndim)
     radii = _normalize_sequence(radius, ndim)
-    factors = [(a, _gaussian_weights(sigmas[a], orders[a], truncate, radii[a]))
+    kernels = [(a, _gaussian_weights(sigmas[a], orders[a], truncate, radii[a]))
                for a in range(ndim) if sigmas[a] > 1e-15]
-    if not factors:
+    if not kernels:
         return _copy(xp, input, out, out_dt)
+    factors = [(a, w) for a, (w, _) in kernels]
+    key = tuple((a, k) for a, (_, k) in kernels)
     if xp.dtype(input).kind == "c" or out_dt.kind == "c":
         if out_dt.kind != "c":
             raise RuntimeError("output must have complex dtype")
 
         def part(p, o, c):
-            _separable(xp, p, o, xp.dtype(o), factors, modes, float(c), opts)
+            _separable(xp, p, o, xp.dtype(o), factors, modes, float(c), opts, key=key)
 
         return _split_complex(part, xp, input, out, out_dt, cval)
-    return _separable(xp, input, out, out_dt, factors, modes, _real_cval(cval), opts)
+    return _separable(xp, input, out, out_dt, factors, modes, _real_cval(cval), opts, key=key)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -568,7 +614,8 @@ def _uniform_passes(xp, input, out, out_dt, axes, cval, opts):
             passes.append((_along(np.ones(size), a, ndim), False, modes, o, float(size)))
         return _execute(xp, input, out, out_dt, passes, cval, opts)
     factors = [(a, np.full(size, 1.0 / size)) for a, size, _, _ in axes]
-    return _separable(xp, input, out, out_dt, factors, modes, cval, opts, origins)
+    key = tuple(("box", a, size) for a, size, _, _ in axes)
+    return _separable(xp, input, out, out_dt, factors, modes, cval, opts, origins, key)
 
 
 def _uniform_axis(size, origin, mode):
@@ -640,15 +687,16 @@ def _gradient(input, axis, output, mode, cval, smooth, opts):
     out, out_dt = _output(output, xp, input)
     modes = _normalize_sequence(mode, ndim)
     factors = [(axis, _DIFF)] + [(a, smooth) for a in range(ndim) if a != axis]
+    key = ("gradient", axis, float(smooth[1]))
     if xp.dtype(input).kind == "c" or out_dt.kind == "c":
         if out_dt.kind != "c":
             raise RuntimeError("output must have complex dtype")
 
         def part(p, o, c):
-            _separable(xp, p, o, xp.dtype(o), factors, modes, float(c), opts)
+            _separable(xp, p, o, xp.dtype(o), factors, modes, float(c), opts, key=key)
 
         return _split_complex(part, xp, input, out, out_dt, cval)
-    return _separable(xp, input, out, out_dt, factors, modes, _real_cval(cval), opts)
+    return _separable(xp, input, out, out_dt, factors, modes, _real_cval(cval), opts, key=key)
 
 
 def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, backend="auto",
