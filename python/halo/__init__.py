@@ -125,7 +125,9 @@ def _output(output, xp, input, complex_output=False):
     """SciPy's _ni_support._get_output, without allocating: (output array or None, dtype)."""
     in_dt = xp.dtype(input)
     if output is None:
-        return None, (np.promote_types(in_dt, np.complex64) if complex_output else in_dt)
+        if complex_output:
+            return None, np.promote_types(in_dt, np.complex64)
+        return None, (in_dt if in_dt.isnative else in_dt.newbyteorder("="))
     if isinstance(output, (type, np.dtype)):
         dt = np.dtype(output)
         if complex_output and dt.kind != "c":
@@ -182,16 +184,17 @@ def _layout(shape, wshape):
 
 
 def _fits_core(shape, wshape):
+    """Whether the core takes this filter in one call without moving axes."""
     return len(_layout(tuple(shape), tuple(wshape))[1]) <= 3
 
 
 @functools.lru_cache(maxsize=1024)
 def _core_plan(shape, wshape, modes, origins):
-    """(core shape with the batch first, core filter shape, modes, origins) of _layout."""
+    """(core shape with the batch first, core filter shape, modes, origins) of _layout, or None
+    where more than 3 axes remain."""
     batch, axes = _layout(shape, wshape)
     if len(axes) > 3:
-        raise ValueError(f"halo filters at most 3 axes: a filter of shape {wshape} on an "
-                         f"array of shape {shape} leaves {len(axes)} axes that cannot merge")
+        return None
     return ((batch,) + tuple(n for n, _ in axes),
             tuple(1 if a is None else wshape[a] for _, a in axes),
             ["constant" if a is None else modes[a] for _, a in axes],
@@ -202,12 +205,32 @@ def _core(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct):
     """One call of halo::apply: dst = src filtered by weights (both contiguous, float32 or
     float64, same dtype and shape; weights float64 of src's rank)."""
     shape = tuple(src.shape)
-    core_shape, wshape, cmodes, corigins = _core_plan(shape, weights.shape, tuple(modes),
-                                                      tuple(origins))
+    plan = _core_plan(shape, weights.shape, tuple(modes), tuple(origins))
+    if plan is None:
+        return _core_transposed(xp, src, dst, weights, convolve, modes, cval, origins, opts,
+                                direct)
+    core_shape, wshape, cmodes, corigins = plan
     if 0 in shape:
         return
     _local.run = xp.run(src, dst, core_shape, weights.reshape(wshape), convolve, cmodes,
                         float(cval), corigins, opts[0], opts[1], direct)
+
+
+def _core_transposed(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct):
+    """_core where unfiltered axes lie between filtered ones so that more than 3 axes remain:
+    the unfiltered axes are moved to the front (the batch) in a copy, and the result back."""
+    ndim = len(src.shape)
+    filtered = [a for a in range(ndim) if weights.shape[a] != 1]
+    if len(filtered) > 3:
+        raise ValueError(f"halo filters at most 3 axes: a filter of shape {weights.shape} "
+                         f"reaches {len(filtered)} axes of an array of shape {tuple(src.shape)}")
+    perm = [a for a in range(ndim) if weights.shape[a] == 1] + filtered
+    inverse = [perm.index(a) for a in range(ndim)]
+    src_t = xp.contiguous(xp.transpose(src, perm), xp.dtype(src))
+    dst_t = xp.empty(src_t.shape, xp.dtype(src), src)
+    _core(xp, src_t, dst_t, weights.transpose(perm), convolve, [modes[a] for a in perm], cval,
+          [origins[a] for a in perm], opts, direct)
+    xp.write(dst, xp.transpose(dst_t, inverse))
 
 
 _ABSMAX = {}
@@ -216,8 +239,9 @@ _ABSMAX = {}
 def _absmax(dt):
     m = _ABSMAX.get(dt)
     if m is None:
-        m = _ABSMAX[dt] = 1 if dt.kind == "b" else max(abs(int(np.iinfo(dt).min)),
-                                                       int(np.iinfo(dt).max))
+        # A bool intermediate holds a byte (SciPy's), up to 255.
+        m = _ABSMAX[dt] = 255 if dt.kind == "b" else max(abs(int(np.iinfo(dt).min)),
+                                                         int(np.iinfo(dt).max))
     return m
 
 
@@ -280,7 +304,8 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
             if divisor is not None:
                 dst = xp.contiguous(dst, _F64) / divisor
             if i < last:
-                cur = xp.contiguous(xp.cast(dst, out_dt), cdt) if dst.dtype != out_dt else dst
+                cur = dst if xp.dtype(dst) == out_dt else xp.contiguous(_stored(xp, dst, out_dt),
+                                                                         cdt)
             else:
                 result = dst
     if result is target:
@@ -291,6 +316,12 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
         return result
     xp.write(out, result)
     return out
+
+
+def _stored(xp, x, dt):
+    """x as SciPy's C code stores it in an intermediate array of dtype dt and reads it back: a
+    bool element keeps the byte of the truncated value (255 for -1), not 0 or 1."""
+    return xp.cast(x, np.dtype(np.uint8) if dt.kind == "b" else dt)
 
 
 def _copy(xp, input, out, out_dt):

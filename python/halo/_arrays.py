@@ -52,6 +52,10 @@ class NumPy:
     def writeable(x):
         return x.flags.writeable
 
+    @staticmethod
+    def transpose(x, axes):
+        return x.transpose(axes)
+
     cast = staticmethod(_scipy_cast_numpy)
 
     @staticmethod
@@ -140,6 +144,9 @@ class CuPy(_Device):
     def writeable(self, x):
         return True
 
+    def transpose(self, x, axes):
+        return x.transpose(axes)
+
     def cast(self, x, dtype):
         if dtype.kind in "iu" and dtype == np.uint32:
             return x.astype(np.int64).astype(np.uint32)
@@ -215,6 +222,9 @@ class Torch(_Device):
 
     def writeable(self, x):
         return True
+
+    def transpose(self, x, axes):
+        return x.permute(*axes)
 
     def cast(self, x, dtype):
         if dtype == np.uint32 and self.torch.int64 in self.to_numpy:
