@@ -27,7 +27,7 @@ import numpy as np
 from numpy.core.multiarray import normalize_axis_index
 
 from . import _halo
-from ._arrays import kind_name, kind_of
+from ._arrays import host_weights, kind_name, kind_of
 
 __all__ = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter",
            "gaussian_filter1d", "uniform_filter", "uniform_filter1d", "sobel", "prewitt",
@@ -442,7 +442,7 @@ def _real_cval(cval):
 # ---------------------------------------------------------------------------------------------
 def _correlate1d(input, weights, axis, output, mode, cval, origin, convolve, opts):
     xp, input = kind_of(input)
-    weights = np.asarray(weights)
+    weights = host_weights(weights)
     if xp.dtype(input).kind == "c" or weights.dtype.kind == "c":
         if weights.dtype.kind == "c" and not convolve:
             weights = weights.conj()  # as numpy.correlate: the weights conjugated
@@ -472,7 +472,7 @@ def _correlate1d(input, weights, axis, output, mode, cval, origin, convolve, opt
 
 def _correlate(input, weights, output, mode, cval, origin, convolve, opts):
     xp, input = kind_of(input)
-    weights = np.asarray(weights)
+    weights = host_weights(weights)
     if xp.dtype(input).kind == "c" or weights.dtype.kind == "c":
         if weights.dtype.kind == "c" and not convolve:
             weights = weights.conj()

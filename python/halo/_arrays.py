@@ -100,10 +100,29 @@ def _byte_span(ptr, shape, strides, itemsize):
     return lo, hi + itemsize
 
 
+_I32, _I64, _U8 = np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.uint8)
+
+
 class _Device:
     """What GPU kinds share: the core runs on the array's device, on the caller's current stream."""
 
     device = True
+
+    def cast(self, x, dtype):
+        """As _scipy_cast_numpy, on the GPU, whose conversions of floats to integers saturate:
+        the C conversions SciPy's results follow go through int32 (up to 16 bits, bool) or int64
+        (uint32, negative values to uint64) and wrap, which integer conversions do here too."""
+        if dtype.kind == "b":
+            return self.astype(self.astype(x, _I32), _U8) != 0
+        if dtype.kind in "iu":
+            if dtype.itemsize <= 2:
+                return self.astype(self.astype(x, _I32), dtype)
+            if dtype == np.uint32:
+                return self.astype(self.astype(x, _I64), dtype)
+            if dtype == np.uint64:
+                return self.where(x < 0, self.astype(self.astype(x, _I64), dtype),
+                                  self.astype(x, dtype))
+        return self.astype(x, dtype)
 
     def overlap(self, a, b):
         a0, a1 = self.span(a)
@@ -147,12 +166,11 @@ class CuPy(_Device):
     def transpose(self, x, axes):
         return x.transpose(axes)
 
-    def cast(self, x, dtype):
-        if dtype.kind in "iu" and dtype == np.uint32:
-            return x.astype(np.int64).astype(np.uint32)
-        if dtype.kind == "b":
-            return x.astype(np.uint8) != 0
+    def astype(self, x, dtype):
         return x.astype(dtype)
+
+    def where(self, c, a, b):
+        return self.cp.where(c, a, b)
 
     def write(self, dst, src):
         dst[...] = src
@@ -226,12 +244,11 @@ class Torch(_Device):
     def transpose(self, x, axes):
         return x.permute(*axes)
 
-    def cast(self, x, dtype):
-        if dtype == np.uint32 and self.torch.int64 in self.to_numpy:
-            return x.to(self.torch.int64).to(self._t(dtype))
-        if dtype.kind == "b":
-            return x.to(self.torch.uint8) != 0
+    def astype(self, x, dtype):
         return x.to(self._t(dtype))
+
+    def where(self, c, a, b):
+        return self.torch.where(c, a, b)
 
     def write(self, dst, src):
         dst.copy_(src)
@@ -271,14 +288,27 @@ def _kind(name, cls):
 
 def kind_name(x):
     """'numpy', 'cupy' or 'torch': the kind an output array must match."""
-    if isinstance(x, np.ndarray):
+    if type(x) is np.ndarray:
         return "numpy"
     module = type(x).__module__ or ""
     if module.startswith("cupy"):
         return "cupy"
     if module.startswith("torch"):
         return "torch" if getattr(x, "is_cuda", False) else "torch (CPU)"
-    return type(x).__name__
+    return "numpy" if isinstance(x, np.ndarray) else type(x).__name__
+
+
+def host_weights(w):
+    """Filter weights as a NumPy array: CuPy arrays and PyTorch tensors are copied to the host
+    (weights are small; the core keeps them as float64 on the host and copies them to the GPU)."""
+    if isinstance(w, np.ndarray):
+        return w
+    module = type(w).__module__ or ""
+    if module.startswith("cupy"):
+        return w.get()
+    if module.startswith("torch"):
+        return w.detach().cpu().numpy()
+    return np.asarray(w)
 
 
 def kind_of(x):
