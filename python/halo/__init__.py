@@ -24,7 +24,10 @@ import warnings
 from collections.abc import Iterable
 
 import numpy as np
-from numpy.core.multiarray import normalize_axis_index
+try:  # NumPy 2
+    from numpy.lib.array_utils import normalize_axis_index
+except ImportError:  # NumPy 1
+    from numpy.core.multiarray import normalize_axis_index
 
 from . import _halo
 from ._arrays import host_weights, kind_name, kind_of
@@ -135,7 +138,7 @@ def _output(output, xp, input, complex_output=False):
             dt = np.promote_types(dt, np.complex64)
         return None, dt
     if isinstance(output, str):
-        dt = np.dtype(np.sctypeDict[output])
+        dt = np.dtype(np.sctypeDict[output] if output in np.sctypeDict else output)
         if complex_output and dt.kind != "c":
             raise RuntimeError("output must have complex dtype")
         return None, dt
