@@ -30,7 +30,7 @@ except ImportError:  # NumPy 1
     from numpy.core.multiarray import normalize_axis_index
 
 from . import _halo
-from ._arrays import host_weights, kind_name, kind_of
+from ._arrays import device_context, host_weights, kind_name, kind_of
 
 __all__ = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter",
            "gaussian_filter1d", "uniform_filter", "uniform_filter1d", "sobel", "prewitt",
@@ -440,6 +440,21 @@ def _real_cval(cval):
     return float(cval)
 
 
+def _on_input_device(fn):
+    """Runs fn with the input's GPU as the current device (GPU arrays on another device than the
+    current one); a NumPy input costs one type check."""
+
+    @functools.wraps(fn)
+    def run(input, *args, **kwargs):
+        ctx = device_context(input)
+        if ctx is None:
+            return fn(input, *args, **kwargs)
+        with ctx:
+            return fn(input, *args, **kwargs)
+
+    return run
+
+
 # ---------------------------------------------------------------------------------------------
 # correlate, convolve, correlate1d, convolve1d
 # ---------------------------------------------------------------------------------------------
@@ -505,6 +520,7 @@ def _correlate(input, weights, output, mode, cval, origin, convolve, opts):
     return _execute(xp, input, out, out_dt, passes, _real_cval(cval), opts)
 
 
+@_on_input_device
 def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *,
                 backend="auto", strategy=None, direct_sums=False):
     """scipy.ndimage.correlate1d: a 1-D correlation along the given axis."""
@@ -512,6 +528,7 @@ def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, 
                         _options(backend, strategy, direct_sums))
 
 
+@_on_input_device
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *,
                backend="auto", strategy=None, direct_sums=False):
     """scipy.ndimage.convolve1d: a 1-D convolution along the given axis."""
@@ -519,6 +536,7 @@ def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, o
                         _options(backend, strategy, direct_sums))
 
 
+@_on_input_device
 def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *,
               backend="auto", strategy=None, direct_sums=False):
     """scipy.ndimage.correlate: a multidimensional correlation (weights of the input's rank)."""
@@ -526,6 +544,7 @@ def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *
                       _options(backend, strategy, direct_sums))
 
 
+@_on_input_device
 def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *,
              backend="auto", strategy=None, direct_sums=False):
     """scipy.ndimage.convolve: a multidimensional convolution (weights of the input's rank)."""
@@ -589,6 +608,7 @@ def _gaussian_weights_of(sigma, order, truncate, radius):
     return _gaussian_kernel1d(sd, order, int(lw)), ("gauss", sd, order, int(lw))
 
 
+@_on_input_device
 def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0,
                       truncate=4.0, *, radius=None, backend="auto", strategy=None,
                       direct_sums=False):
@@ -598,6 +618,7 @@ def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect
                         _options(backend, strategy, direct_sums))
 
 
+@_on_input_device
 def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
                     *, radius=None, backend="auto", strategy=None, direct_sums=False):
     """scipy.ndimage.gaussian_filter: a multidimensional Gaussian filter, per axis sigma, order,
@@ -672,6 +693,7 @@ def _uniform(xp, input, out, out_dt, axes, cval, opts):
     return _uniform_passes(xp, input, out, out_dt, axes, _real_cval(cval), opts)
 
 
+@_on_input_device
 def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *,
                      backend="auto", strategy=None, direct_sums=False):
     """scipy.ndimage.uniform_filter1d: a 1-D uniform (box, mean) filter along the given axis."""
@@ -685,6 +707,7 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
     return _uniform(xp, input, out, out_dt, [(axis, int(size), origin, mode)], cval, opts)
 
 
+@_on_input_device
 def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *,
                    backend="auto", strategy=None, direct_sums=False):
     """scipy.ndimage.uniform_filter: a multidimensional uniform filter, per axis size, origin
@@ -733,6 +756,7 @@ def _gradient(input, axis, output, mode, cval, smooth, opts):
     return _separable(xp, input, out, out_dt, factors, modes, _real_cval(cval), opts, key=key)
 
 
+@_on_input_device
 def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, backend="auto",
           strategy=None, direct_sums=False):
     """scipy.ndimage.sobel: the Sobel derivative along axis, smoothed [1, 2, 1] across."""
@@ -740,6 +764,7 @@ def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, backend="aut
                      _options(backend, strategy, direct_sums))
 
 
+@_on_input_device
 def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, backend="auto",
             strategy=None, direct_sums=False):
     """scipy.ndimage.prewitt: the Prewitt derivative along axis, smoothed [1, 1, 1] across."""
@@ -773,6 +798,7 @@ def _laplace_real(xp, input, out, out_dt, modes, cval, opts):
     return _execute(xp, input, out, out_dt, passes, cval, opts, summed=True)
 
 
+@_on_input_device
 def laplace(input, output=None, mode="reflect", cval=0.0, *, backend="auto", strategy=None,
             direct_sums=False):
     """scipy.ndimage.laplace: the sum of the second differences [1, -2, 1] along every axis."""

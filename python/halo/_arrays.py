@@ -286,6 +286,19 @@ def _kind(name, cls):
     return k
 
 
+def device_context(x):
+    """A context manager making x's GPU the current device (CuPy, PyTorch), or None for arrays
+    in host memory: conversions and allocations then happen on the array's own device."""
+    if type(x) is np.ndarray:
+        return None
+    module = type(x).__module__ or ""
+    if module.startswith("cupy"):
+        return _kind("cupy", CuPy).on_device(x)
+    if module.startswith("torch") and getattr(x, "is_cuda", False):
+        return _kind("torch", Torch).on_device(x)
+    return None
+
+
 def kind_name(x):
     """'numpy', 'cupy' or 'torch': the kind an output array must match."""
     if type(x) is np.ndarray:
