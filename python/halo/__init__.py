@@ -618,6 +618,18 @@ def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect
                         _options(backend, strategy, direct_sums))
 
 
+@functools.lru_cache(maxsize=256)
+def _gaussian_factors(ndim, sigma, order, truncate, radius):
+    """gaussian_filter's (axis, reversed kernel) per axis of sigma > 1e-15, and a key naming
+    them; cached for scalar arguments."""
+    orders = _normalize_sequence(order, ndim)
+    sigmas = _normalize_sequence(sigma, ndim)
+    radii = _normalize_sequence(radius, ndim)
+    kernels = [(a, _gaussian_weights(sigmas[a], orders[a], truncate, radii[a]))
+               for a in range(ndim) if sigmas[a] > 1e-15]
+    return [(a, w) for a, (w, _) in kernels], tuple((a, k) for a, (_, k) in kernels)
+
+
 @_on_input_device
 def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
                     *, radius=None, backend="auto", strategy=None, direct_sums=False):
@@ -627,16 +639,13 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     xp, input = kind_of(input)
     out, out_dt = _output(output, xp, input)
     ndim = len(input.shape)
-    orders = _normalize_sequence(order, ndim)
-    sigmas = _normalize_sequence(sigma, ndim)
     modes = _normalize_sequence(mode, ndim)
-    radii = _normalize_sequence(radius, ndim)
-    kernels = [(a, _gaussian_weights(sigmas[a], orders[a], truncate, radii[a]))
-               for a in range(ndim) if sigmas[a] > 1e-15]
-    if not kernels:
+    try:
+        factors, key = _gaussian_factors(ndim, sigma, order, truncate, radius)
+    except TypeError:  # unhashable (lists): not cached
+        factors, key = _gaussian_factors.__wrapped__(ndim, sigma, order, truncate, radius)
+    if not factors:
         return _copy(xp, input, out, out_dt)
-    factors = [(a, w) for a, (w, _) in kernels]
-    key = tuple((a, k) for a, (_, k) in kernels)
     if xp.dtype(input).kind == "c" or out_dt.kind == "c":
         if out_dt.kind != "c":
             raise RuntimeError("output must have complex dtype")

@@ -11,7 +11,7 @@ import scipy.ndimage as ndi
 
 import halo
 from halo import _arrays, _halo
-from conftest import assert_matches, random_array
+from support import assert_matches, random_array
 
 
 class FakeArray(np.ndarray):

@@ -8,7 +8,7 @@ import pytest
 import scipy.ndimage as ndi
 
 import halo
-from conftest import assert_matches, random_array
+from support import assert_matches, random_array
 
 MODES = ["reflect", "constant", "nearest", "mirror", "wrap", "grid-constant", "grid-mirror",
          "grid-wrap"]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import halo
-from conftest import assert_matches, random_array
+from support import assert_matches, random_array
 
 
 def _halo_sees_a_gpu():
