@@ -677,9 +677,19 @@ def _uniform_passes(xp, input, out, out_dt, axes, cval, opts):
             o[a] = origin
             passes.append((_along(np.ones(size), a, ndim), False, modes, o, float(size)))
         return _execute(xp, input, out, out_dt, passes, cval, opts)
-    factors = [(a, np.full(size, 1.0 / size)) for a, size, _, _ in axes]
     key = tuple(("box", a, size) for a, size, _, _ in axes)
-    return _separable(xp, input, out, out_dt, factors, modes, cval, opts, origins, key)
+    return _separable(xp, input, out, out_dt, _box_factors(key), modes, cval, opts, origins, key)
+
+
+@functools.lru_cache(maxsize=256)
+def _box_factors(key):
+    """The factors 1/size (read-only) of the uniform filter that key names."""
+    factors = []
+    for _, a, size in key:
+        w = np.full(size, 1.0 / size)
+        w.flags.writeable = False
+        factors.append((a, w))
+    return factors
 
 
 def _uniform_axis(size, origin, mode):
