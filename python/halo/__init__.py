@@ -269,7 +269,8 @@ def _compute_dtype(in_dt, out_dt, passes, cval):
 
 
 def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
-    """Runs passes (weights, convolve, modes, origins, divisor) on a real input and returns the
+    """Runs passes (weights, convolve, modes, origins, divisor[, "nd" for SciPy's N-D correlate
+    rather than its 1-D filters]) on a real input and returns the
     output (out, or a new array of out_dt). As in SciPy, a pass reads the previous one's result
     rounded to the output dtype (summed=False), or, summed=True (laplace), every pass reads the
     input and their results, each rounded to the output dtype, are added in the output dtype. A
@@ -300,10 +301,17 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
                 result += r
     else:
         cur = src
-        for i, (w, convolve, modes, origins, divisor) in enumerate(passes):
+        for i, (w, convolve, modes, origins, divisor, *nd) in enumerate(passes):
+            scipy_order = _scipy_order(xp, out_dt, w, opts, bool(nd))
             use_target = i == last and target is not None and divisor is None
             dst = target if use_target else xp.empty(shape, cdt, src)
-            _core(xp, cur, dst, w, convolve, modes, cval, origins, opts, direct)
+            if scipy_order == "reference":
+                _core(xp, cur, dst, w, convolve, modes, cval, origins,
+                      ("reference", "", True), True)
+            else:
+                _core(xp, cur, dst, w, convolve, modes, cval, origins, opts, direct)
+                if scipy_order == "1d":
+                    _ties_as_scipy_1d(cur, dst, w, convolve, modes, cval, origins)
             if divisor is not None:
                 dst = xp.contiguous(dst, _F64) / divisor
             if i < last:
@@ -319,6 +327,80 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
         return result
     xp.write(out, result)
     return out
+
+
+def _scipy_order(xp, out_dt, w, opts, nd):
+    """How a pass makes its truncation to an integer output SciPy's where its weights are not
+    integers (integral weights on integers sum exactly in any order): a sum that lands within
+    rounding of an integer (a Gaussian over a constant region, weights such as 1/9 or 0.1)
+    truncates to one side or the other depending on the order of the additions. SciPy's
+    correlate and convolve (nd: True) add the taps in C order, which the core's reference
+    strategy does too ("reference", for NumPy arrays where no backend or strategy was asked
+    for); its 1-D filters in their own order, which _ties_as_scipy_1d repeats for the sums near
+    an integer ("1d", NumPy arrays). None: nothing to do (float outputs, integral weights, GPU
+    arrays: docs/PYTHON.md)."""
+    if out_dt.kind not in "biu" or xp.name != "numpy" or np.array_equal(w, np.rint(w)):
+        return None
+    if not nd:
+        return "1d"
+    return "reference" if opts[0] in ("auto", "cpu") and not opts[1] else None
+
+
+_NUMPY_PAD = {"reflect": "symmetric", "mirror": "reflect", "nearest": "edge", "wrap": "wrap",
+              "constant": "constant"}
+
+
+def _ties_as_scipy_1d(src, dst, weights, convolve, modes, cval, origins):
+    """dst (float64 sums of a 1-D pass over src, by the core) recomputed with SciPy's arithmetic
+    (NI_Correlate1D: symmetric and antisymmetric weights as sums of pairs, outermost pair first;
+    others from the last tap) where it lies within rounding of an integer, so that truncation
+    gives SciPy's integer. The line is extended as SciPy extends it (numpy.pad's equivalent
+    mode); only the elements near an integer are recomputed."""
+    long_axes = [a for a, k in enumerate(weights.shape) if k > 1]
+    if not long_axes or dst.size == 0:
+        return
+    axis = long_axes[0]
+    w = weights.reshape(-1)
+    k = w.shape[0]
+    origin = int(origins[axis])
+    if convolve:  # SciPy's convolve1d: the weights reversed, the origin mirrored
+        w = w[::-1]
+        origin = -origin - (0 if k & 1 else 1)
+    scale = float(np.abs(w).sum()) * max(float(np.abs(src).max()), abs(cval))
+    near = np.abs(dst - np.rint(dst)) <= (k + 2) * 2.0 ** -40 * scale
+    idx = np.nonzero(near)
+    if idx[0].size == 0:
+        return
+    size1 = k // 2
+    size2 = k - size1 - 1
+    pad = [(0, 0)] * src.ndim
+    pad[axis] = (size1 + origin, size2 - origin)
+    mode = _NUMPY_PAD[_mode(modes[axis])]
+    ext = np.pad(src, pad, mode, **({"constant_values": cval} if mode == "constant" else {}))
+    base = idx[axis] + size1
+
+    def at(jj):  # SciPy's iline[jj] for each element near an integer
+        j = list(idx)
+        j[axis] = base + jj
+        return ext[tuple(j)]
+
+    eps = np.finfo(np.float64).eps
+    symmetric = 0
+    if k & 1:
+        if all(abs(w[size1 + i] - w[size1 - i]) <= eps for i in range(1, size1 + 1)):
+            symmetric = 1
+        elif all(abs(w[size1 + i] + w[size1 - i]) <= eps for i in range(1, size1 + 1)):
+            symmetric = -1
+    if symmetric:
+        acc = at(0) * w[size1]
+        for jj in range(-size1, 0):
+            pair = at(jj) + at(-jj) if symmetric > 0 else at(jj) - at(-jj)
+            acc = acc + pair * w[size1 + jj]
+    else:
+        acc = at(size2) * w[size1 + size2]
+        for jj in range(-size1, size2):
+            acc = acc + at(jj) * w[size1 + jj]
+    dst[idx] = acc
 
 
 def _stored(xp, x, dt):
@@ -516,7 +598,7 @@ def _correlate(input, weights, output, mode, cval, origin, convolve, opts):
     if not isinstance(mode, str) and isinstance(mode, Iterable):
         raise RuntimeError("A sequence of modes is not supported")
     _mode(mode)
-    passes = [(weights, convolve, [mode] * ndim, origins, None)]
+    passes = [(weights, convolve, [mode] * ndim, origins, None, "nd")]
     return _execute(xp, input, out, out_dt, passes, _real_cval(cval), opts)
 
 

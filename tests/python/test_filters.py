@@ -163,6 +163,37 @@ def test_gaussian_filter_integers_exact(rng, dtype, mode):
                    ndi.gaussian_filter(x, 1.3, output=np.float32, mode=mode), scale_of(x))
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int32, np.uint64])
+@pytest.mark.parametrize("mode", MODES)
+def test_integer_ties_as_scipy(rng, dtype, mode):
+    """Sums that land on an integer up to rounding (constant regions under a Gaussian, weights
+    such as 1/9 or 0.1) truncate as SciPy's, whose order of additions halo follows there."""
+    x = np.zeros((40, 37), dtype)
+    x[5:30, 8:33] = 200 if dtype != np.int16 else -120
+    x[:, 30:] = 37
+    x[12:20, 2:6] = random_array(rng, (8, 4), dtype)
+    for sigma in (0.5, 1.0, 1.5, 2.0, [3.0, 0.7]):
+        assert_matches(halo.gaussian_filter(x, sigma, mode=mode, cval=3),
+                       ndi.gaussian_filter(x, sigma, mode=mode, cval=3), 0, exact=True)
+    assert_matches(halo.gaussian_filter1d(x, 1.3, axis=0, order=1, mode=mode),
+                   ndi.gaussian_filter1d(x, 1.3, axis=0, order=1, mode=mode), 0, exact=True)
+    y = random_array(rng, (23, 19), dtype)
+    for w in (np.ones((3, 3)) / 9, np.full((2, 3), 0.1), np.array([[0.1, 0.2], [0.3, 0.4]])):
+        for fn in ("correlate", "convolve"):
+            origin = [pick_origin(rng, k) for k in w.shape]
+            assert_matches(getattr(halo, fn)(y, w, mode=mode, cval=2, origin=origin),
+                           getattr(ndi, fn)(y, w, mode=mode, cval=2, origin=origin), 0,
+                           exact=True)
+    for w in (np.full(3, 1 / 3), np.array([0.1, 0.2, 0.3, 0.4]), np.array([0.3, 0.1, 0.3]),
+              np.array([-0.3, 0.0, 0.3]), np.full(5, 0.2)):
+        for origin in range(-(len(w) // 2), (len(w) - 1) // 2 + 1):
+            for fn, axis in (("correlate1d", -1), ("convolve1d", 0)):
+                assert_matches(
+                    getattr(halo, fn)(y, w, axis=axis, mode=mode, cval=2, origin=origin),
+                    getattr(ndi, fn)(y, w, axis=axis, mode=mode, cval=2, origin=origin), 0,
+                    exact=True)
+
+
 # ---------------------------------------------------------------------------------------------
 # Uniform filters
 # ---------------------------------------------------------------------------------------------
