@@ -1,7 +1,8 @@
 """halo on GPU arrays: CuPy arrays and PyTorch CUDA tensors run on their device with no copies,
 on the caller's current stream, and come back as the same kind on the same device; results
-match halo's CPU path (which tests/python/test_filters.py checks against SciPy). Skipped without CuPy / PyTorch, a GPU, or a halo built with CUDA
-(python/run-gpu-tests builds and runs these on a GPU machine)."""
+match halo's CPU path (which tests/python/test_filters.py checks against SciPy). Skipped
+without CuPy / PyTorch, a GPU, or a halo built with CUDA (python/run-gpu-tests builds and runs
+these on a GPU machine)."""
 import numpy as np
 import pytest
 
@@ -129,8 +130,8 @@ def test_cupy_layouts(cp, rng):
     xg = cp.asarray(x)
     # Strided input and output, in place, overlapping.
     v = xg[::2, 1::3]
-    assert_matches(cp.asnumpy(halo.gaussian_filter(v, 1.0)), halo.gaussian_filter(x[::2, 1::3], 1.0),
-                   3)
+    assert_matches(cp.asnumpy(halo.gaussian_filter(v, 1.0)),
+                   halo.gaussian_filter(x[::2, 1::3], 1.0), 3)
     big = cp.full((120, 160), cp.nan, cp.float32)
     out = big[::2, ::2]
     halo.uniform_filter(xg, 3, output=out)
