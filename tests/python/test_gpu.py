@@ -93,16 +93,29 @@ def test_cupy_zero_copy(cp, rng):
     assert_matches(cp.asnumpy(out), halo.gaussian_filter(cp.asnumpy(x), 2.0), 3)
 
 
+_SPIN = r"""
+extern "C" __global__ void spin(long long cycles) {
+  long long start = clock64();
+  while (clock64() - start < cycles) {}
+}
+"""
+
+
 def test_cupy_stream_order(cp, rng):
     """Work queued on the caller's (non-blocking) stream before the call is seen by halo, and
-    halo's result is ready for later work on that stream."""
+    halo's result is ready for later work on that stream: a kernel that spins ~50 ms holds the
+    stream before the input's last update, so a halo reading on another stream would read it
+    before that update."""
     x0 = random_array(rng, (2048, 2048), np.float32)
     want = halo.gaussian_filter(x0 * 2 ** 10, 3.0)
+    spin = cp.RawKernel(_SPIN, "spin")
     s = cp.cuda.Stream(non_blocking=True)
     with s:
         x = cp.asarray(x0)
-        for _ in range(10):  # a queue of work that takes a while, ending in x * 2^10
+        for _ in range(9):
             x = x * 2
+        spin((1,), (1,), (np.int64(100_000_000),))
+        x = x * 2  # x0 * 2^10, written after the spin
         r = halo.gaussian_filter(x, 3.0)
         r2 = r * 1  # queued behind halo's kernels
         got = cp.asnumpy(r2, stream=s)
@@ -221,8 +234,11 @@ def test_torch_stream_order(torch, rng):
     s = torch.cuda.Stream()
     with torch.cuda.stream(s):
         x = torch.from_numpy(x0).to("cuda", non_blocking=False)
-        for _ in range(10):
+        for _ in range(9):
             x = x * 2
+        if hasattr(torch.cuda, "_sleep"):
+            torch.cuda._sleep(100_000_000)  # holds the stream ~50 ms (as test_stream_order)
+        x = x * 2
         r = halo.gaussian_filter(x, 3.0)
         r2 = r * 1
     s.synchronize()
