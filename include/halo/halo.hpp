@@ -437,7 +437,8 @@ RunInfo choose(const Problem& p, const Options& opt, MemorySpace space = MemoryS
 // strategy `choice` names allocates: with `count_arrays`, the input and output themselves (for a
 // caller that has not allocated them yet) in `arrays`' space; the device copies of host arrays
 // given to a CUDA strategy; the strategy's workspace(). require_memory throws halo::Error when
-// the host part exceeds host_memory_available() or the device part the current device's free
+// the host part exceeds host_memory_available() (measured only for a host part of 64 MiB or
+// more: below, measuring costs more than the run) or the device part the current device's free
 // memory, naming the total, each part and the limit. apply() calls both before running.
 std::vector<MemoryUse> memory_needed(const Problem& p, const RunInfo& choice,
                                      MemorySpace arrays = MemorySpace::host,

@@ -56,7 +56,37 @@ std::optional<BoxRun> box_run(const std::vector<double>& w) {
   return BoxRun{lo, hi - lo + 1, w[std::size_t(lo)]};
 }
 
+namespace {
+std::optional<AxisWindows> compute_windows(const Problem& p);
+}
+
 std::optional<AxisWindows> separable_windows(const Problem& p) {
+  // A run asks several times (can_implement, priority, workspace, plan, run): the last answer
+  // of this thread is kept, keyed by what it depends on, so that small runs (a Python call on
+  // an 8x8 image) do not factor the filter again each time (small filters: large ones cost
+  // more to copy than to factor against their run).
+  struct Last {
+    bool valid = false;
+    std::int64_t key[6] = {};
+    std::vector<double> w;
+    std::optional<AxisWindows> windows;
+  };
+  thread_local Last last;
+  const Dims3 k = p.filter_dims3(), a = p.anchor3();
+  const std::int64_t key[6] = {k.z, k.y, k.x, a.z, a.y, a.x};
+  if (last.valid && std::equal(key, key + 6, last.key) && last.w == p.correlation_weights())
+    return last.windows;
+  last.valid = false;
+  if (p.correlation_weights().size() > 4096) return compute_windows(p);  // not worth a copy
+  last.windows = compute_windows(p);
+  std::copy(key, key + 6, last.key);
+  last.w = p.correlation_weights();
+  last.valid = true;
+  return last.windows;
+}
+
+namespace {
+std::optional<AxisWindows> compute_windows(const Problem& p) {
   const Dims3 k = p.filter_dims3(), a = p.anchor3();
   const std::int64_t ext[3] = {k.z, k.y, k.x}, anc[3] = {a.z, a.y, a.x};
   if (k.z * k.y * k.x > std::int64_t(1) << 26)
@@ -90,6 +120,7 @@ std::optional<AxisWindows> separable_windows(const Problem& p) {
   }
   return out;
 }
+}  // namespace
 
 namespace {
 

@@ -126,16 +126,16 @@ std::vector<MemoryUse> memory_needed(const Problem& p, const RunInfo& choice, Me
 void require_memory(const std::vector<MemoryUse>& needs) {
   for (const MemorySpace space : {MemorySpace::host, MemorySpace::device}) {
     double total = 0;
-    std::string parts;
-    for (const MemoryUse& u : needs) {
-      if (u.space != space || u.bytes <= 0) continue;
-      total += u.bytes;
-      parts += (parts.empty() ? "" : ", ") + u.what + " " + size_text(u.bytes);
-    }
+    for (const MemoryUse& u : needs)
+      if (u.space == space && u.bytes > 0) total += u.bytes;
     if (total == 0) continue;
     double have = 0;
     std::string limit;
     if (space == MemorySpace::host) {
+      // Below this, measuring (reading /proc and the cgroup's files, tens of microseconds) would
+      // cost more than the run; an allocation this small that fails is std::bad_alloc.
+      constexpr double kUnmeasuredHostBytes = 64.0 * 1024 * 1024;
+      if (total < kUnmeasuredHostBytes) continue;
       const MemoryAvailable m = host_memory_available();
       have = m.bytes;
       limit = m.limited_by;
@@ -143,6 +143,10 @@ void require_memory(const std::vector<MemoryUse>& needs) {
       have = detail::device_memory_free(&limit);
     }
     if (total <= have) continue;
+    std::string parts;
+    for (const MemoryUse& u : needs)
+      if (u.space == space && u.bytes > 0)
+        parts += (parts.empty() ? "" : ", ") + u.what + " " + size_text(u.bytes);
     throw Error(std::string("not enough ") + (space == MemorySpace::host ? "host" : "GPU") +
                 " memory: this run needs " + size_text(total) + " (" + parts + ") and " +
                 size_text(have) + " is available (" + limit + ")");

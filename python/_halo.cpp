@@ -1,0 +1,215 @@
+// halo._halo: the pybind11 layer between the Python package (python/halo/__init__.py, which holds
+// SciPy's argument rules) and the C++ core. It turns arrays into views, names into options, calls
+// halo::apply with the GIL released, and maps errors to Python's types; it decides nothing else.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "halo/halo.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+// The core's row for a NumPy dtype name ("float32", "float64"); a ValueError names the others.
+halo::DType dtype_named(const std::string& name) {
+  for (const halo::DTypeInfo& d : halo::dtypes())
+    if (name == d.numpy) return d.dtype;
+  throw py::value_error("halo computes in float32 or float64, not " + name);
+}
+
+// float32 or float64 in native byte order (a ValueError otherwise).
+halo::DType dtype_of(const py::array& a) {
+  const py::dtype d = a.dtype();
+  if (d.equal(py::dtype::of<float>())) return halo::DType::f32;
+  if (d.equal(py::dtype::of<double>())) return halo::DType::f64;
+  throw py::value_error("halo computes in float32 or float64, not " +
+                        py::str(static_cast<const py::handle&>(d)).cast<std::string>());
+}
+
+// What every call shares: the filter, the operation and the options, checked before the GIL is
+// released. Mode names are parsed by the core (SciPy's names and aliases): an unknown one is a
+// RuntimeError, as in SciPy; an unknown backend or strategy name is a ValueError.
+struct Call {
+  halo::Filter filter;
+  halo::Options options;
+};
+
+Call make_call(const py::array_t<double, py::array::c_style | py::array::forcecast>& weights,
+               int rank, bool convolve, const std::vector<std::string>& modes, double cval,
+               const std::vector<std::int64_t>& origins, const std::string& backend,
+               const std::string& strategy, bool direct_sums, std::uintptr_t stream) {
+  if (weights.ndim() != rank)
+    throw py::value_error("weights have " + std::to_string(weights.ndim()) +
+                          " dimensions, the array " + std::to_string(rank));
+  if (static_cast<int>(modes.size()) != rank || static_cast<int>(origins.size()) != rank)
+    throw py::value_error("one mode and one origin per axis are required");
+  Call c;
+  std::vector<std::int64_t> shape(weights.shape(), weights.shape() + rank);
+  c.filter = halo::Filter(weights.data(), shape);
+  c.options.op = convolve ? halo::Op::convolve : halo::Op::correlate;
+  for (int a = 0; a < rank; ++a) {
+    bool zero = false;
+    c.options.edges.mode[a] = halo::parse_boundary(modes[a], &zero);  // halo.Error: RuntimeError
+    if (zero && cval != 0) throw py::value_error("mode 'zero' reads 0: cval must be 0 with it");
+    c.options.edges.origin[a] = origins[a];
+  }
+  c.options.edges.cval = cval;
+  try {
+    c.options.backend = halo::parse_backend(backend);
+  } catch (const halo::Error& e) {
+    throw py::value_error(e.what());
+  }
+  if (!strategy.empty() && !halo::find_strategy(strategy)) {
+    std::string known;
+    for (const halo::Strategy* s : halo::strategies())
+      known += (known.empty() ? "" : ", ") + s->name();
+    throw py::value_error("unknown strategy '" + strategy + "' (expected one of " + known + ")");
+  }
+  c.options.strategy = strategy;
+  c.options.direct_sums = direct_sums;
+  c.options.stream = reinterpret_cast<void*>(stream);
+  return c;
+}
+
+// Arrays arrive as (batch, n0[, n1[, n2]]): the first axis is the core's batch.
+int rank_of(const std::vector<std::int64_t>& shape) {
+  const int rank = static_cast<int>(shape.size()) - 1;
+  if (rank < 1 || rank > halo::kMaxRank)
+    throw py::value_error("arrays reach the core as (batch, n0[, n1[, n2]]), got " +
+                          std::to_string(shape.size()) + " axes");
+  return rank;
+}
+
+py::tuple run(const halo::ConstArrayView& in, const halo::ArrayView& out, const Call& c) {
+  halo::RunInfo info;
+  {
+    py::gil_scoped_release unlocked;
+    info = halo::apply(in, out, c.filter, c.options);
+  }
+  return py::make_tuple(info.strategy, halo::to_string(info.backend), info.note);
+}
+
+// NumPy arrays (host memory): C-contiguous, float32 or float64, the same dtype and shape.
+py::tuple apply_host(const py::array& in, py::array& out,
+                     const py::array_t<double, py::array::c_style | py::array::forcecast>& weights,
+                     bool convolve, const std::vector<std::string>& modes, double cval,
+                     const std::vector<std::int64_t>& origins, const std::string& backend,
+                     const std::string& strategy, bool direct_sums) {
+  std::vector<std::int64_t> shape(in.shape(), in.shape() + in.ndim());
+  const int rank = rank_of(shape);
+  if (out.ndim() != in.ndim() || !std::equal(shape.begin(), shape.end(), out.shape()))
+    throw py::value_error("input and output shapes differ");
+  const halo::DType dt = dtype_of(in);
+  if (dtype_of(out) != dt) throw py::value_error("input and output dtypes differ");
+  const auto c_order = py::array::c_style;
+  if (!(in.flags() & c_order) || !(out.flags() & c_order))
+    throw py::value_error("arrays must be C-contiguous");
+  if (!out.writeable()) throw py::value_error("output array is read-only");
+  Call c =
+      make_call(weights, rank, convolve, modes, cval, origins, backend, strategy, direct_sums, 0);
+  halo::Extents ext{1, 1, 1};
+  for (int a = 0; a < rank; ++a) ext[a] = shape[a + 1];
+  const halo::ConstArrayView iv(in.data(), dt, rank, ext, shape[0], halo::MemorySpace::host);
+  halo::ArrayView ov;
+  ov.data = out.mutable_data();
+  ov.dtype = dt;
+  ov.rank = rank;
+  ov.extents = ext;
+  ov.batch = shape[0];
+  return run(iv, ov, c);
+}
+
+// Device arrays (CuPy, PyTorch): pointers to C-contiguous memory on the current CUDA device,
+// queued on `stream` (a cudaStream_t as an integer; 0 the legacy default stream).
+py::tuple apply_device(
+    std::uintptr_t in, std::uintptr_t out, const std::string& dtype,
+    const std::vector<std::int64_t>& shape,
+    const py::array_t<double, py::array::c_style | py::array::forcecast>& weights, bool convolve,
+    const std::vector<std::string>& modes, double cval, const std::vector<std::int64_t>& origins,
+    const std::string& backend, const std::string& strategy, bool direct_sums,
+    std::uintptr_t stream) {
+  const int rank = rank_of(shape);
+  const halo::DType dt = dtype_named(dtype);
+  Call c = make_call(weights, rank, convolve, modes, cval, origins, backend, strategy, direct_sums,
+                     stream);
+  halo::Extents ext{1, 1, 1};
+  for (int a = 0; a < rank; ++a) ext[a] = shape[a + 1];
+  const halo::ConstArrayView iv(reinterpret_cast<const void*>(in), dt, rank, ext, shape[0],
+                                halo::MemorySpace::device);
+  halo::ArrayView ov;
+  ov.data = reinterpret_cast<void*>(out);
+  ov.dtype = dt;
+  ov.rank = rank;
+  ov.extents = ext;
+  ov.batch = shape[0];
+  ov.space = halo::MemorySpace::device;
+  return run(iv, ov, c);
+}
+
+py::dict build() {
+  const halo::BuildInfo b = halo::build_info();
+  py::dict d;
+  d["version"] = halo::version();
+  d["cuda_compiled"] = b.cuda_compiled;
+  d["cuda_archs"] = b.cuda_archs;
+  d["compiler"] = b.compiler;
+  d["build_type"] = b.build_type;
+  d["openmp"] = b.openmp;
+  d["simd_targets"] = b.simd_targets;
+  d["cpu_best_target"] = b.cpu_best_target;
+  return d;
+}
+
+py::tuple devices() {
+  std::string why;
+  py::list out;
+  for (const halo::DeviceInfo& g : halo::cuda_devices(&why)) {
+    py::dict d;
+    d["index"] = g.index;
+    d["name"] = g.name;
+    d["compute_capability"] = py::make_tuple(g.sm_major, g.sm_minor);
+    d["multiprocessors"] = g.multiprocessors;
+    d["global_memory"] = g.global_memory;
+    d["l2_bytes"] = g.l2_bytes;
+    out.append(d);
+  }
+  return py::make_tuple(out, why);
+}
+
+py::list strategy_list() {
+  py::list out;
+  for (const halo::Strategy* s : halo::strategies()) {
+    py::dict d;
+    d["name"] = s->name();
+    d["backend"] = halo::to_string(s->backend());
+    d["description"] = s->description();
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_halo, m) {
+  m.doc() = "halo's C++ core (use the halo package, not this module)";
+  // Every error the core reports: a RuntimeError, as SciPy's own errors from its C code are.
+  py::register_exception<halo::Error>(m, "Error", PyExc_RuntimeError);
+  m.def("apply_host", &apply_host, py::arg("input"), py::arg("output"), py::arg("weights"),
+        py::arg("convolve"), py::arg("modes"), py::arg("cval"), py::arg("origins"),
+        py::arg("backend"), py::arg("strategy"), py::arg("direct_sums"));
+  m.def("apply_device", &apply_device, py::arg("input"), py::arg("output"), py::arg("dtype"),
+        py::arg("shape"), py::arg("weights"), py::arg("convolve"), py::arg("modes"),
+        py::arg("cval"), py::arg("origins"), py::arg("backend"), py::arg("strategy"),
+        py::arg("direct_sums"), py::arg("stream"));
+  m.def(
+      "parse_mode", [](const std::string& s) { return halo::to_string(halo::parse_boundary(s)); },
+      "The core's canonical name of a boundary mode; halo.Error (a RuntimeError) if unknown.");
+  m.def("build_info", &build);
+  m.def("cuda_devices", &devices);
+  m.def("strategies", &strategy_list);
+}

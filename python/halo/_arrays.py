@@ -1,0 +1,346 @@
+"""The kinds of arrays halo filters: NumPy arrays in host memory, and CuPy arrays and PyTorch CUDA
+tensors in GPU memory. Each kind is a small set of operations (allocate, convert, cast, copy, where
+the data is) so that halo/__init__.py holds SciPy's rules once for all of them. CuPy and PyTorch
+are imported only when one of their arrays arrives."""
+
+import numpy as np
+
+from . import _halo
+
+_F64 = np.dtype(np.float64)
+
+
+def _scipy_cast_numpy(x, dtype):
+    """x (floating) as dtype, as SciPy's C code stores a double into an element of that type:
+    truncation toward zero for integers (uint32 through int64, as C compilers convert a double to
+    a 32-bit unsigned value), the byte of that truncation as a bool's truth."""
+    if dtype.kind in "iu":
+        with np.errstate(invalid="ignore", over="ignore"):
+            if dtype == np.uint32:
+                return x.astype(np.int64).astype(np.uint32)
+            return x.astype(dtype)
+    if dtype.kind == "b":
+        with np.errstate(invalid="ignore", over="ignore"):
+            return x.astype(np.uint8) != 0
+    return x.astype(dtype)
+
+
+class NumPy:
+    """Host arrays: the core reads and writes them in place."""
+
+    device = False
+    name = "numpy"
+
+    @staticmethod
+    def dtype(x):
+        return x.dtype
+
+    @staticmethod
+    def empty(shape, dtype, like=None):
+        return np.empty(shape, dtype)
+
+    @staticmethod
+    def contiguous(x, dtype):
+        """x as a C-contiguous array of dtype (x itself when it is one)."""
+        return np.ascontiguousarray(x, dtype)
+
+    @staticmethod
+    def is_contiguous(x):
+        return x.flags.c_contiguous
+
+    @staticmethod
+    def writeable(x):
+        return x.flags.writeable
+
+    @staticmethod
+    def transpose(x, axes):
+        return x.transpose(axes)
+
+    cast = staticmethod(_scipy_cast_numpy)
+
+    @staticmethod
+    def write(dst, src):
+        np.copyto(dst, src, casting="unsafe")
+
+    @staticmethod
+    def assign(dst, src):
+        """dst[...] = src with the library's own casting (SciPy's `output[...] = input`)."""
+        dst[...] = src
+
+    @staticmethod
+    def overlap(a, b):
+        return np.may_share_memory(a, b)
+
+    @staticmethod
+    def real(x):
+        return x.real
+
+    @staticmethod
+    def imag(x):
+        return x.imag
+
+    @staticmethod
+    def run(src, dst, shape, weights, convolve, modes, cval, origins, backend, strategy,
+            direct_sums):
+        """One core call on src and dst seen as `shape` (batch first; C-contiguous arrays)."""
+        return _halo.apply_host(src.reshape(shape), dst.reshape(shape), weights, convolve, modes,
+                                cval, origins, backend, strategy, direct_sums)
+
+
+def _byte_span(ptr, shape, strides, itemsize):
+    """[first, last) bytes an array of these strides touches."""
+    lo = hi = ptr
+    for n, s in zip(shape, strides):
+        if n == 0:
+            return ptr, ptr
+        if s > 0:
+            hi += (n - 1) * s
+        else:
+            lo += (n - 1) * s
+    return lo, hi + itemsize
+
+
+_I32, _I64, _U8 = np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.uint8)
+
+
+class _Device:
+    """What GPU kinds share: the core runs on the array's device, on the caller's current stream."""
+
+    device = True
+
+    def cast(self, x, dtype):
+        """As _scipy_cast_numpy, on the GPU, whose conversions of floats to integers saturate:
+        the C conversions SciPy's results follow go through int32 (up to 16 bits, bool) or int64
+        (uint32, negative values to uint64) and wrap, which integer conversions do here too."""
+        if dtype.kind == "b":
+            return self.astype(self.astype(x, _I32), _U8) != 0
+        if dtype.kind in "iu":
+            if dtype.itemsize <= 2:
+                return self.astype(self.astype(x, _I32), dtype)
+            if dtype == np.uint32:
+                return self.astype(self.astype(x, _I64), dtype)
+            if dtype == np.uint64:
+                return self.where(x < 0, self.astype(self.astype(x, _I64), dtype),
+                                  self.astype(x, dtype))
+        return self.astype(x, dtype)
+
+    def overlap(self, a, b):
+        a0, a1 = self.span(a)
+        b0, b1 = self.span(b)
+        return a0 < b1 and b0 < a1
+
+    def run(self, src, dst, shape, weights, convolve, modes, cval, origins, backend, strategy,
+            direct_sums):
+        """One core call on the device memory of src and dst (C-contiguous), seen as `shape`,
+        on the array's device and the caller's current stream there."""
+        with self.on_device(src):
+            return _halo.apply_device(self.ptr(src), self.ptr(dst), self.dtype(src).name,
+                                      list(shape), weights, convolve, modes, cval, origins,
+                                      backend, strategy, direct_sums, self.stream(src))
+
+
+class CuPy(_Device):
+    name = "cupy"
+
+    def __init__(self):
+        import cupy
+
+        self.cp = cupy
+
+    def dtype(self, x):
+        return x.dtype
+
+    def empty(self, shape, dtype, like):
+        with like.device:
+            return self.cp.empty(shape, dtype)
+
+    def contiguous(self, x, dtype):
+        return self.cp.ascontiguousarray(x, dtype)
+
+    def is_contiguous(self, x):
+        return x.flags.c_contiguous
+
+    def writeable(self, x):
+        return True
+
+    def transpose(self, x, axes):
+        return x.transpose(axes)
+
+    def astype(self, x, dtype):
+        return x.astype(dtype)
+
+    def where(self, c, a, b):
+        return self.cp.where(c, a, b)
+
+    def write(self, dst, src):
+        dst[...] = src
+
+    assign = write
+
+    def real(self, x):
+        return x.real
+
+    def imag(self, x):
+        return x.imag
+
+    def ptr(self, x):
+        return x.data.ptr
+
+    def span(self, x):
+        return _byte_span(x.data.ptr, x.shape, x.strides, x.dtype.itemsize)
+
+    def stream(self, x):
+        return self.cp.cuda.get_current_stream().ptr
+
+    def on_device(self, x):
+        return x.device
+
+
+class Torch(_Device):
+    name = "torch"
+
+    def __init__(self):
+        import torch
+
+        self.torch = torch
+        self.to_torch = {}
+        for name in ("bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32",
+                     "float64", "complex64", "complex128", "uint16", "uint32", "uint64"):
+            t = getattr(torch, name, None)
+            if t is not None:
+                self.to_torch[np.dtype(name)] = t
+        self.to_numpy = {t: d for d, t in self.to_torch.items()}
+
+    def dtype(self, x):
+        try:
+            return self.to_numpy[x.dtype]
+        except KeyError:
+            raise TypeError(f"halo does not filter torch tensors of {x.dtype}") from None
+
+    def dtype_spec(self, spec):
+        """A torch dtype given as `output`, as a NumPy dtype."""
+        if spec in self.to_numpy:
+            return self.to_numpy[spec]
+        return np.dtype(spec)
+
+    def _t(self, dtype):
+        try:
+            return self.to_torch[np.dtype(dtype)]
+        except KeyError:
+            raise TypeError(f"torch has no dtype {np.dtype(dtype)}") from None
+
+    def empty(self, shape, dtype, like):
+        return self.torch.empty(tuple(shape), dtype=self._t(dtype), device=like.device)
+
+    def contiguous(self, x, dtype):
+        return x.to(self._t(dtype)).contiguous()
+
+    def is_contiguous(self, x):
+        return x.is_contiguous()
+
+    def writeable(self, x):
+        return True
+
+    def transpose(self, x, axes):
+        return x.permute(*axes)
+
+    def astype(self, x, dtype):
+        return x.to(self._t(dtype))
+
+    def where(self, c, a, b):
+        return self.torch.where(c, a, b)
+
+    def write(self, dst, src):
+        dst.copy_(src)
+
+    assign = write
+
+    def real(self, x):
+        return x.real
+
+    def imag(self, x):
+        return x.imag
+
+    def ptr(self, x):
+        return x.data_ptr()
+
+    def span(self, x):
+        size = x.element_size()
+        return _byte_span(x.data_ptr(), x.shape, [s * size for s in x.stride()], size)
+
+    def stream(self, x):
+        return self.torch.cuda.current_stream(x.device).cuda_stream
+
+    def on_device(self, x):
+        return self.torch.cuda.device(x.device)
+
+
+_NUMPY = NumPy()
+_kinds = {}
+
+
+def _kind(name, cls):
+    k = _kinds.get(name)
+    if k is None:
+        k = _kinds[name] = cls()
+    return k
+
+
+def device_context(x):
+    """A context manager making x's GPU the current device (CuPy, PyTorch), or None for arrays
+    in host memory: conversions and allocations then happen on the array's own device."""
+    if type(x) is np.ndarray:
+        return None
+    module = type(x).__module__ or ""
+    if module.startswith("cupy"):
+        return _kind("cupy", CuPy).on_device(x)
+    if module.startswith("torch") and getattr(x, "is_cuda", False):
+        return _kind("torch", Torch).on_device(x)
+    return None
+
+
+def kind_name(x):
+    """'numpy', 'cupy' or 'torch': the kind an output array must match."""
+    if type(x) is np.ndarray:
+        return "numpy"
+    module = type(x).__module__ or ""
+    if module.startswith("cupy"):
+        return "cupy"
+    if module.startswith("torch"):
+        return "torch" if getattr(x, "is_cuda", False) else "torch (CPU)"
+    return "numpy" if isinstance(x, np.ndarray) else type(x).__name__
+
+
+def host_weights(w):
+    """Filter weights as a NumPy array: CuPy arrays and PyTorch tensors are copied to the host
+    (weights are small; the core keeps them as float64 on the host and copies them to the GPU)."""
+    if isinstance(w, np.ndarray):
+        return w
+    module = type(w).__module__ or ""
+    if module.startswith("cupy"):
+        return w.get()
+    if module.startswith("torch"):
+        return w.detach().cpu().numpy()
+    return np.asarray(w)
+
+
+def kind_of(x):
+    """(kind, array): the kind of x and x as an array of it. NumPy arrays (and whatever
+    numpy.asarray takes: lists, scalars, CPU tensors) are NumPy's; CuPy arrays CuPy's; PyTorch
+    CUDA tensors PyTorch's; other objects exporting __cuda_array_interface__ become CuPy arrays
+    without a copy when CuPy is installed."""
+    if type(x) is np.ndarray:
+        return _NUMPY, x
+    module = type(x).__module__ or ""
+    if module.startswith("cupy"):
+        return _kind("cupy", CuPy), x
+    if module.startswith("torch") and getattr(x, "is_cuda", False):
+        return _kind("torch", Torch), x
+    if hasattr(x, "__cuda_array_interface__"):
+        try:
+            k = _kind("cupy", CuPy)
+        except ImportError:
+            raise TypeError(f"halo reads GPU arrays of {type(x).__name__} through CuPy, which is "
+                            "not installed") from None
+        return k, k.cp.asarray(x)
+    return _NUMPY, np.asarray(x)

@@ -1,0 +1,160 @@
+"""The GPU arrays' Python path without a GPU: a stand-in for CuPy whose arrays are NumPy arrays
+in host memory (a subclass from a module named cupy_...), run by the core's host entry. It
+checks what halo/__init__.py and _arrays._Device do for GPU kinds (allocation with the input's
+library, casts that follow SciPy's C conversions, spans for aliasing, axes moved, outputs of the
+same kind) everywhere but the device call itself, which tests/python/test_gpu.py covers."""
+import contextlib
+
+import numpy as np
+import pytest
+import scipy.ndimage as ndi
+
+import halo
+from halo import _arrays, _halo
+from support import assert_matches, random_array
+
+
+class FakeArray(np.ndarray):
+    pass
+
+
+FakeArray.__module__ = "cupy_stand_in"
+
+
+class FakeCuPy(_arrays._Device):
+    """CuPy's operations, on FakeArray, recording the core calls."""
+
+    name = "cupy"
+
+    def __init__(self):
+        self.calls = []
+
+    def dtype(self, x):
+        return x.dtype
+
+    def empty(self, shape, dtype, like):
+        return np.empty(shape, dtype).view(FakeArray)
+
+    def contiguous(self, x, dtype):
+        return np.ascontiguousarray(x, dtype).view(FakeArray)
+
+    def is_contiguous(self, x):
+        return x.flags.c_contiguous
+
+    def writeable(self, x):
+        return True
+
+    def transpose(self, x, axes):
+        return x.transpose(axes)
+
+    def astype(self, x, dtype):
+        with np.errstate(invalid="ignore"):  # where() computes both branches
+            return np.asarray(x).astype(dtype).view(FakeArray)
+
+    def where(self, c, a, b):
+        return np.where(c, a, b).view(FakeArray)
+
+    def write(self, dst, src):
+        dst[...] = src
+
+    assign = write
+
+    def real(self, x):
+        return x.real
+
+    def imag(self, x):
+        return x.imag
+
+    def ptr(self, x):
+        return x.__array_interface__["data"][0]
+
+    def span(self, x):
+        return _arrays._byte_span(self.ptr(x), x.shape, x.strides, x.dtype.itemsize)
+
+    def stream(self, x):
+        return 0
+
+    def on_device(self, x):
+        return contextlib.nullcontext()
+
+    def run(self, src, dst, shape, weights, convolve, modes, cval, origins, backend, strategy,
+            direct_sums):
+        assert type(src) is FakeArray and type(dst) is FakeArray
+        assert src.flags.c_contiguous and dst.flags.c_contiguous
+        assert not np.may_share_memory(src, dst)
+        self.calls.append((src.dtype, tuple(shape)))
+        return _halo.apply_host(np.asarray(src).reshape(shape), np.asarray(dst).reshape(shape),
+                                weights, convolve, modes, cval, origins, backend, strategy,
+                                direct_sums)
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    k = FakeCuPy()
+    monkeypatch.setitem(_arrays._kinds, "cupy", k)
+    return k
+
+
+def on_fake(x):
+    return np.array(x).view(FakeArray)
+
+
+CALLS = {
+    "correlate": lambda lib, x, **kw: lib.correlate(x, np.arange(1.0, 7.0).reshape(2, 3), **kw),
+    "convolve1d": lambda lib, x, **kw: lib.convolve1d(x, [1.0, -2.0, 0.5], axis=0, **kw),
+    "gaussian_filter": lambda lib, x, **kw: lib.gaussian_filter(x, [1.0, 2.0], **kw),
+    "gaussian_cval": lambda lib, x, **kw: lib.gaussian_filter(x, 1.0, mode="constant", cval=2,
+                                                              **kw),
+    "uniform_filter": lambda lib, x, **kw: lib.uniform_filter(x, [3, 2], **kw),
+    "sobel": lambda lib, x, **kw: lib.sobel(x, **kw),
+    "prewitt": lambda lib, x, **kw: lib.prewitt(x, 0, mode="constant", cval=1, **kw),
+    "laplace": lambda lib, x, **kw: lib.laplace(x, **kw),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.uint8, np.int16, np.uint32,
+                                   np.int64, np.uint64, np.bool_])
+def test_stand_in_matches_scipy(fake, rng, dtype):
+    x = random_array(rng, (11, 13), dtype)
+    for name, call in CALLS.items():
+        got = call(halo, on_fake(x))
+        assert type(got) is FakeArray, name
+        assert_matches(np.asarray(got), call(ndi, x), np.abs(x.astype(float)).max() * 100)
+    assert fake.calls and all(dt in (np.float32, np.float64) for dt, _ in fake.calls)
+
+
+def test_stand_in_zero_copy(fake, rng):
+    """float32 in, float32 out: the core reads the input itself and writes the output."""
+    x = on_fake(random_array(rng, (16, 24), np.float32))
+    out = on_fake(np.empty((16, 24), np.float32))
+    seen = []
+    run = fake.run
+
+    def spy(src, dst, *args):
+        seen.append((src, dst))
+        return run(src, dst, *args)
+
+    fake.run = spy
+    r = halo.gaussian_filter(x, 1.0, output=out)
+    assert r is out
+    (src, dst), = seen
+    assert fake.ptr(src) == fake.ptr(x) and fake.ptr(dst) == fake.ptr(out)
+
+
+def test_stand_in_layouts(fake, rng):
+    x = random_array(rng, (20, 30), np.float64)
+    xf = on_fake(x)
+    assert_matches(np.asarray(halo.gaussian_filter(xf[::2, ::-3], 1.0)),
+                   ndi.gaussian_filter(x[::2, ::-3], 1.0), 3)
+    y = on_fake(x.copy())
+    halo.sobel(y, output=y)
+    assert_matches(np.asarray(y), ndi.sobel(x), 30)
+    base = on_fake(random_array(rng, (21, 30), np.float64))
+    want = ndi.uniform_filter(np.asarray(base[:-1]).copy(), 3)
+    halo.uniform_filter(base[:-1], 3, output=base[1:])
+    assert_matches(np.asarray(base[1:]), want, 3)
+    x5 = random_array(rng, (2, 3, 4, 5, 6), np.float32)
+    w = rng.uniform(-1, 1, (1, 3, 1, 2, 1))
+    assert_matches(np.asarray(halo.correlate(on_fake(x5), w)), ndi.correlate(x5, w), 20)
+    with pytest.raises(TypeError, match="kind"):
+        halo.gaussian_filter(xf, 1.0, output=np.empty(x.shape))
