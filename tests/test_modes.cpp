@@ -150,9 +150,15 @@ TEST(ScipyModes, EveryStrategyThatAcceptsACaseMatchesScipy) {
       apply(ConstArrayView(c.input.data(), DType::f64, p.rank(), p.extents()),
             ArrayView{out.data(), DType::f64, p.rank(), p.extents()}, p.filter(), opt);
       ++ran[s->name()];
+      // FFT strategies are held to their normwise bound over a tile (ACCURACY.md, FFT), the
+      // others to the direct sum's.
+      const bool fft = s->summation(p) == Summation::fft;
+      const std::vector<double> fft_tol =
+          fft ? tolerances(s->name(), p, c.input) : std::vector<double>{};
       for (std::size_t i = 0; i < out.size(); ++i)
         ASSERT_NEAR(out[i], c.expected[i],
-                    tolerance<double>(p.filter().taps(), scale[i] + std::fabs(p.cval())))
+                    fft ? fft_tol[i]
+                        : tolerance<double>(p.filter().taps(), scale[i] + std::fabs(p.cval())))
             << s->name() << ": " << p.describe() << " at " << i;
     }
   }
