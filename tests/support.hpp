@@ -260,6 +260,26 @@ inline double spectrum_max(const Problem& p, const std::array<std::int64_t, 3>& 
   return best;
 }
 
+// The edge treatments the pass tests run each case under: zero ghosts, every mode (constant with
+// a cval), and two per-axis mixes with nonzero cvals and origins at their limits.
+inline std::vector<Edges> edge_sets() {
+  const Boundary C = Boundary::constant, N = Boundary::nearest, F = Boundary::reflect,
+                 M = Boundary::mirror, W = Boundary::wrap;
+  std::vector<Edges> v{Edges{}};
+  for (Boundary m : {C, N, F, M, W}) v.push_back(Edges::all(m, m == C ? 1.5 : 0.0));
+  Edges mix;  // per-axis modes, a nonzero cval, origins at their limits
+  mix.mode = {W, C, F};
+  mix.cval = -0.75;
+  mix.origin = {1, -1, 0};
+  v.push_back(mix);
+  Edges mix2;
+  mix2.mode = {C, M, N};
+  mix2.cval = 2.5;
+  mix2.origin = {-1, 0, 1};
+  v.push_back(mix2);
+  return v;
+}
+
 // The tiling of an FFT strategy on p: cpu_fft's or the CUDA fft's.
 inline detail::FftTiling fft_tiling_of(const std::string& strategy, const Problem& p) {
   if (strategy == "cpu_fft") return cpu::fft_tiling(p);

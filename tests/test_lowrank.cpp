@@ -195,23 +195,6 @@ TEST(LowRankAnalysis, TermsRebuildShiftedFlippedAndFoldedWeights) {
 // The `cpu_lowrank` strategy
 // ---------------------------------------------------------------------------------------------
 
-std::vector<Edges> lr_edges() {
-  const Boundary C = Boundary::constant, N = Boundary::nearest, F = Boundary::reflect,
-                 M = Boundary::mirror, W = Boundary::wrap;
-  std::vector<Edges> v{Edges{}};
-  for (Boundary m : {C, N, F, M, W}) v.push_back(Edges::all(m, m == C ? 1.5 : 0.0));
-  Edges mix;  // per-axis modes, a nonzero cval, origins at their limits
-  mix.mode = {W, C, F};
-  mix.cval = -0.75;
-  mix.origin = {1, -1, 0};
-  v.push_back(mix);
-  Edges mix2;
-  mix2.mode = {C, M, N};
-  mix2.cval = 2.5;
-  mix2.origin = {-1, 0, 1};
-  v.push_back(mix2);
-  return v;
-}
 
 struct LrCase {
   int rank;
@@ -264,7 +247,7 @@ std::vector<LrCase> lr_cases() {
 TEST(LowRankCpu, MatchesTheReferenceOnEveryModeOriginOpAndDtype) {
   int ran = 0;
   for (const LrCase& c : lr_cases())
-    for (const Edges& edges : lr_edges()) {
+    for (const Edges& edges : edge_sets()) {
       const Filter f = c.filter();
       Edges e = edges;
       for (int a = 0; a < c.rank; ++a)

@@ -56,23 +56,6 @@ TEST(FilterAnalysis, NamedSeparableFiltersAreRankOne) {
   EXPECT_EQ(zero->f[1], std::vector<double>(3, 0.0));
 }
 
-std::vector<Edges> pass_edges() {
-  const Boundary C = Boundary::constant, N = Boundary::nearest, F = Boundary::reflect,
-                 M = Boundary::mirror, W = Boundary::wrap;
-  std::vector<Edges> v{Edges{}};
-  for (Boundary m : {C, N, F, M, W}) v.push_back(Edges::all(m, m == C ? 1.5 : 0.0));
-  Edges mix;  // per-axis modes, a nonzero cval, origins at their limits
-  mix.mode = {W, C, F};
-  mix.cval = -0.75;
-  mix.origin = {1, -1, 0};
-  v.push_back(mix);
-  Edges mix2;
-  mix2.mode = {C, M, N};
-  mix2.cval = 2.5;
-  mix2.origin = {-1, 0, 1};
-  v.push_back(mix2);
-  return v;
-}
 
 // ---------------------------------------------------------------------------------------------
 // The `cpu_separable` strategy: rank-1 filters as 1-D passes on the CPU.
@@ -94,13 +77,13 @@ inline Filter box_filter(const std::vector<std::int64_t>& extents) {
 }
 
 // Runs f(problem in f32, filter, op, edges) for every case under every edge set of
-// pass_edges() (origins clamped into the filter), the filter make(extents), the ops alternating.
+// edge_sets() (origins clamped into the filter), the filter make(extents), the ops alternating.
 // Returns the runs.
 template <class Make, class F>
 int for_each_case(const std::vector<PassCase>& cases, Make make, F f) {
   int i = 0;
   for (const PassCase& c : cases)
-    for (const Edges& edges : pass_edges()) {
+    for (const Edges& edges : edge_sets()) {
       Edges e = edges;
       for (int a = 0; a < c.rank; ++a)
         e.origin[a] =
@@ -140,13 +123,13 @@ TEST(SeparableCpu, MatchesTheReferenceOnEveryStageKindModeAndOp) {
                                          false, e),
                   "");
       });
-  EXPECT_EQ(ran, int(cases.size() * pass_edges().size()));
+  EXPECT_EQ(ran, int(cases.size() * edge_sets().size()));
 }
 
 // Symmetric windows (Gaussians, boxes) take the paired form; the named filters run through it.
 TEST(SeparableCpu, NamedSymmetricFiltersMatchTheReference) {
   for (const std::string& name : {"gaussian:sigma=3", "box:7", "sobel-x"})
-    for (const Edges& e : pass_edges()) {
+    for (const Edges& e : edge_sets()) {
       const Filter f = make_named_filter(name, 2);
       EXPECT_EQ(
           check_strategy<float>("cpu_separable", 2, {61, 75, 1}, 1, f, Op::correlate, false, e), "")
@@ -355,7 +338,7 @@ TEST(SeparableCuda, MatchesTheReferenceOnEveryPassKindModeAndOp) {
                                            false, e),
                     "");
       });
-  EXPECT_EQ(ran, int(cases.size() * pass_edges().size()));
+  EXPECT_EQ(ran, int(cases.size() * edge_sets().size()));
 }
 
 // Box factors in float32 run as running sums over each thread's outputs (8 along x, a step's

@@ -714,14 +714,21 @@ double sum(const std::vector<double>& w) {
 template <class T>
 void block(Job<T>& j, const Problem& p, double taps);
 
+// A job's arrays and extents, which every job sets the same way.
 template <class T>
-Job<T> make_job(const Problem& p, const detail::AxisWindows& win, const void* in, void* out) {
+Job<T> job_of(const Problem& p, const void* in, void* out) {
   Job<T> j;
   j.in = static_cast<const T*>(in);
   j.out = static_cast<T*>(out);
   const Dims3 n = p.dims3();
   j.batch = p.batch();
   j.nz = n.z, j.ny = n.y, j.nx = n.x;
+  return j;
+}
+
+template <class T>
+Job<T> make_job(const Problem& p, const detail::AxisWindows& win, const void* in, void* out) {
+  Job<T> j = job_of<T>(p, in, out);
   const int rank = p.rank();
   const Boundary mz = rank == 3 ? p.mode(0) : Boundary::constant;
   const Boundary my = rank >= 2 ? p.mode(rank - 2) : Boundary::constant;
@@ -943,12 +950,7 @@ LowRankSplit split_terms(const Problem& p) {
 
 template <class T>
 Job<T> make_lowrank_job(const Problem& p, const LowRankSplit& s, const void* in, void* out) {
-  Job<T> j;
-  j.in = static_cast<const T*>(in);
-  j.out = static_cast<T*>(out);
-  const Dims3 n = p.dims3();
-  j.batch = p.batch();
-  j.nz = n.z, j.ny = n.y, j.nx = n.x;
+  Job<T> j = job_of<T>(p, in, out);
   const int rank = p.rank();
   const Boundary mz = rank == 3 ? p.mode(0) : Boundary::constant;
   const Boundary my = rank >= 2 ? p.mode(rank - 2) : Boundary::constant;

@@ -373,6 +373,26 @@ PlanPair& plans_for(const detail::FftTiling& t, bool f64, i64 batch) {
   return cache.emplace(key, pp).first->second;
 }
 
+// One batch of transforms in place on `stream` with the run's work area: forward (R2C / D2Z) or
+// inverse (C2R / Z2D) of `batch` tiles of tiling t in T's precision. The plan is set and
+// enqueued under the plan lock (plans are shared between threads).
+template <class T>
+void transform(const detail::FftTiling& t, i64 batch, bool inverse, T* buf, void* work,
+               cudaStream_t stream, const std::string& what) {
+  using C = std::conditional_t<std::is_same_v<T, float>, cufftComplex, cufftDoubleComplex>;
+  constexpr bool f64 = std::is_same_v<T, double>;
+  std::lock_guard<std::mutex> lock(plan_lock());
+  const PlanPair& pp = plans_for(t, f64, batch);
+  const cufftHandle h = inverse ? pp.inverse : pp.forward;
+  HALO_CUFFT_CHECK(cufftSetStream(h, stream), "setting the stream for " + what);
+  HALO_CUFFT_CHECK(cufftSetWorkArea(h, work), "setting the work area for " + what);
+  C* const c = reinterpret_cast<C*>(buf);
+  if constexpr (f64)
+    HALO_CUFFT_CHECK(inverse ? cufftExecZ2D(h, c, buf) : cufftExecD2Z(h, buf, c), what);
+  else
+    HALO_CUFFT_CHECK(inverse ? cufftExecC2R(h, c, buf) : cufftExecR2C(h, buf, c), what);
+}
+
 // The geometry of p under tiling t.
 FftGeometry geometry_of(const Problem& p, const detail::FftTiling& t) {
   FftGeometry g;
@@ -444,14 +464,7 @@ void run_typed(const Problem& p, const T* in, T* out, cudaStream_t stream) {
   fft_place_weights<<<grid((i64(w.size()) + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
       wt, weights, g);
   HALO_CUDA_CHECK_LAUNCH("launching fft_place_weights for " + desc);
-  {
-    std::lock_guard<std::mutex> lock(plan_lock());
-    const PlanPair& pp = plans_for(t, true, 1);
-    HALO_CUFFT_CHECK(cufftSetStream(pp.forward, stream), "setting the stream");
-    HALO_CUFFT_CHECK(cufftSetWorkArea(pp.forward, work), "setting the work area");
-    HALO_CUFFT_CHECK(cufftExecD2Z(pp.forward, wt, reinterpret_cast<cufftDoubleComplex*>(wt)),
-                     "transforming the filter of " + desc);
-  }
+  transform<double>(t, 1, false, wt, work, stream, "transforming the filter of " + desc);
   fft_finish_spectrum<C><<<grid((clen + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
       reinterpret_cast<const cufftDoubleComplex*>(wt), spectrum, clen, 1.0 / double(t.elements()));
   HALO_CUDA_CHECK_LAUNCH("launching fft_finish_spectrum for " + desc);
@@ -466,18 +479,7 @@ void run_typed(const Problem& p, const T* in, T* out, cudaStream_t stream) {
     fft_gather<T><<<grid(units(nt * g.fft[0] * g.fft[1], g.fft[2])), kThreads, 0, stream>>>(
         in, buf, g, first, nt, T(p.cval()), flag);
     HALO_CUDA_CHECK_LAUNCH("launching fft_gather for " + desc);
-    {
-      std::lock_guard<std::mutex> lock(plan_lock());
-      const PlanPair& pp = plans_for(t, f64, nt);
-      HALO_CUFFT_CHECK(cufftSetStream(pp.forward, stream), "setting the stream");
-      HALO_CUFFT_CHECK(cufftSetWorkArea(pp.forward, work), "setting the work area");
-      if constexpr (f64)
-        HALO_CUFFT_CHECK(cufftExecD2Z(pp.forward, buf, reinterpret_cast<C*>(buf)),
-                         "transforming the tiles of " + desc);
-      else
-        HALO_CUFFT_CHECK(cufftExecR2C(pp.forward, buf, reinterpret_cast<C*>(buf)),
-                         "transforming the tiles of " + desc);
-    }
+    transform<T>(t, nt, false, buf, work, stream, "transforming the tiles of " + desc);
     {
       // About 16 blocks per SM in all, at most one tile group per tile.
       const unsigned gx = grid((clen + kThreads - 1) / kThreads);
@@ -487,18 +489,7 @@ void run_typed(const Problem& p, const T* in, T* out, cudaStream_t stream) {
           <<<dim3(gx, gy), kThreads, 0, stream>>>(reinterpret_cast<C*>(buf), spectrum, clen, nt);
     }
     HALO_CUDA_CHECK_LAUNCH("launching fft_multiply for " + desc);
-    {
-      std::lock_guard<std::mutex> lock(plan_lock());
-      const PlanPair& pp = plans_for(t, f64, nt);
-      HALO_CUFFT_CHECK(cufftSetStream(pp.inverse, stream), "setting the stream");
-      HALO_CUFFT_CHECK(cufftSetWorkArea(pp.inverse, work), "setting the work area");
-      if constexpr (f64)
-        HALO_CUFFT_CHECK(cufftExecZ2D(pp.inverse, reinterpret_cast<C*>(buf), buf),
-                         "transforming the tiles of " + desc + " back");
-      else
-        HALO_CUFFT_CHECK(cufftExecC2R(pp.inverse, reinterpret_cast<C*>(buf), buf),
-                         "transforming the tiles of " + desc + " back");
-    }
+    transform<T>(t, nt, true, buf, work, stream, "transforming the tiles of " + desc + " back");
     fft_scatter<T><<<grid(units(nt * g.tile[0] * g.tile[1], g.tile[2])), kThreads, 0, stream>>>(
         buf, out, g, first, nt, flag);
     HALO_CUDA_CHECK_LAUNCH("launching fft_scatter for " + desc);
