@@ -280,6 +280,22 @@ inline std::vector<Edges> edge_sets() {
   return v;
 }
 
+// A problem's extents, filter extents, anchors and modes per canonical axis (z, y, x), as the
+// strategies see them (an axis the rank lacks: extent 1, constant mode).
+struct Canonical {
+  std::int64_t n[3], k[3], a[3];
+  Boundary mode[3];
+};
+inline Canonical canonical(const Problem& p) {
+  const Dims3 nd = p.dims3(), kd = p.filter_dims3(), ad = p.anchor3();
+  const int r = p.rank();
+  return {{nd.z, nd.y, nd.x},
+          {kd.z, kd.y, kd.x},
+          {ad.z, ad.y, ad.x},
+          {r == 3 ? p.mode(0) : Boundary::constant, r >= 2 ? p.mode(r - 2) : Boundary::constant,
+           p.mode(r - 1)}};
+}
+
 // The tiling of an FFT strategy on p: cpu_fft's or the CUDA fft's.
 inline detail::FftTiling fft_tiling_of(const std::string& strategy, const Problem& p) {
   if (strategy == "cpu_fft") return cpu::fft_tiling(p);
@@ -293,12 +309,9 @@ inline detail::FftTiling fft_tiling_of(const std::string& strategy, const Proble
 template <class T>
 std::vector<double> fft_tolerances(const Problem& p, const std::vector<T>& in,
                                    const detail::FftTiling& t) {
-  const Dims3 nd = p.dims3(), kd = p.filter_dims3(), ad = p.anchor3();
-  const std::int64_t n[3] = {nd.z, nd.y, nd.x}, k[3] = {kd.z, kd.y, kd.x},
-                     a[3] = {ad.z, ad.y, ad.x};
-  const int r = p.rank();
-  const Boundary mode[3] = {r == 3 ? p.mode(0) : Boundary::constant,
-                            r >= 2 ? p.mode(r - 2) : Boundary::constant, p.mode(r - 1)};
+  const Canonical c = canonical(p);
+  const std::int64_t *n = c.n, *k = c.k, *a = c.a;
+  const Boundary* mode = c.mode;
   const double cval = double(static_cast<T>(p.cval()));
   const double smax = spectrum_max(p, t.fft);
   double l1 = 0, wl1 = 0;
@@ -349,12 +362,9 @@ std::vector<double> fft_tolerances(const Problem& p, const std::vector<T>& in,
 template <class T>
 std::vector<double> abs_correlate(const Problem& p, const std::vector<T>& in,
                                   const std::vector<double>& K) {
-  const Dims3 nd = p.dims3(), kd = p.filter_dims3(), ad = p.anchor3();
-  const std::int64_t n[3] = {nd.z, nd.y, nd.x}, k[3] = {kd.z, kd.y, kd.x},
-                     a[3] = {ad.z, ad.y, ad.x};
-  const int r = p.rank();
-  const Boundary mode[3] = {r == 3 ? p.mode(0) : Boundary::constant,
-                            r >= 2 ? p.mode(r - 2) : Boundary::constant, p.mode(r - 1)};
+  const Canonical c = canonical(p);
+  const std::int64_t *n = c.n, *k = c.k, *a = c.a;
+  const Boundary* mode = c.mode;
   const double cval = std::fabs(double(static_cast<T>(p.cval())));
   std::vector<double> out(in.size(), 0.0);
   std::vector<std::int64_t> mz(static_cast<std::size_t>(k[0])), my(static_cast<std::size_t>(k[1])),
@@ -529,8 +539,8 @@ std::string check_strategy(const std::string& strategy, int rank, Extents ext, s
   std::ostringstream os;
   os.precision(9);
   os << p.describe() << (tuning.empty() ? "" : " tuned " + detail::tuning_string(tuning)) << ": "
-     << m.count << " of " << n << " elements wrong; first at flat index " << m.index << ": got " << m.got << ", want " << m.want << " (tolerance " << m.tol
-     << "); seed " << fresh_seed();
+     << m.count << " of " << n << " elements wrong; first at flat index " << m.index << ": got "
+     << m.got << ", want " << m.want << " (tolerance " << m.tol << "); seed " << fresh_seed();
   return os.str();
 }
 

@@ -492,6 +492,17 @@ def _split_complex(fn, xp, input, out, out_dt, cval):
     return out
 
 
+def _real_or_split(fn, xp, input, out, out_dt, cval):
+    """fn(input, out, out_dt, cval) of a real filter; on complex data (a complex input needs a
+    complex output, as in SciPy) fn on the real and imaginary parts (_split_complex)."""
+    if xp.dtype(input).kind == "c" or out_dt.kind == "c":
+        if out_dt.kind != "c":
+            raise RuntimeError("output must have complex dtype")
+        return _split_complex(lambda p, o, c: fn(p, o, xp.dtype(o), float(c)), xp, input, out,
+                              out_dt, cval)
+    return fn(input, out, out_dt, _real_cval(cval))
+
+
 def _complex_via_real(call, xp, input, weights, out, cval):
     """SciPy's _complex_via_real_components: call(input, weights, output, cval) on real parts."""
     ci = xp.dtype(input).kind == "c"
@@ -728,15 +739,9 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
         factors, key = _gaussian_factors.__wrapped__(ndim, sigma, order, truncate, radius)
     if not factors:
         return _copy(xp, input, out, out_dt)
-    if xp.dtype(input).kind == "c" or out_dt.kind == "c":
-        if out_dt.kind != "c":
-            raise RuntimeError("output must have complex dtype")
-
-        def part(p, o, c):
-            _separable(xp, p, o, xp.dtype(o), factors, modes, float(c), opts, key=key)
-
-        return _split_complex(part, xp, input, out, out_dt, cval)
-    return _separable(xp, input, out, out_dt, factors, modes, _real_cval(cval), opts, key=key)
+    return _real_or_split(
+        lambda i, o, dt, c: _separable(xp, i, o, dt, factors, modes, c, opts, key=key), xp,
+        input, out, out_dt, cval)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -783,15 +788,8 @@ def _uniform_axis(size, origin, mode):
 
 
 def _uniform(xp, input, out, out_dt, axes, cval, opts):
-    if xp.dtype(input).kind == "c" or out_dt.kind == "c":
-        if out_dt.kind != "c":
-            raise RuntimeError("output must have complex dtype")
-
-        def part(p, o, c):
-            _uniform_passes(xp, p, o, xp.dtype(o), axes, float(c), opts)
-
-        return _split_complex(part, xp, input, out, out_dt, cval)
-    return _uniform_passes(xp, input, out, out_dt, axes, _real_cval(cval), opts)
+    return _real_or_split(lambda i, o, dt, c: _uniform_passes(xp, i, o, dt, axes, c, opts), xp,
+                          input, out, out_dt, cval)
 
 
 @_on_input_device
@@ -846,15 +844,9 @@ def _gradient(input, axis, output, mode, cval, smooth, opts):
     modes = _normalize_sequence(mode, ndim)
     factors = [(axis, _DIFF)] + [(a, smooth) for a in range(ndim) if a != axis]
     key = ("gradient", axis, float(smooth[1]))
-    if xp.dtype(input).kind == "c" or out_dt.kind == "c":
-        if out_dt.kind != "c":
-            raise RuntimeError("output must have complex dtype")
-
-        def part(p, o, c):
-            _separable(xp, p, o, xp.dtype(o), factors, modes, float(c), opts, key=key)
-
-        return _split_complex(part, xp, input, out, out_dt, cval)
-    return _separable(xp, input, out, out_dt, factors, modes, _real_cval(cval), opts, key=key)
+    return _real_or_split(
+        lambda i, o, dt, c: _separable(xp, i, o, dt, factors, modes, c, opts, key=key), xp,
+        input, out, out_dt, cval)
 
 
 @_on_input_device
@@ -912,12 +904,5 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, backend="auto", str
     modes = _normalize_sequence(mode, ndim)
     for m in modes:
         _mode(m)
-    if xp.dtype(input).kind == "c" or out_dt.kind == "c":
-        if out_dt.kind != "c":
-            raise RuntimeError("output must have complex dtype")
-
-        def part(p, o, c):
-            _laplace_real(xp, p, o, xp.dtype(o), modes, float(c), opts)
-
-        return _split_complex(part, xp, input, out, out_dt, cval)
-    return _laplace_real(xp, input, out, out_dt, modes, _real_cval(cval), opts)
+    return _real_or_split(lambda i, o, dt, c: _laplace_real(xp, i, o, dt, modes, c, opts), xp,
+                          input, out, out_dt, cval)

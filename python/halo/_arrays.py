@@ -124,6 +124,12 @@ class _Device:
                                   self.astype(x, dtype))
         return self.astype(x, dtype)
 
+    def real(self, x):
+        return x.real
+
+    def imag(self, x):
+        return x.imag
+
     def overlap(self, a, b):
         a0, a1 = self.span(a)
         b0, b1 = self.span(b)
@@ -176,12 +182,6 @@ class CuPy(_Device):
         dst[...] = src
 
     assign = write
-
-    def real(self, x):
-        return x.real
-
-    def imag(self, x):
-        return x.imag
 
     def ptr(self, x):
         return x.data.ptr
@@ -254,12 +254,6 @@ class Torch(_Device):
         dst.copy_(src)
 
     assign = write
-
-    def real(self, x):
-        return x.real
-
-    def imag(self, x):
-        return x.imag
 
     def ptr(self, x):
         return x.data_ptr()

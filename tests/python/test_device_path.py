@@ -59,12 +59,6 @@ class FakeCuPy(_arrays._Device):
 
     assign = write
 
-    def real(self, x):
-        return x.real
-
-    def imag(self, x):
-        return x.imag
-
     def ptr(self, x):
         return x.__array_interface__["data"][0]
 
