@@ -6,6 +6,20 @@
 #    the include folder of the interpreter's pybind11 package. The target halo_pybind11 carries them.
 set(HALO_PYTHON_FOUND OFF)
 set(HALO_PYTHON_WHY_NOT "")
+# A GNU compiler must link libstdc++ as a shared library into an extension. One that finds only
+# libstdc++.a (its libstdc++.so missing or a broken link) puts a partial static copy in the
+# module beside the shared one that Highway, FFTW or cuFFT bring: two copies of the locale
+# machinery, and the first number formatted crashes.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so
+                  OUTPUT_VARIABLE _halo_libstdcxx OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(NOT IS_ABSOLUTE "${_halo_libstdcxx}" OR NOT EXISTS "${_halo_libstdcxx}")
+    string(CONCAT HALO_PYTHON_WHY_NOT "${CMAKE_CXX_COMPILER} finds no shared libstdc++.so (it "
+           "answers '${_halo_libstdcxx}') and would link a static copy into the module, which "
+           "crashes: configure with another compiler (CXX=..., and CUDAHOSTCXX=... with CUDA)")
+    return()
+  endif()
+endif()
 if(NOT Python3_EXECUTABLE)
   find_program(_halo_py_path python3 NO_CACHE)
   foreach(_halo_py IN ITEMS ${_halo_py_path} /usr/bin/python3)
