@@ -82,7 +82,11 @@ class NumPy:
     @staticmethod
     def run(src, dst, shape, weights, convolve, modes, cval, origins, backend, strategy,
             direct_sums):
-        """One core call on src and dst seen as `shape` (batch first; C-contiguous arrays)."""
+        """One core call on src and dst seen as `shape` (batch first; C-contiguous arrays).
+        'auto' means the CPU for NumPy arrays: the core's own 'auto' would take host arrays to a
+        GPU and back where one is usable."""
+        if backend == "auto" and not strategy:
+            backend = "cpu"
         return _halo.apply_host(src.reshape(shape), dst.reshape(shape), weights, convolve, modes,
                                 cval, origins, backend, strategy, direct_sums)
 
