@@ -28,6 +28,7 @@ std::string known_names() {
 // Best strategy of backend `be` that can implement p; nullptr and the reasons if none.
 const Strategy* best_of(Backend be, const Problem& p, std::string* reasons) {
   const Strategy* best = nullptr;
+  int best_priority = 0;
   for (const Strategy* s : strategies()) {
     if (s->backend() != be) continue;
     const Status st = s->can_implement(p);
@@ -35,7 +36,11 @@ const Strategy* best_of(Backend be, const Problem& p, std::string* reasons) {
       if (reasons) *reasons += (reasons->empty() ? "" : "; ") + s->name() + ": " + st.reason;
       continue;
     }
-    if (!best || s->priority(p) > best->priority(p)) best = s;
+    const int priority = s->priority(p);  // each asked once: some weigh cost models
+    if (!best || priority > best_priority) {
+      best = s;
+      best_priority = priority;
+    }
   }
   return best;
 }

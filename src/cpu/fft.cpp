@@ -427,7 +427,7 @@ class FftStrategy final : public Strategy {
   // arrays stay below: they run as 1-D passes (cpu_separable).
   int priority(const Problem& p) const override {
     constexpr int kBelow = 5, kAbove = 20;
-    if (p.rank() > 1 && detail::rank_one_factors(p.filter())) return kBelow;
+    if (p.rank() > 1 && detail::separable_windows(p)) return kBelow;  // kept per thread
     const FftTiling t = fft_tiling(p);
     if (t.direct_ns < kMinDirectNs) return kBelow;
     return t.fft_ns < t.direct_ns ? kAbove : kBelow;

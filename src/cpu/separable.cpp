@@ -883,7 +883,7 @@ constexpr std::size_t kMaxTerms = 32;
 
 bool is_one(const std::vector<double>& w) { return w.size() == 1 && w[0] == 1.0; }
 
-LowRankSplit split_terms(const Problem& p) {
+LowRankSplit compute_split(const Problem& p) {
   LowRankSplit s;
   const Dims3 k = p.filter_dims3();
   const int long_axes = (k.z > 1) + (k.y > 1) + (k.x > 1);
@@ -891,25 +891,7 @@ LowRankSplit split_terms(const Problem& p) {
     s.why_not = "the filter has fewer than two axes longer than 1 (one pass: cpu or cpu_separable)";
     return s;
   }
-  // The analysis (an SVD of up to kMaxSvdTaps weights) of the last problem this thread asked
-  // about, kept: choose() asks every strategy's can_implement and priority, and apply() then
-  // the workspace and the run, all of the same weights.
-  struct Memo {
-    std::vector<double> w;
-    std::int64_t k[3] = {0, 0, 0}, a[3] = {0, 0, 0};
-    std::optional<detail::LowRankTerms> terms;
-  };
-  thread_local Memo memo;
-  const Dims3 anc = p.anchor3();
-  const std::int64_t kk[3] = {k.z, k.y, k.x}, aa[3] = {anc.z, anc.y, anc.x};
-  if (!(memo.w == p.correlation_weights() && std::equal(kk, kk + 3, memo.k) &&
-        std::equal(aa, aa + 3, memo.a))) {
-    memo.terms = detail::low_rank_terms(p);
-    memo.w = p.correlation_weights();
-    std::copy(kk, kk + 3, memo.k);
-    std::copy(aa, aa + 3, memo.a);
-  }
-  s.terms = memo.terms;
+  s.terms = detail::low_rank_terms(p);
   if (!s.terms) {
     s.why_not = long_axes == 3
                     ? "a filter of three long axes runs as a sum of terms only where its "
@@ -946,6 +928,27 @@ LowRankSplit split_terms(const Problem& p) {
     s.why_not =
         std::to_string(s.count()) + " separable terms: more than " + std::to_string(kMaxTerms);
   return s;
+}
+
+// The split (an SVD of up to kMaxSvdTaps weights) of the last problem this thread asked about,
+// shared, not copied: choose() asks every strategy's can_implement and priority, and apply()
+// then the workspace and the run, all of the same weights, and a small run (a Python call on an
+// 8x8 image) must not pay for the analysis or its copies each time.
+std::shared_ptr<const LowRankSplit> split_terms(const Problem& p) {
+  struct Memo {
+    std::vector<double> w;
+    std::int64_t key[6] = {};
+    std::shared_ptr<const LowRankSplit> split;
+  };
+  thread_local Memo memo;
+  const Dims3 k = p.filter_dims3(), a = p.anchor3();
+  const std::int64_t key[6] = {k.z, k.y, k.x, a.z, a.y, a.x};
+  if (memo.split && std::equal(key, key + 6, memo.key) && memo.w == p.correlation_weights())
+    return memo.split;
+  memo.split = std::make_shared<const LowRankSplit>(compute_split(p));
+  memo.w = p.correlation_weights();
+  std::copy(key, key + 6, memo.key);
+  return memo.split;
 }
 
 template <class T>
@@ -1101,7 +1104,8 @@ class LowRankStrategy final : public Strategy {
            "sum of the terms' y passes, written once; OpenMP threads + Highway SIMD";
   }
   Status can_implement(const Problem& p) const override {
-    const LowRankSplit s = split_terms(p);
+    const auto held = split_terms(p);
+    const LowRankSplit& s = *held;
     if (!s.why_not.empty()) return Status::failure(s.why_not);
     if (p.direct_sums() && !s.single_passes)
       return Status::failure(
@@ -1117,7 +1121,7 @@ class LowRankStrategy final : public Strategy {
   // model's time also beats the transforms'.
   int priority(const Problem& p) const override {
     if (!can_implement(p)) return 5;
-    const double c = cost(split_terms(p));
+    const double c = cost(*split_terms(p));
     if (!(c < double(p.taps()))) return 5;
     const int d = p.dtype() == DType::f64 ? 1 : 0;
     const double ns = double(p.elements()) * (kLowRankOutputNs[d] + c * kLowRankTapNs[d]);
@@ -1128,11 +1132,13 @@ class LowRankStrategy final : public Strategy {
     }
   }
   Summation summation(const Problem& p) const override {
-    const LowRankSplit s = split_terms(p);
+    const auto held = split_terms(p);
+    const LowRankSplit& s = *held;
     return s.why_not.empty() && !s.single_passes ? Summation::low_rank : Summation::direct;
   }
   std::string plan(const Problem& p) const override {
-    const LowRankSplit s = split_terms(p);
+    const auto held = split_terms(p);
+    const LowRankSplit& s = *held;
     if (!s.why_not.empty()) return {};
     return dispatch_dtype(p.dtype(), [&](auto d) {
       using T = typename decltype(d)::storage;
@@ -1161,7 +1167,8 @@ class LowRankStrategy final : public Strategy {
     });
   }
   std::vector<MemoryUse> workspace(const Problem& p) const override {
-    const LowRankSplit s = split_terms(p);
+    const auto held = split_terms(p);
+    const LowRankSplit& s = *held;
     if (!s.why_not.empty()) return {};
     return dispatch_dtype(p.dtype(), [&](auto d) {
       using T = typename decltype(d)::storage;
@@ -1173,7 +1180,8 @@ class LowRankStrategy final : public Strategy {
     });
   }
   void run(const Problem& p, const Buffers& b, void*) const override {
-    const LowRankSplit s = split_terms(p);
+    const auto held = split_terms(p);
+    const LowRankSplit& s = *held;
     if (!s.why_not.empty()) throw Error("cpu_lowrank: " + s.why_not);
     dispatch_dtype(p.dtype(), [&](auto d) {
       using T = typename decltype(d)::storage;

@@ -444,7 +444,8 @@ void run_typed(const Problem& p, const T* in, T* out, cudaStream_t stream) {
                     flags_at = spectrum_at + up(std::size_t(clen) * sizeof(C)),
                     weights_at = flags_at + up(std::size_t(batch) * sizeof(int)),
                     bytes = weights_at + w.size() * sizeof(double);
-  DeviceBuffer mem(bytes, "the FFT tiles, cuFFT's work area and the filter's spectrum for " + desc);
+  DeviceBuffer mem(bytes, "the FFT tiles, cuFFT's work area and the filter's spectrum for " + desc,
+                   stream);  // freed in stream order: the run stays asynchronous
   char* const base = static_cast<char*>(mem.p);
   T* const buf = reinterpret_cast<T*>(base);
   void* const work = base + work_at;
@@ -540,7 +541,7 @@ class FftStrategy final : public Strategy {
     if (!can_implement(p).ok) return kBelow;
     const Strategy* fast = find_strategy("fast");
     if (fast && !fast->can_implement(p).ok) return kBeyondFast;
-    if (p.rank() > 1 && detail::rank_one_factors(p.filter())) return kBelow;
+    if (p.rank() > 1 && detail::separable_windows(p)) return kBelow;  // kept per thread
     const detail::FftTiling t = detail::cuda_fft_tiling(p);
     return t.fft_ns < direct_ns(p, t) ? kAbove : kBelow;
   }

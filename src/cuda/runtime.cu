@@ -53,8 +53,8 @@ void run_cuda_on_host_buffers(const Strategy& s, const Problem& p, const void* i
   const std::size_t bytes = std::size_t(p.elements()) * dtype_size(p.dtype());
   const auto st = static_cast<cudaStream_t>(stream);
   const std::string what = p.describe() + " (strategy " + s.name() + ")";
-  cuda::DeviceBuffer din(bytes, "the input of " + what);
-  cuda::DeviceBuffer dout(bytes, "the output of " + what);
+  cuda::DeviceBuffer din(bytes, "the input of " + what, st);
+  cuda::DeviceBuffer dout(bytes, "the output of " + what, st);
   HALO_CUDA_CHECK(cudaMemcpyAsync(din.p, in, bytes, cudaMemcpyHostToDevice, st),
                   "copying the input (" + std::to_string(bytes) + " bytes) of " + what +
                       " to the device");

@@ -879,11 +879,11 @@ class SeparableStrategy final : public Strategy {
         run_pass<T>(in, out, plan.passes[0], plan.win, p, st, sms);
         return;
       }
+      // Freed in stream order, after the passes that read it, without waiting for them.
       DeviceBuffer scratch(std::size_t(p.elements()) * sizeof(T),
-                           "the scratch array of the separable passes of " + p.describe());
+                           "the scratch array of the separable passes of " + p.describe(), st);
       run_pass<T>(in, static_cast<T*>(scratch.p), plan.passes[0], plan.win, p, st, sms);
       run_pass<T>(static_cast<const T*>(scratch.p), out, plan.passes[1], plan.win, p, st, sms);
-      // cudaFree waits for the device, so the scratch outlives the passes that read it.
     });
   }
 };
