@@ -25,6 +25,11 @@ Gaussian sigma 16, box 255; 3-D 512^3: Gaussian sigma 1, 2, box 9. A Gaussian is
 Prints problem, halo's floor (floor_ms of its best row), halo best (ms, strategy), frac (halo's
 floor / halo best), each library, the best other and ratio = best other / halo best.
 
+--python also times halo's Python module (`import halo`, built with CUDA, on PYTHONPATH) on CuPy
+arrays: gaussian_filter / uniform_filter (the 1-D forms for rank 1) for the realworld suite,
+correlate for the dense problems (weights as a NumPy array), called as a user would (output
+allocated by the call, the same mode). A table sets its time beside the C++ API's (`halo bench`) for the strategy it ran.
+
 --mode (default constant, i.e. zero ghost cells; or reflect, nearest, mirror, wrap, SciPy's names
 and halo's) is passed to `halo bench --mode` and to CuPy's ndimage functions; halo names a
 problem with " MODE" appended unless the mode is constant. Caveats: NPP always uses
@@ -36,7 +41,7 @@ table says so. --json writes every figure.
 
 Usage: python3 bench/compare.py --halo build/tools/halo/halo [--npp build/npp_filter]
        [--suites radii,1d,3d|realworld] [--mode constant|reflect|...] [--reps 10]
-       [--halo-json bench.json] [--json out.json]
+       [--halo-json bench.json] [--json out.json] [--python] [--radii 1,3,15]
 """
 import argparse
 import json
@@ -103,7 +108,9 @@ def weights_1d(kind, sigma, k):
     return [v / total for v in w]
 
 
-def time_cuda(fn, reps, warmup=3):
+def time_cuda(fn, reps, warmup=3, batch=1):
+    """Median ms of fn between two events; batch > 1: of `batch` calls queued back to back, per
+    call (the host's cost of a call is then hidden behind the GPU's work)."""
     import torch
     for _ in range(warmup):
         fn()
@@ -113,10 +120,11 @@ def time_cuda(fn, reps, warmup=3):
         a = torch.cuda.Event(enable_timing=True)
         b = torch.cuda.Event(enable_timing=True)
         a.record()
-        fn()
+        for _ in range(batch):
+            fn()
         b.record()
         b.synchronize()
-        times.append(a.elapsed_time(b))
+        times.append(a.elapsed_time(b) / batch)
     return statistics.median(times)
 
 
@@ -234,6 +242,39 @@ def bench_cupy_named(rank, shape, kind, sigma, k, mode, reps):
     return time_cuda(fn, reps)
 
 
+def bench_halo_python(rank, shape, kind, sigma, k, mode, reps):
+    """halo's Python functions on a CuPy array: (median ms, the strategy the core ran)."""
+    import cupy as cp
+    import halo
+    x = cp.random.uniform(-1, 1, shape, dtype=cp.float32)
+    if kind == "gaussian":
+        f = halo.gaussian_filter1d if rank == 1 else halo.gaussian_filter
+        fn = lambda: f(x, sigma, mode=mode, truncate=4.0)
+    elif kind == "box":
+        f = halo.uniform_filter1d if rank == 1 else halo.uniform_filter
+        fn = lambda: f(x, size=k, mode=mode)
+    else:
+        # NumPy weights: halo analyses a filter on the host, and weights given as a GPU array
+        # are copied there first, which waits for the stream (docs/PYTHON.md, Speed).
+        w = cp.random.uniform(-1, 1, (k,) * rank, dtype=cp.float32).get()
+        fn = lambda: halo.correlate(x, w, mode=mode)
+    one = time_cuda(fn, reps)
+    queued = time_cuda(fn, max(3, reps // 2), batch=10)
+    return one, queued, halo.last_run()["strategy"]
+
+
+def python_entry(args, entry, rank, shape, kind, sigma, k):
+    """entry["python"]: the Python module's time and strategy, and the C++ API's for it."""
+    if not args.python:
+        return
+    got = attempt(f"{entry['problem']} halo Python", lambda: bench_halo_python(
+        rank, shape, kind, sigma, k, args.mode, args.reps))
+    if got:
+        ms, queued_ms, strategy = got
+        entry["python"] = {"ms": ms, "queued_ms": queued_ms, "strategy": strategy,
+                           "cpp_ms": entry["halo"].get(strategy)}
+
+
 def run_npp(cmd):
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
@@ -283,6 +324,8 @@ def halo_entry(doc, suite, name):
 
 def run_classic(args, suite, doc, results):
     for rank, shape, r in SUITES[suite]:
+        if args.radii and r not in args.radii:
+            continue
         name = label(rank, shape, r, args.mode)
         entry = halo_entry(doc, suite, name)
         o = entry["others"]
@@ -294,6 +337,7 @@ def run_classic(args, suite, doc, results):
                                     lambda: bench_cupy(rank, shape, r, args.reps, fft=True))
         if rank == 2 and args.npp:
             o["NPP"] = attempt(f"{name} NPP", lambda: bench_npp(args.npp, shape, r, args.reps))
+        python_entry(args, entry, rank, shape, "dense", None, 2 * r + 1)
         results["problems"].append(entry)
         print(f"  {name}: halo {fmt(entry['halo_best_ms'])} ms; " +
               ", ".join(f"{k} {fmt(v)}" for k, v in o.items()), file=sys.stderr, flush=True)
@@ -336,6 +380,7 @@ def run_realworld(args, doc, results):
             impl["CuPy FFT"] = "cupyx.scipy.signal.fftconvolve(mode='same'), zero padding"
             o["CuPy FFT"] = attempt(f"{name} CuPy FFT", lambda: bench_cupy(
                 rank, shape, DENSE_R, args.reps, fft=True))
+        python_entry(args, entry, rank, shape, kind, sigma, k)
         hb, fl = entry["halo_best_ms"], entry["floor_ms"]
         entry["halo_fraction"] = fl / hb if hb and fl is not None else None
         results["problems"].append(entry)
@@ -408,6 +453,25 @@ def print_realworld(entries, mode, npp):
               f"and NPP replicates (same arithmetic and traffic, other values at the edges)")
 
 
+def print_python(entries):
+    rows = [e for e in entries if "python" in e]
+    if not rows:
+        return
+    w = max([36] + [len(e["problem"]) for e in rows])
+    print(f"{'problem':<{w}} {'strategy':>10} {'C++ ms':>8} {'Python':>8} {'ratio':>6} "
+          f"{'queued':>8} {'ratio':>6}")
+    for e in rows:
+        p, c = e["python"], e["python"]["cpp_ms"]
+        r1 = f"{p['ms'] / c:6.3f}" if c else f"{'-':>6}"
+        r2 = f"{p['queued_ms'] / c:6.3f}" if c else f"{'-':>6}"
+        print(f"{e['problem']:<{w}} {p['strategy']:>10} {fmt(c):>8} {p['ms']:8.3f} {r1} "
+              f"{p['queued_ms']:8.3f} {r2}")
+    print("halo's Python module on CuPy arrays (gaussian_filter / uniform_filter / correlate, "
+          "output allocated by the call)\nagainst the C++ API (`halo bench`: the strategy it "
+          "ran, between events); Python: one call between events,\nas the other libraries "
+          "are timed; queued: 10 calls queued back to back, per call; ratio: to C++")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--halo", default="", help="the halo binary (not needed with --halo-json)")
@@ -421,8 +485,13 @@ def main():
     ap.add_argument("--halo-json", default="",
                     help="use this `halo bench --json` file (same run, same --mode) instead of "
                          "running halo")
+    ap.add_argument("--radii", default="",
+                    help="comma-separated radii: only these problems of the radii, 1d, 3d suites")
+    ap.add_argument("--python", action="store_true",
+                    help="also time halo's Python module on CuPy arrays (import halo)")
     ap.add_argument("--no-fft-3d", action="store_true", help="skip CuPy FFT on 3-D problems")
     args = ap.parse_args()
+    args.radii = [int(r) for r in args.radii.split(",") if r]
     suites = [s for s in args.suites.split(",") if s]
     for s in suites:
         if s not in SUITES and s != "realworld":
@@ -448,6 +517,9 @@ def main():
         if classic:
             print()
         print_realworld(real, args.mode, args.npp)
+    if args.python:
+        print()
+        print_python(results["problems"])
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
