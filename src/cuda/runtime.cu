@@ -3,7 +3,11 @@
 // src/core/no_cuda.cpp when HALO_ENABLE_CUDA is on.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "core/detail.hpp"
@@ -30,6 +34,41 @@ DeviceLimits current_device_limits() {
     lim.max_threads_per_block = v;
   (void)cudaGetLastError();
   return lim;
+}
+
+cudaMemPool_t workspace_pool() {
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  static std::mutex m;
+  static std::map<int, cudaMemPool_t> pools;
+  const std::lock_guard<std::mutex> lock(m);
+  const auto found = pools.find(dev);
+  if (found != pools.end()) return found->second;
+  cudaMemPool_t pool = nullptr;
+  int supported = 0;
+  std::size_t free_b = 0, total_b = 0;
+  if (cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, dev) == cudaSuccess &&
+      supported && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = dev;
+    if (cudaMemPoolCreate(&pool, &props) == cudaSuccess) {
+      std::uint64_t keep = std::min<std::uint64_t>(std::uint64_t(1) << 30, total_b / 8);
+      if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess) {
+        cudaMemPoolDestroy(pool);
+        pool = nullptr;
+      }
+    } else {
+      pool = nullptr;
+    }
+  }
+  (void)cudaGetLastError();
+  pools[dev] = pool;
+  return pool;
 }
 
 }  // namespace cuda
