@@ -1,7 +1,6 @@
 // Enums, views and small helpers of the public header.
 #include <algorithm>
 #include <limits>
-#include <sstream>
 
 #include "core/detail.hpp"
 #include "core/parse.hpp"
@@ -122,9 +121,9 @@ std::int64_t checked_product(const std::int64_t* v, int n, const char* what) {
 }
 
 std::string join_extents(const Extents& e, int rank, const char* sep) {
-  std::ostringstream os;
-  for (int i = 0; i < rank; ++i) os << (i ? sep : "") << e[i];
-  return os.str();
+  std::string s;  // no ostringstream: describe() and the checks call this on every run
+  for (int i = 0; i < rank; ++i) s += (i ? sep : "") + std::to_string(e[i]);
+  return s;
 }
 }  // namespace detail
 

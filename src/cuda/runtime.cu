@@ -25,6 +25,12 @@ DeviceLimits current_device_limits() {
     (void)cudaGetLastError();
     return lim;
   }
+  // Asked by every seed strategy's check on every call: each device's answer is kept.
+  static std::mutex m;
+  static std::map<int, DeviceLimits> known;
+  const std::lock_guard<std::mutex> lock(m);
+  const auto found = known.find(dev);
+  if (found != known.end()) return found->second;
   int v = 0;
   if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess)
     lim.shared_per_block_optin = std::size_t(v);
@@ -33,6 +39,7 @@ DeviceLimits current_device_limits() {
   if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxThreadsPerBlock, dev) == cudaSuccess)
     lim.max_threads_per_block = v;
   (void)cudaGetLastError();
+  known[dev] = lim;
   return lim;
 }
 

@@ -254,7 +254,7 @@ inline Launch make_launch(Kernel kernel, const Problem& p,
 inline Status check(Kernel kernel, const Problem& p, const DeviceLimits& dev = DeviceLimits{}) {
   const Dims3 k = p.filter_dims3(), a = p.anchor3();
   const std::size_t es = dtype_size(p.dtype());
-  const std::string filt = p.filter().shape_string();
+  const auto filt = [&p] { return p.filter().shape_string(); };  // for messages only
   const char* name = kernel_name(kernel);
   const char* axis_name[3] = {"x", "y", "z"};
   const std::int64_t kk[3] = {k.x, k.y, k.z}, aa[3] = {a.x, a.y, a.z};
@@ -280,7 +280,7 @@ inline Status check(Kernel kernel, const Problem& p, const DeviceLimits& dev = D
   if (uses_constant_filter(kernel)) {
     const std::size_t bytes = std::size_t(p.taps()) * es;
     if (bytes > dev.constant_bytes)
-      return Status::failure("the filter " + filt + " (" + std::to_string(p.taps()) + " taps x " +
+      return Status::failure("the filter " + filt() + " (" + std::to_string(p.taps()) + " taps x " +
                              std::to_string(es) + " B = " + std::to_string(bytes) +
                              " B) does not fit the " + std::to_string(dev.constant_bytes) +
                              " B of constant memory; use basic");
@@ -295,7 +295,7 @@ inline Status check(Kernel kernel, const Problem& p, const DeviceLimits& dev = D
       for (int i = 0; i < 3; ++i)
         if (kk[i] > td[i])
           return Status::failure(
-              "filter " + filt + ": extent " + std::to_string(kk[i]) + " on axis " +
+              "filter " + filt() + ": extent " + std::to_string(kk[i]) + " on axis " +
               axis_name[i] + " exceeds the input tile (IN_TILE_DIM " + std::to_string(td[i]) +
               " = block size), leaving no output tile; use tiled_output or cached");
       break;
