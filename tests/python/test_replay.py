@@ -1,0 +1,88 @@
+"""Repeated calls on NumPy arrays replay the core call of an earlier call with equal arguments
+(python/halo/__init__.py, _replayable): bit for bit the full path's result on new data, the same
+errors for arguments that differ only in type, last_run() as the full path sets it, and weights
+changed in place are seen."""
+import numpy as np
+import pytest
+import scipy.ndimage as ndi
+
+import halo
+from support import assert_matches, random_array
+
+# (function, args after the input, keywords); the weights are fixed per case.
+W2 = np.array([[0.5, -1.0, 0.25], [1.5, 2.0, -0.75], [0.125, -0.5, 1.0]])
+W1 = np.array([0.25, -1.0, 2.0, 0.5])
+CASES = [
+    ("gaussian_filter", (1.5,), {}),
+    ("gaussian_filter", ((1.0, 2.0),), {"mode": "nearest"}),
+    ("gaussian_filter1d", (2.0,), {"axis": 0, "mode": "mirror"}),
+    ("uniform_filter", (3,), {}),
+    ("uniform_filter1d", (5,), {"mode": "wrap"}),
+    ("correlate", (W2,), {}),
+    ("convolve", (W2,), {"mode": "constant", "cval": 0.5}),
+    ("correlate1d", (W1,), {"axis": 0}),
+    ("convolve1d", (W1,), {"origin": 1}),
+    ("sobel", (), {"axis": 0}),
+    ("prewitt", (), {}),
+    ("laplace", (), {}),
+]
+# The calls that run as one core call reading the input: these must be replayed.
+MUST_REPLAY = {"gaussian_filter", "gaussian_filter1d", "uniform_filter", "uniform_filter1d",
+               "correlate", "convolve", "correlate1d", "convolve1d"}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name,args,kwargs", CASES)
+def test_replay_matches_the_full_path(rng, dtype, name, args, kwargs):
+    fn, want_fn = getattr(halo, name), getattr(ndi, name)
+    halo._REPLAY.clear()
+    shape = (23, 17)
+    first = random_array(rng, shape, dtype)
+    got = fn(first, *args, **kwargs)
+    assert_matches(got, want_fn(first, *args, **kwargs), 20)
+    stored = len(halo._REPLAY)
+    if name in MUST_REPLAY:
+        assert stored == 1, f"{name} kept no replay"
+    for _ in range(2):  # new data through the replay (if kept), then through the full path
+        x = random_array(rng, shape, dtype)
+        replayed = fn(x, *args, **kwargs)
+        run = halo.last_run()
+        assert replayed.dtype == x.dtype and replayed.shape == x.shape
+        assert_matches(replayed, want_fn(x, *args, **kwargs), 20)
+        halo._REPLAY.clear()
+        full = fn(x, *args, **kwargs)
+        np.testing.assert_array_equal(replayed, full)
+        assert halo.last_run() == run
+
+
+def test_replay_keeps_argument_errors(rng):
+    x = random_array(rng, (9, 8), np.float32)
+    halo._REPLAY.clear()
+    halo.gaussian_filter(x, 1.0, direct_sums=True)
+    halo.gaussian_filter(x, 1.0, direct_sums=True)  # replayed
+    with pytest.raises(TypeError):
+        halo.gaussian_filter(x, 1.0, direct_sums=1)  # equal to True as a key, not as an argument
+    with pytest.raises(RuntimeError):
+        halo.gaussian_filter(x, 1.0, mode="no-such-mode")
+
+
+def test_replay_sees_weights_changed_in_place(rng):
+    x = random_array(rng, (12, 10), np.float64)
+    w = rng.uniform(-1, 1, (3, 3))
+    halo._REPLAY.clear()
+    halo.correlate(x, w)
+    w[1, 1] += 3.0
+    np.testing.assert_allclose(halo.correlate(x, w), ndi.correlate(x, w), rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_no_replay_where_the_call_writes_an_output_or_takes_a_list(rng):
+    x = random_array(rng, (10, 11), np.float32)
+    halo._REPLAY.clear()
+    out = np.full_like(x, np.nan)
+    for _ in range(2):
+        assert halo.gaussian_filter(x, 1.0, output=out) is out
+        halo.gaussian_filter(x, [1.0, 2.0])
+        halo.correlate(x, [[1.0, 2.0], [3.0, 4.0]])
+    assert len(halo._REPLAY) == 0
+    assert_matches(out, ndi.gaussian_filter(x, 1.0), 4)
