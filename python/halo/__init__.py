@@ -597,12 +597,13 @@ def _replayable(fn):
             out = np.empty(input.shape, input.dtype)
             _local.run = xp.run(input, out, *core_call)
             return out
+        outer = getattr(_local, "record", None)  # a call inside another records on its own
         _local.record = []
         try:
             result = fn(input, *args, **kwargs)
             record = _local.record
         finally:
-            _local.record = None
+            _local.record = outer
         if len(record) == 1 and record[0] is not None:
             xp, src, dst, core_call = record[0]
             if (src is input and dst is result and type(result) is np.ndarray
