@@ -18,64 +18,64 @@
 namespace halo {
 namespace cuda {
 
-DeviceLimits current_device_limits() {
-  DeviceLimits lim;  // H100 values: used where no device answers (e.g. `halo info` without a GPU)
+namespace {
+// What make(dev) answers for the current device, asked once per device and kept (the device's
+// limits and pool do not change); `none` where no device is current.
+template <class T, class Make>
+T per_device(T none, Make make) {
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) {
     (void)cudaGetLastError();
-    return lim;
+    return none;
   }
-  // Asked by every seed strategy's check on every call: each device's answer is kept.
   static std::mutex m;
-  static std::map<int, DeviceLimits> known;
+  static std::map<int, T> known;
   const std::lock_guard<std::mutex> lock(m);
   const auto found = known.find(dev);
   if (found != known.end()) return found->second;
-  int v = 0;
-  if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess)
-    lim.shared_per_block_optin = std::size_t(v);
-  if (cudaDeviceGetAttribute(&v, cudaDevAttrTotalConstantMemory, dev) == cudaSuccess)
-    lim.constant_bytes = std::size_t(v);
-  if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxThreadsPerBlock, dev) == cudaSuccess)
-    lim.max_threads_per_block = v;
+  const T v = make(dev);
   (void)cudaGetLastError();
-  known[dev] = lim;
-  return lim;
+  known[dev] = v;
+  return v;
+}
+}  // namespace
+
+// Asked by every seed strategy's check on every call.
+DeviceLimits current_device_limits() {
+  // H100 values: used where no device answers (e.g. `halo info` without a GPU)
+  return per_device(DeviceLimits{}, [](int dev) {
+    DeviceLimits lim;
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess)
+      lim.shared_per_block_optin = std::size_t(v);
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrTotalConstantMemory, dev) == cudaSuccess)
+      lim.constant_bytes = std::size_t(v);
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxThreadsPerBlock, dev) == cudaSuccess)
+      lim.max_threads_per_block = v;
+    return lim;
+  });
 }
 
 cudaMemPool_t workspace_pool() {
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return nullptr;
-  }
-  static std::mutex m;
-  static std::map<int, cudaMemPool_t> pools;
-  const std::lock_guard<std::mutex> lock(m);
-  const auto found = pools.find(dev);
-  if (found != pools.end()) return found->second;
-  cudaMemPool_t pool = nullptr;
-  int supported = 0;
-  std::size_t free_b = 0, total_b = 0;
-  if (cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, dev) == cudaSuccess &&
-      supported && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+  return per_device(cudaMemPool_t(nullptr), [](int dev) {
+    cudaMemPool_t pool = nullptr;
+    int supported = 0;
+    std::size_t free_b = 0, total_b = 0;
+    if (cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, dev) != cudaSuccess ||
+        !supported || cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+      return pool;
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;
     props.location.type = cudaMemLocationTypeDevice;
     props.location.id = dev;
-    if (cudaMemPoolCreate(&pool, &props) == cudaSuccess) {
-      std::uint64_t keep = std::min<std::uint64_t>(std::uint64_t(1) << 30, total_b / 8);
-      if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess) {
-        cudaMemPoolDestroy(pool);
-        pool = nullptr;
-      }
-    } else {
+    if (cudaMemPoolCreate(&pool, &props) != cudaSuccess) return cudaMemPool_t(nullptr);
+    std::uint64_t keep = std::min<std::uint64_t>(std::uint64_t(1) << 30, total_b / 8);
+    if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess) {
+      cudaMemPoolDestroy(pool);
       pool = nullptr;
     }
-  }
-  (void)cudaGetLastError();
-  pools[dev] = pool;
-  return pool;
+    return pool;
+  });
 }
 
 }  // namespace cuda
