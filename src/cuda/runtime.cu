@@ -182,7 +182,18 @@ double device_memory_free(std::string* what) {
     if (what) *what = std::string("the GPU's free memory is unknown: ") + cudaGetErrorString(e);
     return 0;
   }
-  if (what) *what = "free on GPU " + std::to_string(dev) + ", of " + cuda::gib(total_b);
+  // What halo's workspace pool keeps but no run uses serves the next run's device memory too.
+  std::uint64_t reserved = 0, used = 0;
+  const cudaMemPool_t pool = cuda::workspace_pool();
+  if (pool &&
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess &&
+      reserved > used)
+    free_b += std::size_t(reserved - used);
+  (void)cudaGetLastError();
+  if (what)
+    *what = "free on GPU " + std::to_string(dev) + " (with what halo's pool keeps), of " +
+            cuda::gib(total_b);
   return double(free_b);
 }
 
