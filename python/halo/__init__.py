@@ -552,21 +552,23 @@ class _NoKey(Exception):
 
 def _tagged(v):
     """v as part of a replay key: with its type (True and 1 are equal keys, not equal arguments),
-    tuples element by element, small weight arrays by their bytes; _NoKey for anything else that
-    is an array (an output array, large weights)."""
+    tuples element by element, NumPy arrays of up to 4096 elements by their bytes; _NoKey for
+    anything else."""
     t = type(v)
+    if t in _KEY_SCALARS or isinstance(v, np.generic):
+        return t, v
     if t is tuple:
         return t, tuple(_tagged(x) for x in v)
-    if isinstance(v, np.ndarray):
-        if v.size > 4096:
-            raise _NoKey
+    if t is np.ndarray and v.size <= 4096:
         return t, v.shape, v.dtype.str, v.tobytes()
-    hash(v)  # a TypeError (a list, say) means no key
-    return t, v
+    # Anything else (lists, large arrays, tensors and objects hashed by identity, whose values can
+    # change under an equal key) means no key.
+    raise _NoKey
 
 
 _REPLAY = {}
 _REPLAY_DTYPES = (_F32, _F64)
+_KEY_SCALARS = frozenset((int, float, complex, str, bool, type(None)))
 
 
 def _replayable(fn):
@@ -589,7 +591,7 @@ def _replayable(fn):
         try:
             key = (name, input.shape, input.dtype.char, tuple(_tagged(a) for a in args),
                    tuple(sorted((k, _tagged(v)) for k, v in kwargs.items())))
-        except (_NoKey, TypeError):
+        except _NoKey:
             return fn(input, *args, **kwargs)
         plan = _REPLAY.get(key)
         if plan is not None:

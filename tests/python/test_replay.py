@@ -86,3 +86,24 @@ def test_no_replay_where_the_call_writes_an_output_or_takes_a_list(rng):
         halo.correlate(x, [[1.0, 2.0], [3.0, 4.0]])
     assert len(halo._REPLAY) == 0
     assert_matches(out, ndi.gaussian_filter(x, 1.0), 4)
+
+
+class _Weights:
+    """An array-like hashed by identity, whose values can change under the same object."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __array__(self, dtype=None, copy=None):
+        return self.a if dtype is None else self.a.astype(dtype)
+
+
+def test_no_replay_for_weights_hashed_by_identity(rng):
+    x = random_array(rng, (12, 10), np.float64)
+    w = _Weights(rng.uniform(-1, 1, (3, 3)))
+    halo._REPLAY.clear()
+    halo.correlate(x, w)
+    w.a = w.a + 3.0
+    np.testing.assert_allclose(halo.correlate(x, w), ndi.correlate(x, w.a), rtol=1e-12,
+                               atol=1e-12)
+    assert len(halo._REPLAY) == 0
