@@ -183,11 +183,13 @@ TEST(SeparableCpu, RunningSumsStayWithinTheirBoundOnBadlyScaledInput) {
   if (cuda_available()) names.push_back("separable");  // (SeparableCuda's box kernels)
   for (const std::string& strategy : names)
     for (const char* name : {"box:31", "box:9"})
-      for (int rank : {2, 3}) {
-        const Extents ext = rank == 2 ? Extents{200, 180, 1} : Extents{90, 12, 20};
+      for (int rank : {1, 2, 3}) {
+        const Extents ext = rank == 1   ? Extents{20000, 1, 1}
+                            : rank == 2 ? Extents{200, 180, 1}
+                                        : Extents{90, 12, 20};
         const Problem p(rank, ext, 1, make_named_filter(name, rank), DType::f32, Op::correlate,
                         Edges::all(Boundary::reflect));
-        const std::int64_t plane = rank == 2 ? ext[1] : ext[1] * ext[2];
+        const std::int64_t plane = rank == 1 ? 200 : rank == 2 ? ext[1] : ext[1] * ext[2];
         std::vector<float> in(std::size_t(p.elements())), out(in.size());
         for (std::size_t k = 0; k < in.size(); ++k) {
           const double scale = std::int64_t(k) / plane < 25 ? 1e6 : 1e-3;
@@ -351,7 +353,12 @@ TEST(SeparableCuda, BoxFactorsRunAsRunningSums) {
       {2, {300, 20, 1}, 2, {6, 12}},    {1, {20000, 1, 1}, 1, {255}},
       {2, {200, 50, 1}, 1, {9, 1}},     {2, {5, 3000, 1}, 1, {1, 33}},
       {3, {40, 30, 50}, 1, {9, 9, 9}},  {3, {70, 6, 7}, 1, {41, 1, 1}},
-      {3, {20, 9, 40}, 2, {7, 13, 15}}, {2, {40, 30, 1}, 1, {9, 5}}};
+      {3, {20, 9, 40}, 2, {7, 13, 15}}, {2, {40, 30, 1}, 1, {9, 5}},
+      // Box rows (rows of 2048 or more): segment edges, a prime length, k a multiple of the
+      // runs of 16 and below them, batches of rows.
+      {1, {3 * 4096 + 1, 1, 1}, 1, {240}}, {1, {2048, 1, 1}, 1, {7}},
+      {1, {10007, 1, 1}, 1, {63}},         {1, {8192, 1, 1}, 2, {17}},
+      {2, {3, 9000, 1}, 2, {1, 100}},      {2, {2, 4095, 1}, 1, {1, 6}}};
   for_each_case(cases, box_filter, [](const Problem& p, const Filter& f, Op op, const Edges& e) {
     EXPECT_EQ(find_strategy("separable")->summation(p), Summation::running) << p.describe();
     EXPECT_EQ(check_strategy<float>("separable", p.rank(), p.extents(), p.batch(), f, op, false, e),
@@ -368,6 +375,12 @@ TEST(SeparableCuda, BoxFactorsRunAsRunningSums) {
   const Problem row(1, {5000, 1, 1}, 1, make_named_filter("box:255", 1), DType::f32);
   const std::string plan1 = find_strategy("separable")->plan(row);
   EXPECT_NE(plan1.find("running sums (x)"), std::string::npos) << plan1;
+  EXPECT_NE(plan1.find("segments of 4096"), std::string::npos) << plan1;
+  const Problem short_rows(2, {300, 1000, 1}, 1, make_named_filter("box:255", 1).along_axis(2, 1),
+                           DType::f32);
+  const std::string plan2 = find_strategy("separable")->plan(short_rows);
+  EXPECT_EQ(plan2.find("segments of"), std::string::npos) << plan2;
+  EXPECT_NE(plan2.find("running sums (x)"), std::string::npos) << plan2;
   // Direct sums: the FMAs (and one long axis only).
   Problem direct(2, {300, 300, 1}, 1, make_named_filter("box:31", 1).along_axis(2, 1), DType::f32);
   direct.require_direct_sums();
@@ -420,6 +433,11 @@ TEST(SeparableCuda, AutoRunsRankOneFiltersAsPassesOnTheGpu) {
   EXPECT_EQ(choose(small, Options{}, MemorySpace::host).strategy, "fast");
   const Problem vol(3, {64, 64, 64}, 1, make_named_filter("box:7", 3), DType::f32);
   EXPECT_EQ(choose(vol, Options{}, MemorySpace::host).strategy, "separable");
+  // 1-D: long boxes as box rows, short ones and Gaussians in `fast`.
+  const Problem box1(1, {1 << 20, 1, 1}, 1, make_named_filter("box:101", 1), DType::f32);
+  EXPECT_EQ(choose(box1, Options{}, MemorySpace::host).strategy, "separable");
+  const Problem box9(1, {1 << 20, 1, 1}, 1, make_named_filter("box:9", 1), DType::f32);
+  EXPECT_EQ(choose(box9, Options{}, MemorySpace::host).strategy, "fast");
   const Problem dense(2, {512, 512, 1}, 1, random_filter({5, 5}), DType::f32);
   EXPECT_EQ(choose(dense, Options{}, MemorySpace::host).strategy, "fast");
   Problem direct = gauss;

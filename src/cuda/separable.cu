@@ -549,6 +549,110 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
 }
 
 // ---------------------------------------------------------------------------------------------
+// Box rows: a float32 box factor along x alone (1-D signals, boxes along x) on rows of at least
+// kBoxRowMin elements. A block takes segments of 4096 outputs of a row in turn: it loads the
+// segment's inputs and the k - 1 more its windows reach into shared memory and sums them in
+// chunks of 16; thread t sums the window of its first output (16 t) from k / 16 chunk sums and
+// k % 16 inputs, then slides it over its other 15 outputs ((s + a) - b, restarted for each
+// thread: B = 16 in docs/ACCURACY.md). About 6 shared-memory reads and 4 adds per output
+// whatever k, where separable_kernel's strips read k / 8 + 2 and sum k / 8 + 2 (and load twice
+// the 256 columns they write at k = 255).
+// ---------------------------------------------------------------------------------------------
+constexpr int kBoxThreads = 256;
+constexpr int kBoxRun = 16;                          // outputs per thread, and the chunk length
+constexpr int kBoxSeg = kBoxThreads * kBoxRun;       // outputs per segment
+constexpr int kBoxMaxTaps = 2 * 128 + 1;             // the longest row factor (sep_row_radius)
+constexpr int kBoxTile = kBoxSeg + kBoxMaxTaps - 1;  // inputs of a segment, at most
+constexpr int kBoxChunks = kBoxSeg / kBoxRun + kBoxMaxTaps / kBoxRun;
+constexpr int kBoxRowMin = kSepWide;  // shorter rows take separable_kernel's strips
+// 1-D boxes of this many taps or more run as box rows rather than in `fast` (H100, 2^28 floats:
+// docs/TUNING.md, "Box rows").
+constexpr int kBoxRowsOverFast = 66;
+
+// Shared-memory index of tile element u: a padding word every 32, so that a warp's reads of
+// elements 16 apart (the same element of each thread's run) fall in different banks.
+__device__ __forceinline__ int box_skew(int u) { return u + (u >> 5); }
+
+struct BoxRowGeom {
+  i64 nx, segs, work;  // rows of nx elements, nx apart; segments per row; rows * segs
+  int a, k;            // output x sums inputs x + a .. x + a + k - 1, times c
+  int mode;            // Boundary along x
+  float c, cval;
+};
+
+// 6 blocks per SM (40 registers): 0.90 ms for the 1-D box 255, against 0.99 at 64 registers
+// (4 blocks) and 0.98 at 32 (8 blocks, spilling): docs/TUNING.md, "Box rows".
+__global__ void __launch_bounds__(kBoxThreads, 6)
+    box_row_kernel(const float* __restrict__ in, float* __restrict__ out, BoxRowGeom g) {
+  __shared__ float tile[kBoxTile + kBoxTile / 32 + 1];
+  __shared__ float chunk[kBoxChunks];
+  const int t = threadIdx.x, o = t * kBoxRun;  // o: the thread's first output in the segment
+  const int full = g.k / kBoxRun, rest = g.k - full * kBoxRun;
+  for (i64 w = blockIdx.x; w < g.work; w += gridDim.x) {
+    const i64 row = w / g.segs, x0 = (w - row * g.segs) * kBoxSeg;
+    const int n = int(min(i64(kBoxSeg), g.nx - x0));  // outputs of the segment
+    const int n16 = (n + kBoxRun - 1) / kBoxRun * kBoxRun;
+    const int len = n16 + g.k - 1;  // the tile elements the runs read
+    const float* src = in + row * g.nx;
+    const i64 xs = x0 + g.a;  // the input of tile element 0
+    __syncthreads();          // the previous segment's outputs are stored
+    if (xs >= 0 && xs + len <= g.nx) {
+#pragma unroll 6
+      for (int u = t; u < len; u += kBoxThreads) tile[box_skew(u)] = __ldg(src + xs + u);
+    } else {
+      for (int u = t; u < len; u += kBoxThreads) {
+        const i64 x = xs + u;
+        float v;
+        if (x >= 0 && x < g.nx) {
+          v = __ldg(src + x);
+        } else {
+          const i64 m = sep_map(x, g.nx, g.mode);
+          v = m < 0 ? g.cval : __ldg(src + m);
+        }
+        tile[box_skew(u)] = v;
+      }
+    }
+    __syncthreads();
+    // Chunk j: tile elements 16 j .. 16 j + 15, for the chunks the first windows cover.
+    const int chunks = full > 0 ? n16 / kBoxRun + full - 1 : 0;
+    for (int j = t; j < chunks; j += kBoxThreads) {
+      float s[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int i = 0; i < kBoxRun; ++i) s[i % 4] += tile[box_skew(j * kBoxRun + i)];
+      chunk[j] = (s[0] + s[1]) + (s[2] + s[3]);
+    }
+    __syncthreads();
+    float acc[kBoxRun];
+    if (o < n) {
+      // The first window, tile elements o .. o + k - 1: chunks t .. t + full - 1, then `rest`.
+      float s0 = 0.f, s1 = 0.f;
+      int j = 0;
+      for (; j + 2 <= full; j += 2) {
+        s0 += chunk[t + j];
+        s1 += chunk[t + j + 1];
+      }
+      if (j < full) s0 += chunk[t + j];
+      for (int i = 0; i < rest; ++i) s1 += tile[box_skew(o + full * kBoxRun + i)];
+      float s = s0 + s1;
+      acc[0] = g.c * s;
+#pragma unroll
+      for (int q = 1; q < kBoxRun; ++q) {
+        s = (s + tile[box_skew(o + q - 1 + g.k)]) - tile[box_skew(o + q - 1)];
+        acc[q] = g.c * s;
+      }
+    }
+    __syncthreads();  // every read of the tile is done: the outputs go there
+    if (o < n) {
+#pragma unroll
+      for (int q = 0; q < kBoxRun; ++q) tile[box_skew(o + q)] = acc[q];
+    }
+    __syncthreads();
+    float* dst = out + row * g.nx + x0;
+    for (int u = t; u < n; u += kBoxThreads) dst[u] = tile[box_skew(u)];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Host side.
 // ---------------------------------------------------------------------------------------------
 // How a problem runs: its windows, and per pass the kernel's radii and geometry.
@@ -776,11 +880,40 @@ bool run_pass_as(const T* in, T* out, const SepPass& s, const detail::AxisWindow
       s.ry, [&](auto R) { launch_pass<T, 0, R(), BOX>(in, out, s, win, p, stream, sms); });
 }
 
+// Whether a pass runs as box rows (box_row_kernel): a box factor along x alone, rows long
+// enough that segments of 4096 outputs are mostly full.
+bool box_rows(const SepPass& s) {
+  return s.rx > 0 && s.ry == 0 && s.g.xbox && s.g.nx >= kBoxRowMin;
+}
+
+void launch_box_rows(const float* in, float* out, const SepPass& s,
+                     const detail::AxisWindows& win, const Problem& p, cudaStream_t stream,
+                     int sms) {
+  BoxRowGeom g{};
+  g.nx = s.g.nx;
+  g.segs = ceil_div64(g.nx, kBoxSeg);
+  g.work = s.g.items * s.g.rows * g.segs;
+  g.a = s.g.xlo - win.radius[2];  // xlo counts from the window's first tap, at -radius
+  g.k = s.g.xk;
+  g.mode = s.g.xmode;
+  g.c = float(s.g.xc);
+  g.cval = float(s.g.cval);
+  Launch L;
+  L.block = {kBoxThreads, 1, 1};
+  // Persistent blocks, as many as fit the device at once, take the segments in turn.
+  L.grid = {
+      unsigned(std::min<i64>(g.work, fast::resident_blocks(box_row_kernel, kBoxThreads, 0, sms))),
+      1, 1};
+  launch_kernel(box_row_kernel, L, stream, "box_row_kernel", g.k, p, in, out, g);
+}
+
 template <class T>
 void run_pass(const T* in, T* out, const SepPass& s, const detail::AxisWindows& win,
               const Problem& p, cudaStream_t stream, int sms) {
   // Box kernels are compiled for float32 (float64 boxes take the FMA path).
   bool ok;
+  if constexpr (std::is_same_v<T, float>)
+    if (box_rows(s)) return launch_box_rows(in, out, s, win, p, stream, sms);
   if constexpr (std::is_same_v<T, float>)
     ok = s.g.xbox || s.g.ybox ? run_pass_as<T, true>(in, out, s, win, p, stream, sms)
                               : run_pass_as<T, false>(in, out, s, win, p, stream, sms);
@@ -807,9 +940,15 @@ class SeparableStrategy final : public Strategy {
   // (fast 0.80 ms at r = 4, 1.09 at r = 5; these passes about 1.0 at every radius up to 8) and
   // 5x5x5 in 3-D (fast 1.42 ms at r = 2, 3.72 at r = 3 on 640^3), or where `fast` has no
   // kernel (H100, docs/TUNING.md, Separable passes). Below it on 1-D arrays, whose kernels
-  // `fast` tunes further.
+  // `fast` tunes further, except box factors of kBoxRowsOverFast taps or more on long rows.
   int priority(const Problem& p) const override {
-    if (p.rank() == 1) return 50;
+    if (p.rank() == 1) {
+      // Box rows cost the same at every k; fast's FMAs grow with it.
+      const SepPlan plan = make_plan(p);
+      const bool long_box = plan.why_not.empty() && plan.passes.size() == 1 &&
+                            box_rows(plan.passes[0]) && plan.passes[0].g.xk >= kBoxRowsOverFast;
+      return long_box ? 110 : 50;
+    }
     const int r = int(std::min<std::int64_t>(p.max_radius(), 1 << 20));
     const int rc = fast::compiled_radius(p.rank(), p.dtype(), r);
     const int dense_top = p.rank() == 2 ? 4 : 2;  // fast's radius of copy speed
@@ -854,6 +993,10 @@ class SeparableStrategy final : public Strategy {
         s += "x and y fused (compiled radius " + std::to_string(q.rx) +
              ", strips of 256 columns, " + "chunks of " + std::to_string(q.g.chunk) +
              " rows, a ring of " + std::to_string(ring_rows(q.ry)) + " filtered rows)";
+      else if (box_rows(q))
+        s += "x alone (segments of " + std::to_string(kBoxSeg) + " outputs of a row, each " +
+             "thread's first window from sums of " + std::to_string(kBoxRun) +
+             " inputs, then slid over its " + std::to_string(kBoxRun) + " outputs)";
       else if (q.rx)
         s += "x alone (compiled radius " + std::to_string(q.rx) + ", steps of " +
              (q.g.wide ? "8 strips of a row)" : "8 rows of a strip)");
