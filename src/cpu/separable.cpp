@@ -497,9 +497,12 @@ class Worker {
     const int64_t P = j_.ny * j_.nx;
     const T* in = j_.in + plane * P;
     T* out = j_.out + plane * P;
+    // Where a z stage reads this stage's output back, plain stores leave part of it in the
+    // caches for it (3-D, 256^3: 26-37 ms against 46 with non-temporal ones; docs/TUNING.md).
+    stream_ = j_.stream && !j_.z.on;
     if (!j_.y.on) {
       for (int64_t y = y0; y < y1; ++y)
-        x_row(j_.x, in + y * j_.nx, x0, n, out + y * j_.nx + x0, j_.stream);
+        x_row(j_.x, in + y * j_.nx, x0, n, out + y * j_.nx + x0, stream_);
       return;
     }
     const int Ry = j_.y.R, Ky = j_.y.K(), slots = Ky + 1;
@@ -586,6 +589,7 @@ class Worker {
         if (m >= 0) std::memcpy(tail + t * zp, src + m * P, size_t(n) * sizeof(T));
       }
     }
+    stream_ = j_.stream;
     since_ = -1;
     for (int64_t g = -Rz; g < j_.nz + Rz; ++g) {
       const int64_t k = (g + Rz) % slots;
@@ -638,15 +642,15 @@ class Worker {
   // `add` (not with box factors): a row added to the sum.
   void column(const Pass<T>& q, T* dst, int64_t n, const T* add = nullptr) {
     if (!q.box) {
-      Combine(ptrs_, q.K(), q.w.data(), q.sym, dst, n, j_.stream, add);
+      Combine(ptrs_, q.K(), q.w.data(), q.sym, dst, n, stream_, add);
     } else {
       const T* const* rows = ptrs_ + q.blo;
       const bool restart = since_ < 0 || since_ >= q.restart;
-      RunRows(rows, q.bk, rows[q.bk - 1], leaving_, restart, q.c, acc_, dst, n, j_.stream);
+      RunRows(rows, q.bk, rows[q.bk - 1], leaving_, restart, q.c, acc_, dst, n, stream_);
       since_ = restart ? 1 : since_ + 1;
       leaving_ = rows[0];  // the next output's window no longer holds it
     }
-    if (j_.stream) hwy::FlushStream();
+    if (stream_) hwy::FlushStream();
   }
   // A row of cval_elems values v (refilled when v changes).
   const T* cval_row(T v) {
@@ -669,6 +673,7 @@ class Worker {
   int64_t cval_elems_;
   T cval_row_value_ = 0;
   bool have_cval_row_ = false;
+  bool stream_ = false;         // this stage's stores are non-temporal (j_.stream, last stage)
   int64_t since_ = -1;          // outputs since the running sums restarted (-1: restart next)
   const T* leaving_ = nullptr;  // the row the next running-sum step subtracts
   // A sum of terms: each term's ring slots, ring rows, row of ghost values, next row to fill.
