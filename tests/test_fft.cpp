@@ -154,7 +154,8 @@ TEST_P(Fft, TwoDimensionalAtTileEdgesPrimesAndOneElementAxes) {
 
 TEST_P(Fft, ThreeDimensional) {
   std::vector<Case> c;
-  for (const Extents& e : tile_edge_extents(GetParam(), 3, {20, 24, 30}, {3, 3, 3}))
+  // (x about 70: the GPU's transforms along x are 32 or longer, so several tiles need that.)
+  for (const Extents& e : tile_edge_extents(GetParam(), 3, {20, 24, 70}, {3, 3, 3}))
     c.push_back({3, e, {3, 3, 3}});
   for (const Extents& e : {Extents{1, 1, 1}, Extents{1, 7, 9}, Extents{5, 1, 11}, Extents{7, 6, 1},
                            Extents{11, 13, 17}})
@@ -424,6 +425,19 @@ TEST(CudaFftTiling, TilesFitTheirTransformsAndTheCap) {
   EXPECT_LE(small.elements(), 1 << 14);
   const auto [q, u] = tiling(2, {16384, 16384, 1}, {31, 31}, "fft_batch=1");
   EXPECT_LT(detail::cuda_fft_batch(q, u), detail::cuda_fft_batch(p, t));
+  // Filters along y or z alone: tiles of 32 columns or more (coalesced gathers), or the whole
+  // row where it is shorter.
+  for (const auto& [rank, e, k] :
+       std::vector<std::tuple<int, Extents, std::vector<std::int64_t>>>{
+           {2, {16384, 16384, 1}, {255, 1}}, {3, {64, 64, 64}, {9, 1, 1}},
+           {3, {200, 100, 300}, {1, 41, 1}}}) {
+    const detail::FftTiling c = tiling(rank, e, k).second;
+    EXPECT_GE(c.fft[2], 32) << rank << "-D, " << k[0];
+    EXPECT_GE(c.tile[2], 32) << rank << "-D, " << k[0];
+  }
+  const detail::FftTiling narrow = tiling(2, {100, 20, 1}, {9, 1}).second;
+  EXPECT_EQ(narrow.tile[2], 20);
+  EXPECT_GE(narrow.fft[2], 20);
   // A filter longer than the cap allows still gets a tiling (the cap rises to fit it).
   EXPECT_GE(tiling(1, {100000, 1, 1}, {70001}, "fft_tile=10").second.fft[2], 70001);
 }

@@ -40,7 +40,7 @@ struct AxisChoice {
   int64_t fft, tile, tiles;
 };
 std::vector<AxisChoice> axis_choices(int64_t n, int64_t k, bool transformed, const char* who,
-                                     bool pow2) {
+                                     bool pow2, int64_t min_len) {
   if (!transformed) return {{1, 1, n}};
   std::vector<AxisChoice> c;
   const int64_t need = n + k - 1;  // one tile covers the axis from here on
@@ -50,7 +50,8 @@ std::vector<AxisChoice> axis_choices(int64_t n, int64_t k, bool transformed, con
                 " taps along an axis needs a transform beyond 2^30");
   const int64_t last = need > top ? top : fft_length_at_least(need);
   for (int64_t len : lengths()) {
-    if (len < k || (pow2 && (len & (len - 1)) && len != last)) continue;
+    if (len < k || (len < min_len && len != last) || (pow2 && (len & (len - 1)) && len != last))
+      continue;
     if (len > last) break;
     const int64_t t = std::min(len - k + 1, n);
     c.push_back({len, t, (n + t - 1) / t});
@@ -75,7 +76,7 @@ FftTiling fft_tiling(const Problem& p, const FftCost& m) {
   // axis) do not fit in it.
   double least = 1;
   for (int a = 0; a < 3; ++a) {
-    c[a] = axis_choices(n[a], k[a], k[a] > 1 || a == 2, m.who, m.pow2);
+    c[a] = axis_choices(n[a], k[a], k[a] > 1 || a == 2, m.who, m.pow2, a == 2 ? m.min_x : 1);
     least *= double(fft_length_at_least(std::min(2 * k[a] - 1, n[a] + k[a] - 1)));
   }
   const double cap = std::max(m.cap, least);
@@ -119,9 +120,11 @@ namespace {
 // 1156 tiles of a 31 x 31 filter on 16384^2), taken as 8 ps plus 1 ps per stage (log2 L).
 // Per tile: nothing (the transforms run batched). float64: twice the bytes. Powers of 2 only:
 // cuFFT's mixed-radix lengths measured up to 1.45x slower per element (384 x 576 and 400 x 576
-// against 512 x 512: docs/TUNING.md, FFT on the GPU).
-constexpr FftCost kCudaCost32 = {0.001, 0.008, 0.0, 0, 1, "fft", true};
-constexpr FftCost kCudaCost64 = {0.002, 0.016, 0.0, 0, 1, "fft", true};
+// against 512 x 512: docs/TUNING.md, FFT on the GPU). Transforms along x of 32 or more: the
+// model counts no cost for narrow tiles, whose gathers read 4 bytes per 32-byte sector (a filter
+// along y alone took tiles of 1 column: 351 ms for 255 taps on 16384^2).
+constexpr FftCost kCudaCost32 = {0.001, 0.008, 0.0, 0, 1, "fft", true, 32};
+constexpr FftCost kCudaCost64 = {0.002, 0.016, 0.0, 0, 1, "fft", true, 32};
 // The direct sum (`fast`) at its measured FMA rates: 48 TFLOP/s in float32 (a 31x31 filter on
 // 16384^2 in 10.65 ms), 24 in float64.
 constexpr double kDirectFlops32 = 48e3, kDirectFlops64 = 24e3;  // FLOP per ns

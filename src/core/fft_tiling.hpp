@@ -40,6 +40,9 @@ struct FftCost {
   std::int64_t split = 1;
   const char* who = "fft";
   bool pow2 = false;  // transform lengths of powers of 2 only
+  // The shortest transform along x where the axis is longer (the GPU: a warp's 32 consecutive
+  // elements, so that the tiles' gathers and scatters stay coalesced).
+  std::int64_t min_x = 1;
 };
 
 // The tiling of p that minimises the cost (independent of the machine's thread count, so that
