@@ -182,13 +182,16 @@ TEST(SeparableCpu, RunningSumsStayWithinTheirBoundOnBadlyScaledInput) {
   std::vector<std::string> names{"cpu_separable"};
   if (cuda_available()) names.push_back("separable");  // (SeparableCuda's box kernels)
   for (const std::string& strategy : names)
-    for (const char* name : {"box:31", "box:9"})
+    for (const char* name : {"box:31", "box:9", "box:201x5"})
       for (int rank : {1, 2, 3}) {
+        const bool cols = std::string(name) == "box:201x5";  // 2-D: box columns along y
+        if (cols && rank != 2) continue;
         const Extents ext = rank == 1   ? Extents{20000, 1, 1}
+                            : cols      ? Extents{600, 180, 1}
                             : rank == 2 ? Extents{200, 180, 1}
                                         : Extents{90, 12, 20};
-        const Problem p(rank, ext, 1, make_named_filter(name, rank), DType::f32, Op::correlate,
-                        Edges::all(Boundary::reflect));
+        const Problem p(rank, ext, 1, cols ? box_filter({201, 5}) : make_named_filter(name, rank),
+                        DType::f32, Op::correlate, Edges::all(Boundary::reflect));
         const std::int64_t plane = rank == 1 ? 200 : rank == 2 ? ext[1] : ext[1] * ext[2];
         std::vector<float> in(std::size_t(p.elements())), out(in.size());
         for (std::size_t k = 0; k < in.size(); ++k) {
@@ -358,7 +361,15 @@ TEST(SeparableCuda, BoxFactorsRunAsRunningSums) {
       // runs of 16 and below them, batches of rows.
       {1, {3 * 4096 + 1, 1, 1}, 1, {240}}, {1, {2048, 1, 1}, 1, {7}},
       {1, {10007, 1, 1}, 1, {63}},         {1, {8192, 1, 1}, 2, {17}},
-      {2, {3, 9000, 1}, 2, {1, 100}},      {2, {2, 4095, 1}, 1, {1, 6}}};
+      {2, {3, 9000, 1}, 2, {1, 100}},      {2, {2, 4095, 1}, 1, {1, 6}},
+      // Box columns (boxes along y or z of more than 129 taps): one chunk and several, after
+      // a pass along x (box rows, and the strip kernel), batches, even k, z alone, after x-y
+      // fused, y in 3-D alone and before a z pass, longer than the axis.
+      {2, {700, 50, 1}, 1, {255, 1}},      {2, {3000, 40, 1}, 1, {131, 1}},
+      {2, {150, 2050, 1}, 1, {135, 9}},    {2, {200, 300, 1}, 2, {150, 7}},
+      {3, {300, 20, 30}, 1, {141, 1, 1}},  {3, {300, 6, 40}, 1, {133, 3, 5}},
+      {3, {20, 300, 33}, 1, {1, 257, 1}},  {3, {9, 300, 10}, 1, {5, 135, 1}},
+      {2, {100, 20, 1}, 1, {301, 1}}};
   for_each_case(cases, box_filter, [](const Problem& p, const Filter& f, Op op, const Edges& e) {
     EXPECT_EQ(find_strategy("separable")->summation(p), Summation::running) << p.describe();
     EXPECT_EQ(check_strategy<float>("separable", p.rank(), p.extents(), p.batch(), f, op, false, e),
@@ -398,6 +409,14 @@ TEST(SeparableCuda, RefusesWhatItCannotRunAndSaysWhy) {
   EXPECT_NE(reason(Problem(2, {300, 300, 1}, 1, random_outer_product({131, 3}), DType::f32))
                 .find("radius up to 64"),
             std::string::npos);
+  // Boxes along y or z: up to 1025 taps, and not between factors along x and z.
+  EXPECT_TRUE(s->can_implement(Problem(2, {1200, 300, 1}, 1, box_filter({1025, 3}), DType::f32)));
+  EXPECT_NE(reason(Problem(2, {1200, 300, 1}, 1, box_filter({1027, 3}), DType::f32))
+                .find("1025 taps for a box along y or z"),
+            std::string::npos);
+  EXPECT_NE(reason(Problem(3, {30, 300, 30}, 1, box_filter({3, 201, 3}), DType::f32))
+                .find("three passes"),
+            std::string::npos);
   // Along x alone, up to 128.
   EXPECT_TRUE(
       s->can_implement(Problem(1, {3000, 1, 1}, 1, random_outer_product({257}), DType::f32)));
@@ -433,6 +452,11 @@ TEST(SeparableCuda, AutoRunsRankOneFiltersAsPassesOnTheGpu) {
   EXPECT_EQ(choose(small, Options{}, MemorySpace::host).strategy, "fast");
   const Problem vol(3, {64, 64, 64}, 1, make_named_filter("box:7", 3), DType::f32);
   EXPECT_EQ(choose(vol, Options{}, MemorySpace::host).strategy, "separable");
+  // Boxes along y beyond the ring: box columns (not the FFT).
+  const Problem col(2, {512, 512, 1}, 1, make_named_filter("box:255", 1).along_axis(2, 0),
+                    DType::f32);
+  EXPECT_EQ(choose(col, Options{}, MemorySpace::host).strategy, "separable");
+  EXPECT_NE(find_strategy("separable")->plan(col).find("box columns"), std::string::npos);
   // 1-D: long boxes as box rows, short ones and Gaussians in `fast`.
   const Problem box1(1, {1 << 20, 1, 1}, 1, make_named_filter("box:101", 1), DType::f32);
   EXPECT_EQ(choose(box1, Options{}, MemorySpace::host).strategy, "separable");

@@ -653,6 +653,126 @@ __global__ void __launch_bounds__(kBoxThreads, 6)
 }
 
 // ---------------------------------------------------------------------------------------------
+// Box columns: a float32 box factor down y (or z, a plane per row) longer than the ring holds
+// (radius above 64), up to kColMaxTaps. Each thread owns a column; a block takes a strip of 128
+// columns by a chunk of output rows and walks down it in runs of 16 outputs. Input rows come in
+// blocks of 16 as the walk reaches them; each block's column sum goes into a ring of chunk sums
+// (shared memory, one slot column per thread). Run r's first window is k / 16 chunk sums plus
+// k % 16 rows of the next block; its other 15 outputs slide it ((s + a) - b), the rows leaving
+// read again from memory. No thread reads another's column: no barriers. The input is read
+// about twice and the output written once, whatever k; every output is within a run of 16 of
+// its window's direct sum (B = 16 in docs/ACCURACY.md).
+// ---------------------------------------------------------------------------------------------
+constexpr int kColThreads = 128;
+constexpr int kColRun = 16;          // outputs per run, and rows per block
+constexpr int kColMaxTaps = 1025;    // radius 512
+
+struct BoxColGeom {
+  i64 nx, rows, row_stride, items, item_stride;  // as SepGeom
+  i64 strips, chunk, chunks, work;               // strips of 128 columns x chunks x items
+  int a, k;   // output y sums input rows y + a .. y + a + k - 1, times c
+  int mode;   // Boundary along the rows
+  float c, cval;
+};
+// Shared memory of a block: the ring of chunk sums (k / 16 + 1 slots) and two blocks of rows.
+std::size_t col_shared_bytes(int k) {
+  return sizeof(float) * kColThreads * std::size_t(k / kColRun + 1 + 2 * kColRun);
+}
+
+__global__ void __launch_bounds__(kColThreads)
+    box_col_kernel(const float* __restrict__ in, float* __restrict__ out, BoxColGeom g) {
+  extern __shared__ __align__(16) unsigned char col_smem[];
+  const int t = threadIdx.x;
+  const int full = g.k / kColRun, rest = g.k - full * kColRun, slots = full + 1;
+  float* ring = reinterpret_cast<float*>(col_smem) + t;  // slot j at ring[j * kColThreads]
+  float* raw = ring + slots * kColThreads;               // rows of two blocks, E0 then E1
+  const i64 per_item = g.strips * g.chunks;
+  for (i64 w = blockIdx.x; w < g.work; w += gridDim.x) {
+    const i64 item = w / per_item, rem = w - item * per_item;
+    const i64 cy = rem / g.strips, x = (rem - cy * g.strips) * kColThreads + t;
+    if (x >= g.nx) continue;
+    const i64 y0 = cy * g.chunk, y1 = min(g.rows, y0 + g.chunk);
+    const float* src = in + item * g.item_stride + x;
+    float* dst = out + item * g.item_stride + x;
+    const i64 f = y0 + g.a;  // input row of block 0's first row
+    // Input row y of this column, through the mode's map outside [0, rows).
+    auto at = [&](i64 y) {
+      if (y >= 0 && y < g.rows) return __ldg(src + y * g.row_stride);
+      const i64 m = sep_map(y, g.rows, g.mode);
+      return m < 0 ? g.cval : __ldg(src + m * g.row_stride);
+    };
+    // Block b's rows into raw half h; returns their sum.
+    auto load_block = [&](i64 b, int h) {
+      float v[kColRun];
+      const i64 y = f + b * kColRun;
+      if (y >= 0 && y + kColRun <= g.rows) {
+#pragma unroll
+        for (int i = 0; i < kColRun; ++i) v[i] = __ldg(src + (y + i) * g.row_stride);
+      } else {
+#pragma unroll
+        for (int i = 0; i < kColRun; ++i) v[i] = at(y + i);
+      }
+      float s[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int i = 0; i < kColRun; ++i) {
+        raw[(h * kColRun + i) * kColThreads] = v[i];
+        s[i % 4] += v[i];
+      }
+      return (s[0] + s[1]) + (s[2] + s[3]);
+    };
+    // Blocks 0 .. full - 1 as chunk sums (block b in slot b % slots); E0 = block full,
+    // E1 = block full + 1, with their sums.
+    for (int b = 0; b < full; ++b) ring[b * kColThreads] = load_block(b, 0);
+    float e0 = load_block(full, 0), e1 = load_block(full + 1, 1);
+    int h0 = 0;  // the raw half holding E0
+    int rs = 0;  // r % slots
+    const i64 runs = (y1 - y0 + kColRun - 1) / kColRun;
+    for (i64 r = 0; r < runs; ++r) {
+      // The rows leaving the window over this run (block r), loaded first: in flight meanwhile.
+      float lv[kColRun];
+      const i64 yl = f + r * kColRun;
+      if (yl >= 0 && yl + kColRun <= g.rows) {
+#pragma unroll
+        for (int i = 0; i < kColRun; ++i) lv[i] = __ldg(src + (yl + i) * g.row_stride);
+      } else {
+#pragma unroll
+        for (int i = 0; i < kColRun; ++i) lv[i] = at(yl + i);
+      }
+      // First window: the chunk sums of blocks r .. r + full - 1, then `rest` rows of E0.
+      float s0 = 0.f, s1 = 0.f;
+      for (int j = 0, sl = rs; j < full; ++j) {
+        (j & 1 ? s1 : s0) += ring[sl * kColThreads];
+        if (++sl == slots) sl = 0;
+      }
+      const float* ea = raw + h0 * kColRun * kColThreads;        // E0
+      const float* eb = raw + (1 - h0) * kColRun * kColThreads;  // E1
+      for (int i = 0; i < rest; ++i) s1 += ea[i * kColThreads];
+      float s = s0 + s1;
+      const i64 yo = y0 + r * kColRun;
+      float* o = dst + yo * g.row_stride;
+      const int n = int(min(i64(kColRun), y1 - yo));
+      o[0] = g.c * s;
+#pragma unroll
+      for (int q = 1; q < kColRun; ++q) {
+        const int i = rest + q - 1;  // the row of E0 (of E1 from 16) entering the window
+        const float v = i < kColRun ? ea[i * kColThreads] : eb[(i - kColRun) * kColThreads];
+        s = (s + v) - lv[q - 1];
+        if (q < n) o[q * g.row_stride] = g.c * s;
+      }
+      // Block r + full's sum takes the slot of block r - 1 (read by no run from r on); E1
+      // becomes E0, and block r + full + 2 comes into the half E0 held.
+      int sw = rs + full;
+      if (sw >= slots) sw -= slots;
+      ring[sw * kColThreads] = e0;
+      e0 = e1;
+      if (r + 1 < runs) e1 = load_block(r + full + 2, h0);
+      h0 = 1 - h0;
+      if (++rs == slots) rs = 0;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Host side.
 // ---------------------------------------------------------------------------------------------
 // How a problem runs: its windows, and per pass the kernel's radii and geometry.
@@ -661,6 +781,10 @@ struct SepPass {
   int wy = 1;  // the window (index into AxisWindows::w) read along y: y, or z in the z pass
   SepGeom g{};
   double cval_scale = 1;  // constant mode: cval times this (the factors applied before)
+  // Box columns (box_col_kernel; rx = ry = 0): a box of colk taps down the rows, output y
+  // summing rows y + cola .. y + cola + colk - 1, times colc. 0: not.
+  int colk = 0, cola = 0;
+  double colc = 0;
 };
 struct SepPlan {
   detail::AxisWindows win;
@@ -728,23 +852,47 @@ SepPlan make_plan(const Problem& p) {
   }
   const std::array<int, 3> R = win->radius;
   const bool x_alone = R[0] == 0 && R[1] == 0;
+  // Box factors along y or z longer than the ring holds run as box columns (f32).
+  std::array<std::optional<detail::BoxRun>, 3> col;
+  for (int a = 0; a < 2; ++a)
+    if (p.dtype() == DType::f32 && !p.direct_sums() && sep_radius(p.dtype(), R[a]) < 0) {
+      col[a] = detail::box_run(win->w[a]);
+      if (col[a] && (col[a]->k > kColMaxTaps || col[a]->k < kSepBoxTaps)) col[a].reset();
+    }
+  // A y box as columns after a pass along x: x may take the row radii.
+  const bool x_row = x_alone || (col[1] && R[0] == 0);
   for (int a = 0; a < 3; ++a)
-    if ((a == 2 && x_alone ? sep_row_radius(p.dtype(), R[a]) : sep_radius(p.dtype(), R[a])) < 0) {
+    if (!col[a] &&
+        (a == 2 && x_row ? sep_row_radius(p.dtype(), R[a]) : sep_radius(p.dtype(), R[a])) < 0) {
       plan.why_not = "compiled for factors of radius up to " + std::to_string(sep_top(p.dtype())) +
                      " in " + to_string(p.dtype()) +
-                     (p.dtype() == DType::f32 ? " (128 for a filter along x alone)" : "") +
+                     (p.dtype() == DType::f32 ? " (128 for a filter along x alone, " +
+                                                    std::to_string(kColMaxTaps) +
+                                                    " taps for a box along y or z)"
+                                              : "") +
                      "; this filter needs " + std::to_string(R[a]);
       return plan;
     }
+  if (col[1] && R[2] > 0 && R[0] > 0) {
+    plan.why_not = "a box of " + std::to_string(col[1]->k) +
+                   " taps along y between factors along x and z: three passes, not compiled";
+    return plan;
+  }
   const Dims3 d = p.dims3();
   const i64 batch = p.batch(), plane = d.x * d.y, vol = plane * d.z;
   const int rank = p.rank();
   const auto mode_z = rank == 3 ? int(p.mode(0)) : 0;
   const auto mode_y = rank >= 2 ? int(p.mode(rank - 2)) : 0;
   const auto mode_x = int(p.mode(rank - 1));
-  // Pass 1: x and y on every plane (z = 0 in 2-D, 1-D rows).
-  const int rx = x_alone ? sep_row_radius(p.dtype(), R[2]) : sep_radius(p.dtype(), R[2]);
-  const int ry = sep_radius(p.dtype(), R[1]);
+  const auto box_cols = [&](SepPass& s, const detail::BoxRun& b, int a) {
+    s.colk = b.k;
+    s.cola = b.lo - R[a];
+    s.colc = b.c;
+  };
+  // Pass 1: x and y on every plane (z = 0 in 2-D, 1-D rows); with a y box as columns, x alone
+  // then y.
+  const int rx = x_row ? sep_row_radius(p.dtype(), R[2]) : sep_radius(p.dtype(), R[2]);
+  const int ry = col[1] ? 0 : sep_radius(p.dtype(), R[1]);
   if (rx > 0 || ry > 0) {
     SepPass s;
     if (rx > 0 && ry > 0)
@@ -766,9 +914,20 @@ SepPlan make_plan(const Problem& p) {
     }
     plan.passes.push_back(s);
   }
+  double sx = 0, sy = 0;  // the x and y factors' sums: a ghost row or plane seen through them
+  for (double w : win->w[2]) sx += w;
+  for (double w : win->w[1]) sy += w;
+  if (col[1]) {
+    SepPass s;
+    s.g = plain_geom(d.x, d.y, d.x, batch * d.z, plane);
+    s.g.ymode = mode_y;
+    box_cols(s, *col[1], 1);
+    if (!plan.passes.empty()) s.cval_scale = sx;
+    plan.passes.push_back(s);
+  }
   // Pass 2: z, a plane per "row".
-  const int rz = sep_radius(p.dtype(), R[0]);
-  if (rz > 0) {
+  const int rz = col[0] ? 0 : sep_radius(p.dtype(), R[0]);
+  if (rz > 0 || col[0]) {
     SepPass s;
     s.rx = 0;
     s.ry = rz;
@@ -776,13 +935,11 @@ SepPlan make_plan(const Problem& p) {
     s.g = plain_geom(plane, d.z, plane, batch, vol);
     s.g.ymode = mode_z;
     s.g.xmode = int(Boundary::constant);  // no x pass: never read
-    size_march(s.g, rz);
-    if (!plan.passes.empty()) {
-      double sx = 0, sy = 0;
-      for (double w : win->w[2]) sx += w;
-      for (double w : win->w[1]) sy += w;
-      s.cval_scale = sx * sy;
-    }
+    if (col[0])
+      box_cols(s, *col[0], 0);
+    else
+      size_march(s.g, rz);
+    if (!plan.passes.empty()) s.cval_scale = sx * sy;
     plan.passes.push_back(s);
   }
   for (SepPass& s : plan.passes) s.g.cval = p.cval() * s.cval_scale;
@@ -798,8 +955,9 @@ SepPlan make_plan(const Problem& p) {
   }
   const std::size_t limit = current_device_limits().shared_per_block_optin;
   for (const SepPass& s : plan.passes) {
-    const std::size_t b = p.dtype() == DType::f32 ? sep_shared_bytes<float>(s.rx, s.ry)
-                                                  : sep_shared_bytes<double>(s.rx, s.ry);
+    const std::size_t b = s.colk                    ? col_shared_bytes(s.colk)
+                          : p.dtype() == DType::f32 ? sep_shared_bytes<float>(s.rx, s.ry)
+                                                    : sep_shared_bytes<double>(s.rx, s.ry);
     if (b > limit) {
       plan.why_not = "needs " + std::to_string(b) +
                      " B of shared memory per block, the device has " + std::to_string(limit);
@@ -907,13 +1065,45 @@ void launch_box_rows(const float* in, float* out, const SepPass& s,
   launch_kernel(box_row_kernel, L, stream, "box_row_kernel", g.k, p, in, out, g);
 }
 
+void launch_box_cols(const float* in, float* out, const SepPass& s, const Problem& p,
+                     cudaStream_t stream, int sms) {
+  BoxColGeom g{};
+  g.nx = s.g.nx;
+  g.rows = s.g.rows;
+  g.row_stride = s.g.row_stride;
+  g.items = s.g.items;
+  g.item_stride = s.g.item_stride;
+  g.strips = ceil_div64(g.nx, kColThreads);
+  // Chunks long enough that the k + 32 rows read before a chunk's first output cost at most
+  // an eighth of it.
+  i64 chunk = std::max<i64>(1024, 8 * i64(s.colk + 2 * kColRun));
+  chunk = std::min(ceil_div64(chunk, kColRun), ceil_div64(g.rows, kColRun)) * kColRun;
+  g.chunk = chunk;
+  g.chunks = ceil_div64(g.rows, chunk);
+  g.work = g.items * g.strips * g.chunks;
+  g.a = s.cola;
+  g.k = s.colk;
+  g.mode = s.g.ymode;
+  g.c = float(s.colc);
+  g.cval = float(s.g.cval);
+  Launch L;
+  L.block = {kColThreads, 1, 1};
+  L.shared_bytes = col_shared_bytes(g.k);
+  L.grid = {unsigned(std::min<i64>(g.work, fast::resident_blocks(box_col_kernel, kColThreads,
+                                                                   L.shared_bytes, sms))),
+            1, 1};
+  launch_kernel(box_col_kernel, L, stream, "box_col_kernel", g.k, p, in, out, g);
+}
+
 template <class T>
 void run_pass(const T* in, T* out, const SepPass& s, const detail::AxisWindows& win,
               const Problem& p, cudaStream_t stream, int sms) {
   // Box kernels are compiled for float32 (float64 boxes take the FMA path).
   bool ok;
-  if constexpr (std::is_same_v<T, float>)
+  if constexpr (std::is_same_v<T, float>) {
+    if (s.colk) return launch_box_cols(in, out, s, p, stream, sms);
     if (box_rows(s)) return launch_box_rows(in, out, s, win, p, stream, sms);
+  }
   if constexpr (std::is_same_v<T, float>)
     ok = s.g.xbox || s.g.ybox ? run_pass_as<T, true>(in, out, s, win, p, stream, sms)
                               : run_pass_as<T, false>(in, out, s, win, p, stream, sms);
@@ -958,14 +1148,14 @@ class SeparableStrategy final : public Strategy {
     const SepPlan plan = make_plan(p);
     if (!plan.why_not.empty()) return Summation::direct;
     for (const SepPass& s : plan.passes)
-      if (s.g.xbox || s.g.ybox) return Summation::running;
+      if (s.g.xbox || s.g.ybox || s.colk) return Summation::running;
     return plan.win.long_axes > 1 ? Summation::separable : Summation::direct;
   }
   Traffic model(const Problem& p) const override {
     const SepPlan plan = make_plan(p);
     double taps = 0;
     for (const SepPass& s : plan.passes)
-      taps += (s.rx ? 2 * s.rx + 1 : 0) + (s.ry ? 2 * s.ry + 1 : 0);
+      taps += (s.rx ? 2 * s.rx + 1 : 0) + (s.ry ? 2 * s.ry + 1 : 0) + s.colk;
     return {p.bytes() * double(std::max<std::size_t>(plan.passes.size(), 1)),
             2.0 * taps * double(p.elements())};
   }
@@ -1000,12 +1190,13 @@ class SeparableStrategy final : public Strategy {
       else if (q.rx)
         s += "x alone (compiled radius " + std::to_string(q.rx) + ", steps of " +
              (q.g.wide ? "8 strips of a row)" : "8 rows of a strip)");
+      else if (q.colk)
+        s += std::string(q.wy == 0 ? "z" : "y") + " alone (a box of " + std::to_string(q.colk) +
+             " taps in box columns: a thread per column, runs of " + std::to_string(kColRun) +
+             " outputs from sums of " + std::to_string(kColRun) + " rows)";
       else
-        s += std::string(i || p.rank() == 3 && plan.passes.size() == 1 && plan.win.radius[1] == 0
-                             ? "z"
-                             : "y") +
-             " alone (compiled radius " + std::to_string(q.ry) + ", chunks of " +
-             std::to_string(q.g.chunk) + " rows)";
+        s += std::string(q.wy == 0 ? "z" : "y") + " alone (compiled radius " +
+             std::to_string(q.ry) + ", chunks of " + std::to_string(q.g.chunk) + " rows)";
     }
     if (plan.passes.size() > 1) s += "; two passes over DRAM through a scratch array";
     return s;
