@@ -439,7 +439,8 @@ RunInfo choose(const Problem& p, const Options& opt, MemorySpace space = MemoryS
 // given to a CUDA strategy; the strategy's workspace(). require_memory throws halo::Error when
 // the host part exceeds host_memory_available() (measured only for a host part of 64 MiB or
 // more: below, measuring costs more than the run) or the device part the current device's free
-// memory, naming the total, each part and the limit. apply() calls both before running.
+// memory (likewise measured from 64 MiB where a GPU is usable), naming the total, each part and
+// the limit. apply() calls both before running.
 std::vector<MemoryUse> memory_needed(const Problem& p, const RunInfo& choice,
                                      MemorySpace arrays = MemorySpace::host,
                                      bool count_arrays = false);
