@@ -701,10 +701,8 @@ __global__ void __launch_bounds__(kColThreads)
       const i64 m = sep_map(y, g.rows, g.mode);
       return m < 0 ? g.cval : __ldg(src + m * g.row_stride);
     };
-    // Block b's rows into raw half h; returns their sum.
-    auto load_block = [&](i64 b, int h) {
-      float v[kColRun];
-      const i64 y = f + b * kColRun;
+    // Input rows y .. y + 15 of this column into v.
+    auto load_rows = [&](i64 y, float (&v)[kColRun]) {
       if (y >= 0 && y + kColRun <= g.rows) {
 #pragma unroll
         for (int i = 0; i < kColRun; ++i) v[i] = __ldg(src + (y + i) * g.row_stride);
@@ -712,6 +710,11 @@ __global__ void __launch_bounds__(kColThreads)
 #pragma unroll
         for (int i = 0; i < kColRun; ++i) v[i] = at(y + i);
       }
+    };
+    // Block b's rows into raw half h; returns their sum.
+    auto load_block = [&](i64 b, int h) {
+      float v[kColRun];
+      load_rows(f + b * kColRun, v);
       float s[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
       for (int i = 0; i < kColRun; ++i) {
@@ -730,14 +733,7 @@ __global__ void __launch_bounds__(kColThreads)
     for (i64 r = 0; r < runs; ++r) {
       // The rows leaving the window over this run (block r), loaded first: in flight meanwhile.
       float lv[kColRun];
-      const i64 yl = f + r * kColRun;
-      if (yl >= 0 && yl + kColRun <= g.rows) {
-#pragma unroll
-        for (int i = 0; i < kColRun; ++i) lv[i] = __ldg(src + (yl + i) * g.row_stride);
-      } else {
-#pragma unroll
-        for (int i = 0; i < kColRun; ++i) lv[i] = at(yl + i);
-      }
+      load_rows(f + r * kColRun, lv);
       // First window: the chunk sums of blocks r .. r + full - 1, then `rest` rows of E0.
       float s0 = 0.f, s1 = 0.f;
       for (int j = 0, sl = rs; j < full; ++j) {
