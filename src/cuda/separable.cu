@@ -158,11 +158,18 @@ __device__ __noinline__ i64 sep_map(i64 i, i64 n, int mode) {
   return detail::map_index(i, n, Boundary(mode));
 }
 
+// Element i of a line of n elements `stride` apart, through the mode's map outside [0, n)
+// (cval where the mode maps it to none).
+template <class T>
+__device__ __forceinline__ T load_mapped(const T* __restrict__ p, i64 i, i64 n, i64 stride,
+                                         int mode, T cval) {
+  if (i >= 0 && i < n) return p[i * stride];
+  const i64 m = sep_map(i, n, mode);
+  return m < 0 ? cval : p[m * stride];
+}
 template <class T>
 __device__ __forceinline__ T sep_load(const T* __restrict__ row, i64 x, const SepGeom& g, T cval) {
-  if (x >= 0 && x < g.nx) return row[x];
-  const i64 m = sep_map(x, g.nx, g.xmode);
-  return m < 0 ? cval : row[m];
+  return load_mapped(row, x, g.nx, 1, g.xmode, cval);
 }
 
 // 4 elements through one 16-byte access (two for double).
@@ -600,17 +607,8 @@ __global__ void __launch_bounds__(kBoxThreads, 6)
 #pragma unroll 6
       for (int u = t; u < len; u += kBoxThreads) tile[box_skew(u)] = __ldg(src + xs + u);
     } else {
-      for (int u = t; u < len; u += kBoxThreads) {
-        const i64 x = xs + u;
-        float v;
-        if (x >= 0 && x < g.nx) {
-          v = __ldg(src + x);
-        } else {
-          const i64 m = sep_map(x, g.nx, g.mode);
-          v = m < 0 ? g.cval : __ldg(src + m);
-        }
-        tile[box_skew(u)] = v;
-      }
+      for (int u = t; u < len; u += kBoxThreads)
+        tile[box_skew(u)] = load_mapped(src, xs + u, g.nx, 1, g.mode, g.cval);
     }
     __syncthreads();
     // Chunk j: tile elements 16 j .. 16 j + 15, for the chunks the first windows cover.
@@ -695,12 +693,6 @@ __global__ void __launch_bounds__(kColThreads)
     const float* src = in + item * g.item_stride + x;
     float* dst = out + item * g.item_stride + x;
     const i64 f = y0 + g.a;  // input row of block 0's first row
-    // Input row y of this column, through the mode's map outside [0, rows).
-    auto at = [&](i64 y) {
-      if (y >= 0 && y < g.rows) return __ldg(src + y * g.row_stride);
-      const i64 m = sep_map(y, g.rows, g.mode);
-      return m < 0 ? g.cval : __ldg(src + m * g.row_stride);
-    };
     // Input rows y .. y + 15 of this column into v.
     auto load_rows = [&](i64 y, float (&v)[kColRun]) {
       if (y >= 0 && y + kColRun <= g.rows) {
@@ -708,7 +700,8 @@ __global__ void __launch_bounds__(kColThreads)
         for (int i = 0; i < kColRun; ++i) v[i] = __ldg(src + (y + i) * g.row_stride);
       } else {
 #pragma unroll
-        for (int i = 0; i < kColRun; ++i) v[i] = at(y + i);
+        for (int i = 0; i < kColRun; ++i)
+          v[i] = load_mapped(src, y + i, g.rows, g.row_stride, g.mode, g.cval);
       }
     };
     // Block b's rows into raw half h; returns their sum.
