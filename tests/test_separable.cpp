@@ -325,10 +325,33 @@ TEST(SeparableCuda, MatchesTheReferenceOnEveryPassKindModeAndOp) {
                                        {3, {10, 13, 11}, 1, {3, 9, 1}},
                                        {3, {1, 1, 2}, 1, {3, 3, 3}},
                                        {3, {33, 17, 20}, 1, {25, 3, 3}},
-                                       // Radii 96 and 128 along x alone (a 1-D signal; 1 x 201 on
-                                       // rows of 3000: strips of a row).
-                                       {1, {5000, 1, 1}, 1, {255}},
-                                       {2, {3, 3000, 1}, 2, {1, 201}}};
+                                       // Radii 96 and 128 along x alone on rows shorter than
+                                       // long rows take (a 1-D signal; 1 x 201).
+                                       {1, {1500, 1, 1}, 1, {255}},
+                                       {2, {3, 1900, 1}, 2, {1, 201}},
+                                       // Long rows (beyond the strip kernel's radii: 128 along
+                                       // x alone, 64 with y; rows of 2048 or more): segment
+                                       // ends, a prime length, batches, the longest k, then y
+                                       // in the ring, then z.
+                                       {1, {5000, 1, 1}, 1, {301}},
+                                       {1, {4099, 1, 1}, 2, {259}},
+                                       {1, {9000, 1, 1}, 1, {1023}},
+                                       {2, {3, 3000, 1}, 2, {1, 401}},
+                                       {2, {9, 2100, 1}, 1, {3, 131}},
+                                       {3, {5, 2, 2100}, 1, {3, 1, 141}},
+                                       // Long columns (radius above 64 along y or z): several
+                                       // chunks, after a pass along x (rows of radius 96),
+                                       // batches, even k, the longest k, z alone, after x-y
+                                       // fused, y in 3-D alone and before z, longer than the axis.
+                                       {2, {3500, 20, 1}, 1, {131, 1}},
+                                       {2, {140, 60, 1}, 1, {135, 131}},
+                                       {2, {200, 70, 1}, 2, {150, 5}},
+                                       {2, {1100, 3, 1}, 1, {1023, 1}},
+                                       {3, {300, 20, 33}, 1, {141, 1, 1}},
+                                       {3, {140, 6, 20}, 1, {133, 3, 5}},
+                                       {3, {10, 300, 20}, 1, {1, 257, 1}},
+                                       {3, {9, 300, 10}, 1, {5, 135, 1}},
+                                       {2, {150, 20, 1}, 1, {201, 1}}};
   const int ran = for_each_case(
       cases, [](const std::vector<std::int64_t>& k) { return random_outer_product(k); },
       [](const Problem& p, const Filter& f, Op op, const Edges& e) {
@@ -425,6 +448,33 @@ TEST(CudaSanitizer, SeparableBoxRowsAndColumns) {
     }
 }
 
+// Long columns and long rows on small cases for compute-sanitizer: chunk, strip and segment
+// ends, edges through the modes' maps, y after rows, z alone, x long rows then y long columns.
+TEST(CudaSanitizer, SeparableLongRowsAndColumns) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  const std::vector<PassCase> cases = {{2, {150, 40, 1}, 1, {131, 1}},
+                                       {2, {140, 40, 1}, 1, {133, 5}},
+                                       {3, {140, 3, 40}, 1, {135, 1, 1}},
+                                       {1, {4097, 1, 1}, 1, {301}},
+                                       {2, {133, 2048, 1}, 1, {131, 133}}};
+  const std::vector<Edges> edges = {Edges::all(Boundary::reflect), edge_sets()[6]};
+  for (const PassCase& c : cases)
+    for (Edges e : edges) {
+      for (int a = 0; a < c.rank; ++a)  // origins within the filter, as for_each_case
+        e.origin[a] =
+            std::clamp<std::int64_t>(e.origin[a], -(c.filter[a] / 2), (c.filter[a] - 1) / 2);
+      const Filter f = random_outer_product(c.filter);
+      const Problem p(c.rank, c.ext, c.batch, f, DType::f32, Op::correlate, e);
+      EXPECT_NE(find_strategy("separable")->plan(p).find(c.rank == 1 ? "long rows" : "long columns"),
+                std::string::npos)
+          << p.describe();
+      EXPECT_EQ(check_strategy<float>("separable", c.rank, c.ext, c.batch, f, Op::correlate,
+                                      false, e),
+                "");
+    }
+}
+
 TEST(SeparableCuda, RefusesWhatItCannotRunAndSaysWhy) {
   const Strategy* s = find_strategy("separable");
   std::string why;
@@ -433,22 +483,36 @@ TEST(SeparableCuda, RefusesWhatItCannotRunAndSaysWhy) {
   const auto reason = [&](const Problem& p) { return s->can_implement(p).reason; };
   EXPECT_NE(reason(Problem(2, {50, 50, 1}, 1, random_filter({5, 5}), DType::f32)).find("rank 1"),
             std::string::npos);
-  EXPECT_NE(reason(Problem(2, {300, 300, 1}, 1, random_outer_product({131, 3}), DType::f32))
-                .find("radius up to 64"),
-            std::string::npos);
-  // Boxes along y or z: up to 1025 taps, and not between factors along x and z.
+  // Factors along y or z, boxes or not: up to 1025 taps, and not between factors along x
+  // and z.
   EXPECT_TRUE(s->can_implement(Problem(2, {1200, 300, 1}, 1, box_filter({1025, 3}), DType::f32)));
+  EXPECT_TRUE(s->can_implement(
+      Problem(2, {1200, 300, 1}, 1, random_outer_product({1025, 3}), DType::f32)));
   EXPECT_NE(reason(Problem(2, {1200, 300, 1}, 1, box_filter({1027, 3}), DType::f32))
-                .find("1025 taps for a box along y or z"),
+                .find("512 along y or z"),
+            std::string::npos);
+  EXPECT_NE(reason(Problem(2, {1200, 300, 1}, 1, random_outer_product({1027, 3}), DType::f32))
+                .find("512 along y or z"),
+            std::string::npos);
+  EXPECT_NE(reason(Problem(3, {30, 300, 30}, 1, random_outer_product({3, 201, 3}), DType::f32))
+                .find("three passes"),
             std::string::npos);
   EXPECT_NE(reason(Problem(3, {30, 300, 30}, 1, box_filter({3, 201, 3}), DType::f32))
                 .find("three passes"),
             std::string::npos);
-  // Along x alone, up to 128.
+  // Along x: up to 1025 taps on rows of 2048 or more, 257 on shorter rows along x alone.
   EXPECT_TRUE(
-      s->can_implement(Problem(1, {3000, 1, 1}, 1, random_outer_product({257}), DType::f32)));
-  EXPECT_NE(reason(Problem(1, {3000, 1, 1}, 1, random_outer_product({259}), DType::f32))
-                .find("128 for a filter along x alone"),
+      s->can_implement(Problem(1, {2000, 1, 1}, 1, random_outer_product({257}), DType::f32)));
+  EXPECT_NE(reason(Problem(1, {2000, 1, 1}, 1, random_outer_product({259}), DType::f32))
+                .find("128 along x alone"),
+            std::string::npos);
+  EXPECT_TRUE(
+      s->can_implement(Problem(1, {3000, 1, 1}, 1, random_outer_product({1025}), DType::f32)));
+  EXPECT_NE(reason(Problem(1, {3000, 1, 1}, 1, random_outer_product({1027}), DType::f32))
+                .find("along x on rows of 2048 or more"),
+            std::string::npos);
+  EXPECT_NE(reason(Problem(3, {5, 4, 2100}, 1, random_outer_product({3, 3, 141}), DType::f32))
+                .find("three passes"),
             std::string::npos);
   EXPECT_NE(reason(Problem(2, {300, 300, 1}, 1, random_outer_product({35, 3}), DType::f64))
                 .find("radius up to 16"),
@@ -484,6 +548,26 @@ TEST(SeparableCuda, AutoRunsRankOneFiltersAsPassesOnTheGpu) {
                     DType::f32);
   EXPECT_EQ(choose(col, Options{}, MemorySpace::host).strategy, "separable");
   EXPECT_NE(find_strategy("separable")->plan(col).find("box columns"), std::string::npos);
+  // Gaussians along y and z beyond the ring: long columns (not the FFT); in 2-D after rows.
+  for (int rank : {2, 3}) {
+    const Problem g(rank, {256, 256, rank == 3 ? 256 : 1}, 1,
+                    make_named_filter("gaussian:sigma=20", 1).along_axis(rank, 0), DType::f32);
+    EXPECT_EQ(choose(g, Options{}, MemorySpace::host).strategy, "separable") << rank;
+    EXPECT_NE(find_strategy("separable")->plan(g).find("long columns"), std::string::npos)
+        << find_strategy("separable")->plan(g);
+  }
+  const Problem g2(2, {512, 512, 1}, 1, make_named_filter("gaussian:sigma=20", 2), DType::f32);
+  EXPECT_EQ(choose(g2, Options{}, MemorySpace::host).strategy, "separable");
+  // Along x beyond the strip kernel on long rows: long rows (1-D up to 321 taps, the FFT
+  // beyond; 2-D), not the FFT.
+  const Problem g1(1, {1 << 20, 1, 1}, 1, make_named_filter("gaussian:sigma=40", 1), DType::f32);
+  EXPECT_EQ(choose(g1, Options{}, MemorySpace::host).strategy, "separable");
+  EXPECT_NE(find_strategy("separable")->plan(g1).find("long rows"), std::string::npos);
+  const Problem g4(1, {1 << 20, 1, 1}, 1, make_named_filter("gaussian:sigma=41", 1), DType::f32);
+  EXPECT_EQ(choose(g4, Options{}, MemorySpace::host).strategy, "fft");
+  const Problem g3(2, {64, 4096, 1}, 1, random_outer_product({9, 161}), DType::f32);
+  EXPECT_EQ(choose(g3, Options{}, MemorySpace::host).strategy, "separable");
+  EXPECT_NE(find_strategy("separable")->plan(g3).find("long rows"), std::string::npos);
   // 1-D: long boxes as box rows, short ones and Gaussians in `fast`.
   const Problem box1(1, {1 << 20, 1, 1}, 1, make_named_filter("box:101", 1), DType::f32);
   EXPECT_EQ(choose(box1, Options{}, MemorySpace::host).strategy, "separable");

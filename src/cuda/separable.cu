@@ -30,6 +30,11 @@
  * 3-D filters run as two passes over DRAM: x and y fused on every plane into a scratch array,
  * then z from it (under constant mode its ghost planes read cval times the sums of the x and y
  * factors, a ghost plane of the input seen through them).
+ *
+ * Factors beyond the ring's radii take passes of their own (float32), each described where it is
+ * defined: box rows and box columns (running sums, any width up to 257 along x and 1025 down y
+ * or z), long rows and long columns (FMAs from shared-memory tiles, up to 1025 taps), so that
+ * no radius falls to the FFT's or the seed kernels' speed. A plan has at most two passes.
  */
 #include <cuda_runtime.h>
 
@@ -762,6 +767,218 @@ __global__ void __launch_bounds__(kColThreads)
 }
 
 // ---------------------------------------------------------------------------------------------
+// Long columns: a float32 factor down y (or z, a plane per row) longer than the ring holds
+// (radius above 64) and not a box, up to kLongMaxTaps. A block of 8 warps takes a strip of 32
+// columns by a chunk of rows and marches down it in steps of 128 output rows: warp w computes
+// rows 16 w .. 16 w + 15 of the step, one column per lane, all 16 from the same input rows. The
+// strip's input rows stream through a ring of `batches` batches of 128 rows (shared memory, a
+// lane's column in its bank); the step's next batch is loaded into registers while the step
+// computes. A group of 16 ring rows feeds 16 x 16 FFMAs from 16 reads of the ring and 8 16-byte
+// broadcast reads of the weights: FMA-bound, (k + 15) rounded up to 16 FFMAs per output. The
+// input is read once and the output written once, whatever k. Each output is a plain sum of its
+// taps in order (with the zero taps of the padding), as the ring kernel's.
+// ---------------------------------------------------------------------------------------------
+constexpr int kLongWarps = 8;
+constexpr int kLongThreads = 32 * kLongWarps;
+constexpr int kLongRun = 16;                       // outputs per thread; ring rows per group
+constexpr int kLongStep = kLongWarps * kLongRun;   // output rows per step, rows per batch
+constexpr int kLongMaxTaps = 1025;                 // radius 512
+// Weights as read: kLongRun - 1 zeros, the k taps, zeros up to the last group's reads.
+constexpr int kLongWeights = (kLongMaxTaps + 3 * kLongRun + 3) / 4 * 4;
+
+struct LongTaps {
+  float w[kLongWeights];
+};
+
+struct LongColGeom {
+  i64 nx, rows, row_stride, items, item_stride;  // as SepGeom
+  i64 strips, chunk, chunks, work;               // strips of 32 columns x chunks x items
+  int a;        // output y reads input rows y + a .. y + a + k - 1 (a = -radius)
+  int groups;   // groups of 16 rows a warp reads per step: ceil((k + 15) / 16)
+  int batches;  // batches of kLongStep rows in the ring
+  int mode;     // Boundary along the rows
+  float cval;
+};
+int long_groups(int k) { return (k + kLongRun - 1 + kLongRun - 1) / kLongRun; }
+// Batches the ring holds: every row the step's last warp reads.
+int long_batches(int k) {
+  return (kLongStep - kLongRun + long_groups(k) * kLongRun + kLongStep - 1) / kLongStep;
+}
+std::size_t long_shared_bytes(int k) {
+  return sizeof(float) * (std::size_t(long_batches(k)) * kLongStep * 32 + kLongWeights);
+}
+
+// One group of a long factor's sums: acc[q] += w[16 gi + u - q] v[u] for u, q < 16, where
+// ws = the weights as read + 16 gi (16-byte aligned; they start with 15 zeros).
+__device__ __forceinline__ void long_group(float (&acc)[kLongRun], const float (&v)[kLongRun],
+                                           const float* ws) {
+  float wv[2 * kLongRun];
+  const float4* w4 = reinterpret_cast<const float4*>(ws);
+#pragma unroll
+  for (int m = 0; m < kLongRun / 2; ++m) {
+    const float4 c = w4[m];
+    wv[4 * m] = c.x, wv[4 * m + 1] = c.y, wv[4 * m + 2] = c.z, wv[4 * m + 3] = c.w;
+  }
+#pragma unroll
+  for (int u = 0; u < kLongRun; ++u)
+#pragma unroll
+    for (int q = 0; q < kLongRun; ++q) acc[q] = fmaf(wv[u - q + kLongRun - 1], v[u], acc[q]);
+}
+
+// 3 blocks per SM (80 registers): 2.36 ms at 161 taps against 2.48 at 2 (108 registers).
+__global__ void __launch_bounds__(kLongThreads, 3)
+    long_col_kernel(const float* __restrict__ in, float* __restrict__ out, LongColGeom g,
+                    const __grid_constant__ LongTaps taps) {
+  extern __shared__ __align__(16) unsigned char long_smem[];
+  float* ring = reinterpret_cast<float*>(long_smem);  // [batches * 128 rows][32 columns]
+  const int ring_rows = g.batches * kLongStep;
+  float* ws = ring + ring_rows * 32;  // the weights as read, 16-byte aligned
+  for (int j = threadIdx.x; j < kLongWeights; j += kLongThreads) ws[j] = taps.w[j];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const i64 per_item = g.strips * g.chunks;
+  for (i64 w = blockIdx.x; w < g.work; w += gridDim.x) {
+    const i64 item = w / per_item, rem = w - item * per_item;
+    const i64 cy = rem / g.strips, x = (rem - cy * g.strips) * 32 + lane;
+    const bool live = x < g.nx;
+    const i64 y0 = cy * g.chunk, y1 = min(g.rows, y0 + g.chunk);
+    const float* src = in + item * g.item_stride + (live ? x : 0);
+    const i64 f = y0 + g.a;  // input row of batch 0's first row
+    // Warp w's 16 rows of batch b, of this lane's column.
+    auto load_batch = [&](i64 b, float (&v)[kLongRun]) {
+      const i64 y = f + b * kLongStep + warp * kLongRun;
+      if (!live) {
+#pragma unroll
+        for (int i = 0; i < kLongRun; ++i) v[i] = 0.f;
+      } else if (y >= 0 && y + kLongRun <= g.rows) {
+#pragma unroll
+        for (int i = 0; i < kLongRun; ++i) v[i] = __ldg(src + (y + i) * g.row_stride);
+      } else {
+#pragma unroll
+        for (int i = 0; i < kLongRun; ++i)
+          v[i] = load_mapped(src, y + i, g.rows, g.row_stride, g.mode, g.cval);
+      }
+    };
+    auto store_batch = [&](i64 b, const float (&v)[kLongRun]) {
+      float* r = ring + (int(b % g.batches) * kLongStep + warp * kLongRun) * 32 + lane;
+#pragma unroll
+      for (int i = 0; i < kLongRun; ++i) r[i * 32] = v[i];
+    };
+    __syncthreads();  // the previous work item's reads of the ring are done
+    for (int b = 0; b < g.batches; ++b) {
+      float v[kLongRun];
+      load_batch(b, v);
+      store_batch(b, v);
+    }
+    __syncthreads();
+    const i64 steps = (y1 - y0 + kLongStep - 1) / kLongStep;
+    for (i64 s = 0; s < steps; ++s) {
+      // Batch s + batches takes batch s's slot once every warp has read it.
+      float next[kLongRun];
+      const bool more = s + 1 < steps;
+      if (more) load_batch(s + g.batches, next);
+      float acc[kLongRun];
+#pragma unroll
+      for (int q = 0; q < kLongRun; ++q) acc[q] = 0.f;
+      int row = int(s % g.batches) * kLongStep + warp * kLongRun;  // ring row of group 0
+      for (int gi = 0; gi < g.groups; ++gi) {
+        if (row >= ring_rows) row -= ring_rows;
+        float v[kLongRun];
+#pragma unroll
+        for (int u = 0; u < kLongRun; ++u) v[u] = ring[(row + u) * 32 + lane];
+        long_group(acc, v, ws + gi * kLongRun);  // rows 16 gi + u of the warp's window
+        row += kLongRun;
+      }
+      const i64 yo = y0 + s * kLongStep + warp * kLongRun;
+      if (live) {
+        float* o = out + item * g.item_stride + x + yo * g.row_stride;
+        const int n = int(min(i64(kLongRun), y1 - yo));
+#pragma unroll
+        for (int q = 0; q < kLongRun; ++q)
+          if (q < n) o[q * g.row_stride] = acc[q];
+      }
+      __syncthreads();  // every warp is done with batch s
+      if (more) {
+        store_batch(s + g.batches, next);
+        __syncthreads();
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Long rows: a float32 factor along x beyond the ring kernel's radius 64 (up to kLongMaxTaps),
+// on rows of kLongRowMin or more. A block takes segments of 4096 outputs of a row in turn: it
+// loads the segment's inputs and the k - 1 more its windows reach into shared memory (skewed as
+// box rows' tile), and thread t computes outputs 16 t .. 16 t + 15 from groups of 16 inputs, as
+// a warp of long columns does down a column; the outputs go back through the tile, so that the
+// stores are coalesced.
+// ---------------------------------------------------------------------------------------------
+constexpr int kLongRowSeg = kLongThreads * kLongRun;  // outputs per segment
+constexpr int kLongRowMin = kSepWide;                 // shorter rows take the strip kernel
+// 1-D arrays: long rows up to this many taps, `fft` beyond (H100, 2^28 float32: 257 taps
+// 3.83 ms against 4.72, 513 taps 7.00 against 4.69; docs/TUNING.md, "Long rows").
+constexpr int kLongRowsOverFft = 321;
+
+struct LongRowGeom {
+  i64 nx, segs, work;  // rows of nx elements, nx apart; segments per row; rows * segs
+  int a;               // output x reads inputs x + a .. x + a + k - 1 (a = -radius)
+  int groups;          // groups of 16 inputs a thread reads: ceil((k + 15) / 16)
+  int mode;            // Boundary along x
+  float cval;
+};
+// Tile elements a segment reads: its outputs' runs and the groups of the last one.
+int long_row_tile(int k) { return kLongRowSeg - kLongRun + long_groups(k) * kLongRun; }
+std::size_t long_row_shared_bytes(int k) {
+  const int tile = long_row_tile(k);
+  return sizeof(float) * (std::size_t(kLongWeights) + tile + tile / 32 + 1);
+}
+
+__global__ void __launch_bounds__(kLongThreads)
+    long_row_kernel(const float* __restrict__ in, float* __restrict__ out, LongRowGeom g,
+                    const __grid_constant__ LongTaps taps) {
+  extern __shared__ __align__(16) unsigned char long_smem[];
+  float* ws = reinterpret_cast<float*>(long_smem);  // the weights as read
+  float* tile = ws + kLongWeights;
+  for (int j = threadIdx.x; j < kLongWeights; j += kLongThreads) ws[j] = taps.w[j];
+  const int t = threadIdx.x, o = t * kLongRun;  // o: the thread's first output in the segment
+  for (i64 w = blockIdx.x; w < g.work; w += gridDim.x) {
+    const i64 row = w / g.segs, x0 = (w - row * g.segs) * kLongRowSeg;
+    const int n = int(min(i64(kLongRowSeg), g.nx - x0));  // outputs of the segment
+    const int len = (n + kLongRun - 1) / kLongRun * kLongRun - kLongRun + g.groups * kLongRun;
+    const float* src = in + row * g.nx;
+    const i64 xs = x0 + g.a;  // the input of tile element 0
+    __syncthreads();          // the previous segment's outputs are stored
+    if (xs >= 0 && xs + len <= g.nx) {
+#pragma unroll 4
+      for (int u = t; u < len; u += kLongThreads) tile[box_skew(u)] = __ldg(src + xs + u);
+    } else {
+      for (int u = t; u < len; u += kLongThreads)
+        tile[box_skew(u)] = load_mapped(src, xs + u, g.nx, 1, g.mode, g.cval);
+    }
+    __syncthreads();
+    float acc[kLongRun];
+#pragma unroll
+    for (int q = 0; q < kLongRun; ++q) acc[q] = 0.f;
+    if (o < n) {
+      for (int gi = 0; gi < g.groups; ++gi) {
+        float v[kLongRun];
+#pragma unroll
+        for (int u = 0; u < kLongRun; ++u) v[u] = tile[box_skew(o + gi * kLongRun + u)];
+        long_group(acc, v, ws + gi * kLongRun);
+      }
+    }
+    __syncthreads();  // every read of the tile is done: the outputs go there
+    if (o < n) {
+#pragma unroll
+      for (int q = 0; q < kLongRun; ++q) tile[box_skew(o + q)] = acc[q];
+    }
+    __syncthreads();
+    float* dst = out + row * g.nx + x0;
+    for (int u = t; u < n; u += kLongThreads) dst[u] = tile[box_skew(u)];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Host side.
 // ---------------------------------------------------------------------------------------------
 // How a problem runs: its windows, and per pass the kernel's radii and geometry.
@@ -774,6 +991,8 @@ struct SepPass {
   // summing rows y + cola .. y + cola + colk - 1, times colc. 0: not.
   int colk = 0, cola = 0;
   double colc = 0;
+  bool lng = false;   // long columns (long_col_kernel; rx = ry = 0) of window wy
+  bool lrow = false;  // long rows (long_row_kernel; rx = ry = 0) of the x window
 };
 struct SepPlan {
   detail::AxisWindows win;
@@ -808,6 +1027,9 @@ SepGeom plain_geom(i64 nx, i64 rows, i64 row_stride, i64 items, i64 item_stride)
 
 // Box factors of at least this many taps take running sums (detail::box_run).
 constexpr int kSepBoxTaps = 6;
+// 2-D filters whose x and y radii reach this run as two passes rather than fused (H100:
+// docs/TUNING.md, "Separable passes").
+constexpr int kSepSplitRadius = 1000;
 // Sets a pass's box fields from window w where it is a box of kSepBoxTaps or more; returns
 // whether it is.
 int box_fields(const std::vector<double>& w, int& lo, int& k, double& c) {
@@ -841,33 +1063,43 @@ SepPlan make_plan(const Problem& p) {
   }
   const std::array<int, 3> R = win->radius;
   const bool x_alone = R[0] == 0 && R[1] == 0;
-  // Box factors along y or z longer than the ring holds run as box columns (f32).
+  // Factors along y or z longer than the ring holds (f32): boxes as box columns, others as
+  // long columns.
   std::array<std::optional<detail::BoxRun>, 3> col;
+  std::array<bool, 3> lng{};
   for (int a = 0; a < 2; ++a)
-    if (p.dtype() == DType::f32 && !p.direct_sums() && sep_radius(p.dtype(), R[a]) < 0) {
-      col[a] = detail::box_run(win->w[a]);
+    if (p.dtype() == DType::f32 && sep_radius(p.dtype(), R[a]) < 0) {
+      if (!p.direct_sums()) col[a] = detail::box_run(win->w[a]);
       if (col[a] && (col[a]->k > kColMaxTaps || col[a]->k < kSepBoxTaps)) col[a].reset();
+      lng[a] = !col[a] && 2 * R[a] + 1 <= kLongMaxTaps;
     }
-  // A y box as columns after a pass along x: x may take the row radii.
-  const bool x_row = x_alone || (col[1] && R[0] == 0);
+  const auto beyond_ring = [&](int a) { return col[a] || lng[a]; };
+  // A y factor in columns after a pass along x: x may take the row radii.
+  const bool x_row = x_alone || (beyond_ring(1) && R[0] == 0);
+  const Dims3 d = p.dims3();
+  // x beyond the radii of the strip kernel (f32; 64, or 128 in a pass along x alone) on rows
+  // of kLongRowMin or more: long rows, a pass of its own.
+  const bool xl = p.dtype() == DType::f32 &&
+                  (x_row ? sep_row_radius(p.dtype(), R[2]) : sep_radius(p.dtype(), R[2])) < 0 &&
+                  2 * R[2] + 1 <= kLongMaxTaps && d.x >= kLongRowMin;
+  // x and y both in the ring kernel's radii, in 2-D, at radii where two passes (x alone into
+  // the scratch, then y alone) measured faster than the fused kernel.
+  const bool split = !xl && !x_row && R[0] == 0 && R[1] > 0 && R[2] > 0 &&
+                     std::max(R[1], R[2]) >= kSepSplitRadius &&
+                     sep_radius(p.dtype(), std::max(R[1], R[2])) >= 0;
   for (int a = 0; a < 3; ++a)
-    if (!col[a] &&
+    if (!beyond_ring(a) && !(a == 2 && xl) &&
         (a == 2 && x_row ? sep_row_radius(p.dtype(), R[a]) : sep_radius(p.dtype(), R[a])) < 0) {
       plan.why_not = "compiled for factors of radius up to " + std::to_string(sep_top(p.dtype())) +
                      " in " + to_string(p.dtype()) +
-                     (p.dtype() == DType::f32 ? " (128 for a filter along x alone, " +
-                                                    std::to_string(kColMaxTaps) +
-                                                    " taps for a box along y or z)"
+                     (p.dtype() == DType::f32 ? " (" + std::to_string(kLongMaxTaps / 2) +
+                                                    " along y or z, and along x on rows of " +
+                                                    std::to_string(kLongRowMin) +
+                                                    " or more; 128 along x alone)"
                                               : "") +
                      "; this filter needs " + std::to_string(R[a]);
       return plan;
     }
-  if (col[1] && R[2] > 0 && R[0] > 0) {
-    plan.why_not = "a box of " + std::to_string(col[1]->k) +
-                   " taps along y between factors along x and z: three passes, not compiled";
-    return plan;
-  }
-  const Dims3 d = p.dims3();
   const i64 batch = p.batch(), plane = d.x * d.y, vol = plane * d.z;
   const int rank = p.rank();
   const auto mode_z = rank == 3 ? int(p.mode(0)) : 0;
@@ -878,12 +1110,25 @@ SepPlan make_plan(const Problem& p) {
     s.cola = b.lo - R[a];
     s.colc = b.c;
   };
-  // Pass 1: x and y on every plane (z = 0 in 2-D, 1-D rows); with a y box as columns, x alone
-  // then y.
-  const int rx = x_row ? sep_row_radius(p.dtype(), R[2]) : sep_radius(p.dtype(), R[2]);
-  const int ry = col[1] ? 0 : sep_radius(p.dtype(), R[1]);
-  if (rx > 0 || ry > 0) {
+  double sx = 0, sy = 0;  // the x and y factors' sums: a ghost row or plane seen through them
+  for (double w : win->w[2]) sx += w;
+  for (double w : win->w[1]) sy += w;
+  // Pass 0: x in long rows.
+  if (xl) {
     SepPass s;
+    s.lrow = true;
+    s.g = plain_geom(d.x, d.y, d.x, batch * d.z, plane);
+    s.g.xmode = mode_x;
+    plan.passes.push_back(s);
+  }
+  // Pass 1: x and y on every plane (z = 0 in 2-D, 1-D rows); with y in columns, x alone then y;
+  // with x in long rows, y alone; split, x alone then y alone.
+  const int rx =
+      xl ? 0 : x_row || split ? sep_row_radius(p.dtype(), R[2]) : sep_radius(p.dtype(), R[2]);
+  const int ry = beyond_ring(1) ? 0 : sep_radius(p.dtype(), R[1]);
+  const auto strip_pass = [&](int rx, int ry) {
+    SepPass s;
+    if (!plan.passes.empty()) s.cval_scale = sx;
     if (rx > 0 && ry > 0)
       s.rx = s.ry = std::max(rx, ry);  // fused kernels take one radius
     else {
@@ -902,21 +1147,27 @@ SepPlan make_plan(const Problem& p) {
       size_march(s.g, s.ry);
     }
     plan.passes.push_back(s);
+  };
+  if (split) {
+    strip_pass(rx, 0);
+    strip_pass(0, ry);
+  } else if (rx > 0 || ry > 0) {
+    strip_pass(rx, ry);
   }
-  double sx = 0, sy = 0;  // the x and y factors' sums: a ghost row or plane seen through them
-  for (double w : win->w[2]) sx += w;
-  for (double w : win->w[1]) sy += w;
-  if (col[1]) {
+  if (beyond_ring(1)) {
     SepPass s;
     s.g = plain_geom(d.x, d.y, d.x, batch * d.z, plane);
     s.g.ymode = mode_y;
-    box_cols(s, *col[1], 1);
+    if (col[1])
+      box_cols(s, *col[1], 1);
+    else
+      s.lng = true;
     if (!plan.passes.empty()) s.cval_scale = sx;
     plan.passes.push_back(s);
   }
   // Pass 2: z, a plane per "row".
-  const int rz = col[0] ? 0 : sep_radius(p.dtype(), R[0]);
-  if (rz > 0 || col[0]) {
+  const int rz = beyond_ring(0) ? 0 : sep_radius(p.dtype(), R[0]);
+  if (rz > 0 || beyond_ring(0)) {
     SepPass s;
     s.rx = 0;
     s.ry = rz;
@@ -926,10 +1177,18 @@ SepPlan make_plan(const Problem& p) {
     s.g.xmode = int(Boundary::constant);  // no x pass: never read
     if (col[0])
       box_cols(s, *col[0], 0);
+    else if (lng[0])
+      s.lng = true;
     else
       size_march(s.g, rz);
     if (!plan.passes.empty()) s.cval_scale = sx * sy;
     plan.passes.push_back(s);
+  }
+  if (plan.passes.size() > 2) {
+    plan.why_not = "factors of radius " + std::to_string(R[2]) + " (x), " + std::to_string(R[1]) +
+                   " (y), " + std::to_string(R[0]) +
+                   " (z): three passes over DRAM, not compiled";
+    return plan;
   }
   for (SepPass& s : plan.passes) s.g.cval = p.cval() * s.cval_scale;
   // Box factors (f32): running sums in place of the FMAs (Summation::running), where they
@@ -945,6 +1204,8 @@ SepPlan make_plan(const Problem& p) {
   const std::size_t limit = current_device_limits().shared_per_block_optin;
   for (const SepPass& s : plan.passes) {
     const std::size_t b = s.colk                    ? col_shared_bytes(s.colk)
+                          : s.lng                   ? long_shared_bytes(2 * win->radius[s.wy] + 1)
+                          : s.lrow                  ? long_row_shared_bytes(2 * win->radius[2] + 1)
                           : p.dtype() == DType::f32 ? sep_shared_bytes<float>(s.rx, s.ry)
                                                     : sep_shared_bytes<double>(s.rx, s.ry);
     if (b > limit) {
@@ -1084,6 +1345,68 @@ void launch_box_cols(const float* in, float* out, const SepPass& s, const Proble
   launch_kernel(box_col_kernel, L, stream, "box_col_kernel", g.k, p, in, out, g);
 }
 
+// A long factor's weights as its kernels read them: 15 zeros first.
+LongTaps long_taps(const std::vector<double>& w) {
+  LongTaps taps{};
+  for (std::size_t j = 0; j < w.size(); ++j) taps.w[j + kLongRun - 1] = float(w[j]);
+  return taps;
+}
+
+void launch_long_cols(const float* in, float* out, const SepPass& s,
+                      const detail::AxisWindows& win, const Problem& p, cudaStream_t stream,
+                      int sms) {
+  const std::vector<double>& w = win.w[s.wy];
+  const int k = int(w.size());
+  LongColGeom g{};
+  g.nx = s.g.nx;
+  g.rows = s.g.rows;
+  g.row_stride = s.g.row_stride;
+  g.items = s.g.items;
+  g.item_stride = s.g.item_stride;
+  g.strips = ceil_div64(g.nx, 32);
+  g.a = -win.radius[s.wy];
+  g.groups = long_groups(k);
+  g.batches = long_batches(k);
+  // Chunks long enough that the ring's first fill (rows read before a chunk's first output)
+  // costs at most an eighth of it.
+  i64 chunk = std::max<i64>(1024, 8 * i64(g.batches) * kLongStep);
+  chunk = std::min(ceil_div64(chunk, kLongStep), ceil_div64(g.rows, kLongStep)) * kLongStep;
+  g.chunk = chunk;
+  g.chunks = ceil_div64(g.rows, chunk);
+  g.work = g.items * g.strips * g.chunks;
+  g.mode = s.g.ymode;
+  g.cval = float(s.g.cval);
+  Launch L;
+  L.block = {kLongThreads, 1, 1};
+  L.shared_bytes = long_shared_bytes(k);
+  L.grid = {unsigned(std::min<i64>(g.work, fast::resident_blocks(long_col_kernel, kLongThreads,
+                                                                   L.shared_bytes, sms))),
+            1, 1};
+  launch_kernel(long_col_kernel, L, stream, "long_col_kernel", k, p, in, out, g, long_taps(w));
+}
+
+void launch_long_rows(const float* in, float* out, const SepPass& s,
+                      const detail::AxisWindows& win, const Problem& p, cudaStream_t stream,
+                      int sms) {
+  const std::vector<double>& w = win.w[2];
+  const int k = int(w.size());
+  LongRowGeom g{};
+  g.nx = s.g.nx;
+  g.segs = ceil_div64(g.nx, kLongRowSeg);
+  g.work = s.g.items * s.g.rows * g.segs;
+  g.a = -win.radius[2];
+  g.groups = long_groups(k);
+  g.mode = s.g.xmode;
+  g.cval = float(s.g.cval);
+  Launch L;
+  L.block = {kLongThreads, 1, 1};
+  L.shared_bytes = long_row_shared_bytes(k);
+  L.grid = {unsigned(std::min<i64>(g.work, fast::resident_blocks(long_row_kernel, kLongThreads,
+                                                                   L.shared_bytes, sms))),
+            1, 1};
+  launch_kernel(long_row_kernel, L, stream, "long_row_kernel", k, p, in, out, g, long_taps(w));
+}
+
 template <class T>
 void run_pass(const T* in, T* out, const SepPass& s, const detail::AxisWindows& win,
               const Problem& p, cudaStream_t stream, int sms) {
@@ -1091,6 +1414,8 @@ void run_pass(const T* in, T* out, const SepPass& s, const detail::AxisWindows& 
   bool ok;
   if constexpr (std::is_same_v<T, float>) {
     if (s.colk) return launch_box_cols(in, out, s, p, stream, sms);
+    if (s.lng) return launch_long_cols(in, out, s, win, p, stream, sms);
+    if (s.lrow) return launch_long_rows(in, out, s, win, p, stream, sms);
     if (box_rows(s)) return launch_box_rows(in, out, s, win, p, stream, sms);
   }
   if constexpr (std::is_same_v<T, float>)
@@ -1122,8 +1447,12 @@ class SeparableStrategy final : public Strategy {
   // `fast` tunes further, except box factors of kBoxRowsOverFast taps or more on long rows.
   int priority(const Problem& p) const override {
     if (p.rank() == 1) {
-      // Box rows cost the same at every k; fast's FMAs grow with it.
+      // Box rows cost the same at every k; fast's FMAs grow with it. Long rows grow with k
+      // too: beyond kLongRowsOverFft taps, below `fft` (40).
       const SepPlan plan = make_plan(p);
+      if (plan.why_not.empty() && plan.passes[0].lrow &&
+          2 * plan.win.radius[2] + 1 > kLongRowsOverFft)
+        return 35;
       const bool long_box = plan.why_not.empty() && plan.passes.size() == 1 &&
                             box_rows(plan.passes[0]) && plan.passes[0].g.xk >= kBoxRowsOverFast;
       return long_box ? 110 : 50;
@@ -1144,7 +1473,9 @@ class SeparableStrategy final : public Strategy {
     const SepPlan plan = make_plan(p);
     double taps = 0;
     for (const SepPass& s : plan.passes)
-      taps += (s.rx ? 2 * s.rx + 1 : 0) + (s.ry ? 2 * s.ry + 1 : 0) + s.colk;
+      taps += (s.rx ? 2 * s.rx + 1 : 0) + (s.ry ? 2 * s.ry + 1 : 0) + s.colk +
+              (s.lng ? 2 * plan.win.radius[s.wy] + 1 : 0) +
+              (s.lrow ? 2 * plan.win.radius[2] + 1 : 0);
     return {p.bytes() * double(std::max<std::size_t>(plan.passes.size(), 1)),
             2.0 * taps * double(p.elements())};
   }
@@ -1183,6 +1514,16 @@ class SeparableStrategy final : public Strategy {
         s += std::string(q.wy == 0 ? "z" : "y") + " alone (a box of " + std::to_string(q.colk) +
              " taps in box columns: a thread per column, runs of " + std::to_string(kColRun) +
              " outputs from sums of " + std::to_string(kColRun) + " rows)";
+      else if (q.lrow)
+        s += "x alone (radius " + std::to_string(plan.win.radius[2]) +
+             " in long rows: segments of " + std::to_string(kLongRowSeg) +
+             " outputs of a row, 16 per thread from a shared-memory tile)";
+      else if (q.lng)
+        s += std::string(q.wy == 0 ? "z" : "y") + " alone (radius " +
+             std::to_string(plan.win.radius[q.wy]) +
+             " in long columns: warps of 16 outputs per column from a ring of " +
+             std::to_string(long_batches(2 * plan.win.radius[q.wy] + 1) * kLongStep) +
+             " rows of strips of 32 columns)";
       else
         s += std::string(q.wy == 0 ? "z" : "y") + " alone (compiled radius " +
              std::to_string(q.ry) + ", chunks of " + std::to_string(q.g.chunk) + " rows)";
