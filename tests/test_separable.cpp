@@ -168,8 +168,20 @@ TEST(SeparableCpu, BoxFiltersTakeTheBoxFormsWithinTheirBound) {
   const Problem box2(2, {300, 300, 1}, 1, make_named_filter("box:31", 2), DType::f32);
   EXPECT_EQ(find_strategy("cpu_separable")->summation(box2), Summation::running);
   const std::string plan = find_strategy("cpu_separable")->plan(box2);
-  EXPECT_NE(plan.find("sums by doubling"), std::string::npos) << plan;
-  EXPECT_NE(plan.find("running sums restarted every 32"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("x (box of 31 taps: running sums of vectors restarted every 32)"),
+            std::string::npos)
+      << plan;
+  EXPECT_NE(plan.find("y (box of 31 taps: running sums restarted every 32)"), std::string::npos)
+      << plan;
+  // Under direct sums a box along x alone sums each output by doubling (a tree of its taps).
+  Problem direct(1, {5000, 1, 1}, 1, make_named_filter("box:31", 1), DType::f32);
+  direct.require_direct_sums();
+  EXPECT_EQ(find_strategy("cpu_separable")->summation(direct), Summation::direct);
+  const std::string dplan = find_strategy("cpu_separable")->plan(direct);
+  EXPECT_NE(dplan.find("sums by doubling"), std::string::npos) << dplan;
+  EXPECT_EQ(check_strategy<float>("cpu_separable", 1, {5000, 1, 1}, 1,
+                                  make_named_filter("box:31", 1), Op::correlate, true),
+            "");
 }
 
 // Badly scaled input: values of size 1e6 in the first rows (2-D) or planes (3-D), then 1e-3

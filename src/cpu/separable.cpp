@@ -38,7 +38,7 @@
 #ifndef HALO_CPU_SEPARABLE_COMMON
 #define HALO_CPU_SEPARABLE_COMMON
 namespace halo::cpu::sep {
-// Outputs per block of the x box's doubling (its levels stay in L1).
+// Outputs per block of the x box forms (their levels stay in L1).
 constexpr std::int64_t kBoxBlock = 1024;
 }  // namespace halo::cpu::sep
 #endif  // HALO_CPU_SEPARABLE_COMMON
@@ -205,6 +205,65 @@ HWY_INLINE void BoxRowT(const T* HWY_RESTRICT src, int64_t n, int K, T c, T* HWY
   }
 }
 
+// Box along a row by running sums of vectors (Summation::running): with W[i] the sum of the N
+// inputs from i (N lanes; log2 N levels of doubling), the outputs j .. j + N - 1 step to
+// j + N .. j + 2N - 1 as (s + W[j + K]) - W[j], where doubling takes log2 K + popcount K adds
+// per output. The vector of sums restarts from W[j], W[j + N] ... and the last K mod N inputs
+// every `restart` outputs (rounded down to whole vectors) and at each block's start
+// (docs/ACCURACY.md, Box factors). tmp: 2 * (kBoxBlock + K) elements.
+template <class T>
+HWY_INLINE void BoxRunT(const T* HWY_RESTRICT src, int64_t n, int K, T c, T* HWY_RESTRICT dst,
+                        T* HWY_RESTRICT tmp, bool stream, int restart) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto cv = hn::Set(d, c);
+  const int64_t every = std::max<int64_t>(1, restart / N);  // vectors between restarts
+  const int full = int(K / N), rest = int(K % N);
+  T* lv[2] = {tmp, tmp + kBoxBlock + K};
+  // Output j as a plain sum of its K inputs (the ends of a block).
+  const auto scalar = [&](const T* in, int64_t j) {
+    T a = 0;
+    for (int t = 0; t < K; ++t) a += in[j + t];
+    return c * a;
+  };
+  for (int64_t b0 = 0; b0 < n; b0 += kBoxBlock) {
+    const int64_t S = std::min<int64_t>(kBoxBlock, n - b0);
+    const int64_t L = S + K - 1;  // inputs of this block
+    const T* in = src + b0;
+    T* o = dst + b0;
+    int64_t j = 0;
+    const int64_t head = std::min<int64_t>(HeadToAlign(o, S, N, stream), S);
+    for (; j < head; ++j) o[j] = scalar(in, j);
+    if (S - j >= N) {
+      // W: sums of N inputs at positions 0 .. L - N.
+      const T* cur = in;
+      for (int64_t width = 1, lvl = 0; width < N; width *= 2, ++lvl) {
+        T* next = lv[lvl & 1];
+        const int64_t m = L - 2 * width + 1;
+        int64_t i = 0;
+        for (; i + N <= m; i += N)
+          hn::StoreU(hn::Add(hn::LoadU(d, cur + i), hn::LoadU(d, cur + i + width)), d, next + i);
+        for (; i < m; ++i) next[i] = cur[i] + cur[i + width];
+        cur = next;
+      }
+      const T* W = cur;
+      auto s = hn::Zero(d);
+      for (int64_t v = 0; j + N <= S; j += N, ++v) {
+        if (v % every == 0) {
+          auto a = hn::Zero(d), b = hn::Zero(d);
+          for (int m = 0; m < full; ++m) a = hn::Add(a, hn::LoadU(d, W + j + int64_t(m) * N));
+          for (int t = 0; t < rest; ++t) b = hn::Add(b, hn::LoadU(d, in + j + full * N + t));
+          s = hn::Add(a, b);
+        } else {
+          s = hn::Sub(hn::Add(s, hn::LoadU(d, W + j - N + K)), hn::LoadU(d, W + j - N));
+        }
+        Put(d, hn::Mul(cv, s), o + j, stream);
+      }
+    }
+    for (; j < S; ++j) o[j] = scalar(in, j);
+  }
+}
+
 // Running sums down the rows (y or z): acc = sum of the K rows and dst = c * acc (`restart`),
 // or acc += add - sub and dst = c * acc.
 template <class T>
@@ -258,12 +317,19 @@ void CombineF64(const double* const* rows, int K, const double* w, bool sym, con
                 double* dst, int64_t n, bool stream) {
   CombineT(rows, K, w, sym, add, dst, n, stream);
 }
-void BoxRowF32(const float* src, int64_t n, int K, float c, float* dst, float* tmp, bool stream) {
-  BoxRowT(src, n, K, c, dst, tmp, stream);
+void BoxRowF32(const float* src, int64_t n, int K, float c, float* dst, float* tmp, bool stream,
+               int restart) {
+  if (restart)
+    BoxRunT(src, n, K, c, dst, tmp, stream, restart);
+  else
+    BoxRowT(src, n, K, c, dst, tmp, stream);
 }
 void BoxRowF64(const double* src, int64_t n, int K, double c, double* dst, double* tmp,
-               bool stream) {
-  BoxRowT(src, n, K, c, dst, tmp, stream);
+               bool stream, int restart) {
+  if (restart)
+    BoxRunT(src, n, K, c, dst, tmp, stream, restart);
+  else
+    BoxRowT(src, n, K, c, dst, tmp, stream);
 }
 void RunRowsF32(const float* const* rows, int K, const float* add, const float* sub, bool restart,
                 float c, float* acc, float* dst, int64_t n, bool stream) {
@@ -312,12 +378,14 @@ void Combine(const double* const* rows, int K, const double* w, bool sym, double
              std::int64_t n, bool stream, const double* add = nullptr) {
   HWY_DYNAMIC_DISPATCH(CombineF64)(rows, K, w, sym, add, dst, n, stream);
 }
-void BoxRow(const float* src, std::int64_t n, int K, float c, float* dst, float* tmp, bool stream) {
-  HWY_DYNAMIC_DISPATCH(BoxRowF32)(src, n, K, c, dst, tmp, stream);
+// restart > 0: running sums of vectors restarted every `restart` outputs; 0: doubling.
+void BoxRow(const float* src, std::int64_t n, int K, float c, float* dst, float* tmp, bool stream,
+            int restart) {
+  HWY_DYNAMIC_DISPATCH(BoxRowF32)(src, n, K, c, dst, tmp, stream, restart);
 }
 void BoxRow(const double* src, std::int64_t n, int K, double c, double* dst, double* tmp,
-            bool stream) {
-  HWY_DYNAMIC_DISPATCH(BoxRowF64)(src, n, K, c, dst, tmp, stream);
+            bool stream, int restart) {
+  HWY_DYNAMIC_DISPATCH(BoxRowF64)(src, n, K, c, dst, tmp, stream, restart);
 }
 void RunRows(const float* const* rows, int K, const float* add, const float* sub, bool restart,
              float c, float* acc, float* dst, std::int64_t n, bool stream) {
@@ -618,7 +686,7 @@ class Worker {
   // n outputs along x from src, whose first element is the first output's first input.
   void x_from(const Pass<T>& x, const T* src, int64_t n, T* dst, bool stream) {
     if (x.box) {
-      BoxRow(src + x.blo, n, x.bk, x.c, dst, box_, stream);
+      BoxRow(src + x.blo, n, x.bk, x.c, dst, box_, stream, x.restart);
       return;
     }
     for (int i = 0; i < x.K(); ++i) ptrs_[i] = src + i;
@@ -696,8 +764,8 @@ Pass<T> make_pass(const std::vector<double>& w, int R, Boundary mode, bool rows,
   p.on = !(R == 0 && w[0] == 1.0);
   p.sym = true;
   for (int i = 0; i < R; ++i) p.sym = p.sym && p.w[i] == p.w[2 * R - i];
-  // Under direct sums only the x form (a tree sum of each output's taps) may run; running sums
-  // are not a plain sum of the taps.
+  // Under direct sums only the x form by doubling (a tree sum of each output's taps) may run;
+  // running sums are not a plain sum of the taps. Otherwise x takes running sums of vectors.
   const auto box = detail::box_run(w);
   if (p.on && box && box->k >= (rows ? kMinBoxTapsRows : kMinBoxTapsX) && !(rows && direct) &&
       !no_box) {
@@ -705,7 +773,7 @@ Pass<T> make_pass(const std::vector<double>& w, int R, Boundary mode, bool rows,
     p.blo = box->lo;
     p.bk = box->k;
     p.c = T(box->c);
-    p.restart = detail::running_restart(box->k);
+    p.restart = rows || !direct ? detail::running_restart(box->k) : 0;
   }
   return p;
 }
@@ -1019,7 +1087,7 @@ class SeparableStrategy final : public Strategy {
     const double cost = double(win->taps) + (xy ? kXyStageTaps : 0) + (xy && z ? kZStageTaps : 0);
     return cost < double(p.taps()) ? 20 : 5;
   }
-  // Whether a factor of p takes a box form (doubling along x, running sums down y and z).
+  // Whether a factor of p takes a box form (running sums; along x doubling under direct sums).
   static bool has_box(const Problem& p, const detail::AxisWindows& win) {
     return dispatch_dtype(p.dtype(), [&](auto d) {
       using T = typename decltype(d)::storage;
@@ -1033,7 +1101,7 @@ class SeparableStrategy final : public Strategy {
     const bool running = dispatch_dtype(p.dtype(), [&](auto d) {
       const Job<typename decltype(d)::storage> j =
           make_job<typename decltype(d)::storage>(p, *win, nullptr, nullptr);
-      return j.y.box || j.z.box;
+      return j.y.box || j.z.box || (j.x.box && j.x.restart > 0);
     });
     return running              ? Summation::running
            : win->long_axes > 1 ? Summation::separable
@@ -1049,8 +1117,10 @@ class SeparableStrategy final : public Strategy {
       auto pass = [](const char* a, const Pass<T>& q) {
         if (q.box)
           return std::string(a) + " (box of " + std::to_string(q.bk) + " taps: " +
-                 (a[0] == 'x' ? "sums by doubling"
-                              : "running sums restarted every " + std::to_string(q.restart)) +
+                 (q.restart == 0 ? std::string("sums by doubling")
+                  : a[0] == 'x'  ? "running sums of vectors restarted every " +
+                                      std::to_string(q.restart)
+                                 : "running sums restarted every " + std::to_string(q.restart)) +
                  ")";
         return std::string(a) + " (" + std::to_string(q.K()) + " taps" +
                (q.sym ? ", symmetric" : "") + ")";
