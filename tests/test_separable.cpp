@@ -433,26 +433,19 @@ TEST(SeparableCuda, BoxFactorsRunAsRunningSums) {
   EXPECT_EQ(find_strategy("separable")->summation(direct), Summation::direct);
 }
 
-// Box rows and box columns on small cases for compute-sanitizer (memcheck's filter
-// CudaSanitizer.*): segment and chunk ends, edges through the modes' maps.
-TEST(CudaSanitizer, SeparableBoxRowsAndColumns) {
-  std::string why;
-  if (!cuda_available(&why)) GTEST_SKIP() << why;
-  const std::vector<PassCase> cases = {{1, {4097, 1, 1}, 1, {255}},
-                                       {1, {2049, 1, 1}, 2, {7}},
-                                       {2, {150, 40, 1}, 1, {131, 1}},
-                                       {2, {140, 40, 1}, 1, {133, 5}},
-                                       {3, {140, 3, 40}, 1, {135, 1, 1}}};
+// Small cases for compute-sanitizer (memcheck's filter CudaSanitizer.*) under reflect and one
+// more edge set: each runs the pass whose plan names `what(case)`, against the reference.
+template <class Make, class What>
+void sanitizer_cases(const std::vector<PassCase>& cases, Make make, What what) {
   const std::vector<Edges> edges = {Edges::all(Boundary::reflect), edge_sets()[6]};
   for (const PassCase& c : cases)
     for (Edges e : edges) {
       for (int a = 0; a < c.rank; ++a)  // origins within the filter, as for_each_case
         e.origin[a] =
             std::clamp<std::int64_t>(e.origin[a], -(c.filter[a] / 2), (c.filter[a] - 1) / 2);
-      const Filter f = box_filter(c.filter);
+      const Filter f = make(c.filter);
       const Problem p(c.rank, c.ext, c.batch, f, DType::f32, Op::correlate, e);
-      EXPECT_NE(find_strategy("separable")->plan(p).find(c.rank == 1 ? "segments" : "box columns"),
-                std::string::npos)
+      EXPECT_NE(find_strategy("separable")->plan(p).find(what(c)), std::string::npos)
           << p.describe();
       EXPECT_EQ(check_strategy<float>("separable", c.rank, c.ext, c.batch, f, Op::correlate,
                                       false, e),
@@ -460,31 +453,32 @@ TEST(CudaSanitizer, SeparableBoxRowsAndColumns) {
     }
 }
 
-// Long columns and long rows on small cases for compute-sanitizer: chunk, strip and segment
-// ends, edges through the modes' maps, y after rows, z alone, x long rows then y long columns.
+// Box rows and box columns: segment and chunk ends, edges through the modes' maps.
+TEST(CudaSanitizer, SeparableBoxRowsAndColumns) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  sanitizer_cases({{1, {4097, 1, 1}, 1, {255}},
+                   {1, {2049, 1, 1}, 2, {7}},
+                   {2, {150, 40, 1}, 1, {131, 1}},
+                   {2, {140, 40, 1}, 1, {133, 5}},
+                   {3, {140, 3, 40}, 1, {135, 1, 1}}},
+                  box_filter,
+                  [](const PassCase& c) { return c.rank == 1 ? "segments" : "box columns"; });
+}
+
+// Long columns and long rows: chunk, strip and segment ends, edges through the modes' maps, y
+// after rows, z alone, x long rows then y long columns.
 TEST(CudaSanitizer, SeparableLongRowsAndColumns) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << why;
-  const std::vector<PassCase> cases = {{2, {150, 40, 1}, 1, {131, 1}},
-                                       {2, {140, 40, 1}, 1, {133, 5}},
-                                       {3, {140, 3, 40}, 1, {135, 1, 1}},
-                                       {1, {4097, 1, 1}, 1, {301}},
-                                       {2, {133, 2048, 1}, 1, {131, 133}}};
-  const std::vector<Edges> edges = {Edges::all(Boundary::reflect), edge_sets()[6]};
-  for (const PassCase& c : cases)
-    for (Edges e : edges) {
-      for (int a = 0; a < c.rank; ++a)  // origins within the filter, as for_each_case
-        e.origin[a] =
-            std::clamp<std::int64_t>(e.origin[a], -(c.filter[a] / 2), (c.filter[a] - 1) / 2);
-      const Filter f = random_outer_product(c.filter);
-      const Problem p(c.rank, c.ext, c.batch, f, DType::f32, Op::correlate, e);
-      EXPECT_NE(find_strategy("separable")->plan(p).find(c.rank == 1 ? "long rows" : "long columns"),
-                std::string::npos)
-          << p.describe();
-      EXPECT_EQ(check_strategy<float>("separable", c.rank, c.ext, c.batch, f, Op::correlate,
-                                      false, e),
-                "");
-    }
+  sanitizer_cases(
+      {{2, {150, 40, 1}, 1, {131, 1}},
+       {2, {140, 40, 1}, 1, {133, 5}},
+       {3, {140, 3, 40}, 1, {135, 1, 1}},
+       {1, {4097, 1, 1}, 1, {301}},
+       {2, {133, 2048, 1}, 1, {131, 133}}},
+      [](const std::vector<std::int64_t>& k) { return random_outer_product(k); },
+      [](const PassCase& c) { return c.rank == 1 ? "long rows" : "long columns"; });
 }
 
 TEST(SeparableCuda, RefusesWhatItCannotRunAndSaysWhy) {

@@ -153,6 +153,18 @@ HWY_INLINE void CombineT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_
   for (; j < n; ++j) scalar(j);
 }
 
+// The next level of doubling: next[i] = cur[i] + cur[i + width] for i < m.
+template <class T>
+HWY_INLINE void NextLevel(const T* HWY_RESTRICT cur, T* HWY_RESTRICT next, int64_t m,
+                          int64_t width) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + N <= m; i += N)
+    hn::StoreU(hn::Add(hn::LoadU(d, cur + i), hn::LoadU(d, cur + i + width)), d, next + i);
+  for (; i < m; ++i) next[i] = cur[i] + cur[i + width];
+}
+
 // Box along a row by doubling: dst[j] = c * sum_{t < K} src[j + t] for j < n. Sums of 2^b
 // consecutive inputs are built level by level (each from two of the level below), and each
 // output adds the levels of K's binary digits: about log2(K) + popcount(K) adds per output, in
@@ -189,11 +201,7 @@ HWY_INLINE void BoxRowT(const T* HWY_RESTRICT src, int64_t n, int K, T c, T* HWY
       if ((K >> (bit + 1)) == 0) break;
       // The next level: sums of 2 * width inputs, at positions 0 .. L - 2 * width.
       T* next = lv[bit & 1];
-      const int64_t m = L - 2 * width + 1;
-      int64_t j = 0;
-      for (; j + N <= m; j += N)
-        hn::StoreU(hn::Add(hn::LoadU(d, cur + j), hn::LoadU(d, cur + j + width)), d, next + j);
-      for (; j < m; ++j) next[j] = cur[j] + cur[j + width];
+      NextLevel(cur, next, L - 2 * width + 1, width);
       cur = next;
       width *= 2;
     }
@@ -239,11 +247,7 @@ HWY_INLINE void BoxRunT(const T* HWY_RESTRICT src, int64_t n, int K, T c, T* HWY
       const T* cur = in;
       for (int64_t width = 1, lvl = 0; width < N; width *= 2, ++lvl) {
         T* next = lv[lvl & 1];
-        const int64_t m = L - 2 * width + 1;
-        int64_t i = 0;
-        for (; i + N <= m; i += N)
-          hn::StoreU(hn::Add(hn::LoadU(d, cur + i), hn::LoadU(d, cur + i + width)), d, next + i);
-        for (; i < m; ++i) next[i] = cur[i] + cur[i + width];
+        NextLevel(cur, next, L - 2 * width + 1, width);
         cur = next;
       }
       const T* W = cur;

@@ -172,6 +172,19 @@ __device__ __forceinline__ T load_mapped(const T* __restrict__ p, i64 i, i64 n, 
   const i64 m = sep_map(i, n, mode);
   return m < 0 ? cval : p[m * stride];
 }
+// Elements y .. y + N - 1 of a column of n, `stride` apart, into v: plain loads inside the
+// column, the mode's map where the run reaches past an end.
+template <int N>
+__device__ __forceinline__ void load_column_run(const float* __restrict__ p, i64 y, i64 n,
+                                                i64 stride, int mode, float cval, float (&v)[N]) {
+  if (y >= 0 && y + N <= n) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] = __ldg(p + (y + i) * stride);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] = load_mapped(p, y + i, n, stride, mode, cval);
+  }
+}
 template <class T>
 __device__ __forceinline__ T sep_load(const T* __restrict__ row, i64 x, const SepGeom& g, T cval) {
   return load_mapped(row, x, g.nx, 1, g.xmode, cval);
@@ -585,6 +598,35 @@ constexpr int kBoxRowsOverFast = 66;
 // elements 16 apart (the same element of each thread's run) fall in different banks.
 __device__ __forceinline__ int box_skew(int u) { return u + (u >> 5); }
 
+// Tile elements 0 .. len - 1 of a row segment: input xs + u of the row of nx, through the
+// mode's map outside it, skewed; thread t of THREADS loads u = t, t + THREADS ...
+template <int THREADS, int UNROLL>
+__device__ __forceinline__ void load_row_tile(float* tile, const float* __restrict__ src, i64 xs,
+                                              int len, i64 nx, int mode, float cval) {
+  const int t = threadIdx.x;
+  if (xs >= 0 && xs + len <= nx) {
+#pragma unroll UNROLL
+    for (int u = t; u < len; u += THREADS) tile[box_skew(u)] = __ldg(src + xs + u);
+  } else {
+    for (int u = t; u < len; u += THREADS)
+      tile[box_skew(u)] = load_mapped(src, xs + u, nx, 1, mode, cval);
+  }
+}
+
+// A thread's RUN outputs from o into the tile, once every read of it is done, then the
+// segment's n outputs from the tile to dst, coalesced.
+template <int THREADS, int RUN>
+__device__ __forceinline__ void store_row_tile(float* tile, const float (&acc)[RUN], int o, int n,
+                                               float* dst) {
+  __syncthreads();  // every read of the tile is done: the outputs go there
+  if (o < n) {
+#pragma unroll
+    for (int q = 0; q < RUN; ++q) tile[box_skew(o + q)] = acc[q];
+  }
+  __syncthreads();
+  for (int u = threadIdx.x; u < n; u += THREADS) dst[u] = tile[box_skew(u)];
+}
+
 struct BoxRowGeom {
   i64 nx, segs, work;  // rows of nx elements, nx apart; segments per row; rows * segs
   int a, k;            // output x sums inputs x + a .. x + a + k - 1, times c
@@ -608,13 +650,7 @@ __global__ void __launch_bounds__(kBoxThreads, 6)
     const float* src = in + row * g.nx;
     const i64 xs = x0 + g.a;  // the input of tile element 0
     __syncthreads();          // the previous segment's outputs are stored
-    if (xs >= 0 && xs + len <= g.nx) {
-#pragma unroll 6
-      for (int u = t; u < len; u += kBoxThreads) tile[box_skew(u)] = __ldg(src + xs + u);
-    } else {
-      for (int u = t; u < len; u += kBoxThreads)
-        tile[box_skew(u)] = load_mapped(src, xs + u, g.nx, 1, g.mode, g.cval);
-    }
+    load_row_tile<kBoxThreads, 6>(tile, src, xs, len, g.nx, g.mode, g.cval);
     __syncthreads();
     // Chunk j: tile elements 16 j .. 16 j + 15, for the chunks the first windows cover.
     const int chunks = full > 0 ? n16 / kBoxRun + full - 1 : 0;
@@ -644,14 +680,7 @@ __global__ void __launch_bounds__(kBoxThreads, 6)
         acc[q] = g.c * s;
       }
     }
-    __syncthreads();  // every read of the tile is done: the outputs go there
-    if (o < n) {
-#pragma unroll
-      for (int q = 0; q < kBoxRun; ++q) tile[box_skew(o + q)] = acc[q];
-    }
-    __syncthreads();
-    float* dst = out + row * g.nx + x0;
-    for (int u = t; u < n; u += kBoxThreads) dst[u] = tile[box_skew(u)];
+    store_row_tile<kBoxThreads>(tile, acc, o, n, out + row * g.nx + x0);
   }
 }
 
@@ -670,9 +699,12 @@ constexpr int kColThreads = 128;
 constexpr int kColRun = 16;          // outputs per run, and rows per block
 constexpr int kColMaxTaps = 1025;    // radius 512
 
-struct BoxColGeom {
+// The geometry of a column pass (box and long columns).
+struct ColGeom {
   i64 nx, rows, row_stride, items, item_stride;  // as SepGeom
-  i64 strips, chunk, chunks, work;               // strips of 128 columns x chunks x items
+  i64 strips, chunk, chunks, work;               // strips of columns x chunks x items
+};
+struct BoxColGeom : ColGeom {  // strips of 128 columns
   int a, k;   // output y sums input rows y + a .. y + a + k - 1, times c
   int mode;   // Boundary along the rows
   float c, cval;
@@ -700,14 +732,7 @@ __global__ void __launch_bounds__(kColThreads)
     const i64 f = y0 + g.a;  // input row of block 0's first row
     // Input rows y .. y + 15 of this column into v.
     auto load_rows = [&](i64 y, float (&v)[kColRun]) {
-      if (y >= 0 && y + kColRun <= g.rows) {
-#pragma unroll
-        for (int i = 0; i < kColRun; ++i) v[i] = __ldg(src + (y + i) * g.row_stride);
-      } else {
-#pragma unroll
-        for (int i = 0; i < kColRun; ++i)
-          v[i] = load_mapped(src, y + i, g.rows, g.row_stride, g.mode, g.cval);
-      }
+      load_column_run(src, y, g.rows, g.row_stride, g.mode, g.cval, v);
     };
     // Block b's rows into raw half h; returns their sum.
     auto load_block = [&](i64 b, int h) {
@@ -790,9 +815,7 @@ struct LongTaps {
   float w[kLongWeights];
 };
 
-struct LongColGeom {
-  i64 nx, rows, row_stride, items, item_stride;  // as SepGeom
-  i64 strips, chunk, chunks, work;               // strips of 32 columns x chunks x items
+struct LongColGeom : ColGeom {  // strips of 32 columns
   int a;        // output y reads input rows y + a .. y + a + k - 1 (a = -radius)
   int groups;   // groups of 16 rows a warp reads per step: ceil((k + 15) / 16)
   int batches;  // batches of kLongStep rows in the ring
@@ -849,13 +872,8 @@ __global__ void __launch_bounds__(kLongThreads, 3)
       if (!live) {
 #pragma unroll
         for (int i = 0; i < kLongRun; ++i) v[i] = 0.f;
-      } else if (y >= 0 && y + kLongRun <= g.rows) {
-#pragma unroll
-        for (int i = 0; i < kLongRun; ++i) v[i] = __ldg(src + (y + i) * g.row_stride);
       } else {
-#pragma unroll
-        for (int i = 0; i < kLongRun; ++i)
-          v[i] = load_mapped(src, y + i, g.rows, g.row_stride, g.mode, g.cval);
+        load_column_run(src, y, g.rows, g.row_stride, g.mode, g.cval, v);
       }
     };
     auto store_batch = [&](i64 b, const float (&v)[kLongRun]) {
@@ -948,13 +966,7 @@ __global__ void __launch_bounds__(kLongThreads)
     const float* src = in + row * g.nx;
     const i64 xs = x0 + g.a;  // the input of tile element 0
     __syncthreads();          // the previous segment's outputs are stored
-    if (xs >= 0 && xs + len <= g.nx) {
-#pragma unroll 4
-      for (int u = t; u < len; u += kLongThreads) tile[box_skew(u)] = __ldg(src + xs + u);
-    } else {
-      for (int u = t; u < len; u += kLongThreads)
-        tile[box_skew(u)] = load_mapped(src, xs + u, g.nx, 1, g.mode, g.cval);
-    }
+    load_row_tile<kLongThreads, 4>(tile, src, xs, len, g.nx, g.mode, g.cval);
     __syncthreads();
     float acc[kLongRun];
 #pragma unroll
@@ -967,14 +979,7 @@ __global__ void __launch_bounds__(kLongThreads)
         long_group(acc, v, ws + gi * kLongRun);
       }
     }
-    __syncthreads();  // every read of the tile is done: the outputs go there
-    if (o < n) {
-#pragma unroll
-      for (int q = 0; q < kLongRun; ++q) tile[box_skew(o + q)] = acc[q];
-    }
-    __syncthreads();
-    float* dst = out + row * g.nx + x0;
-    for (int u = t; u < n; u += kLongThreads) dst[u] = tile[box_skew(u)];
+    store_row_tile<kLongThreads>(tile, acc, o, n, out + row * g.nx + x0);
   }
 }
 
@@ -1294,6 +1299,20 @@ bool box_rows(const SepPass& s) {
   return s.rx > 0 && s.ry == 0 && s.g.xbox && s.g.nx >= kBoxRowMin;
 }
 
+// Launches a persistent kernel: as many blocks of `threads` as fit the device at once (at most
+// `work`), which take the work items in turn.
+template <class... KArgs, class... Args>
+void launch_persistent(void (*kernel)(KArgs...), int threads, std::size_t shared_bytes, i64 work,
+                       int sms, cudaStream_t stream, const char* name, int k, const Problem& p,
+                       Args&&... args) {
+  Launch L;
+  L.block = {unsigned(threads), 1, 1};
+  L.shared_bytes = shared_bytes;
+  const i64 resident = fast::resident_blocks(kernel, threads, shared_bytes, sms);
+  L.grid = {unsigned(std::min<i64>(work, resident)), 1, 1};
+  launch_kernel(kernel, L, stream, name, k, p, std::forward<Args>(args)...);
+}
+
 void launch_box_rows(const float* in, float* out, const SepPass& s,
                      const detail::AxisWindows& win, const Problem& p, cudaStream_t stream,
                      int sms) {
@@ -1306,43 +1325,37 @@ void launch_box_rows(const float* in, float* out, const SepPass& s,
   g.mode = s.g.xmode;
   g.c = float(s.g.xc);
   g.cval = float(s.g.cval);
-  Launch L;
-  L.block = {kBoxThreads, 1, 1};
-  // Persistent blocks, as many as fit the device at once, take the segments in turn.
-  L.grid = {
-      unsigned(std::min<i64>(g.work, fast::resident_blocks(box_row_kernel, kBoxThreads, 0, sms))),
-      1, 1};
-  launch_kernel(box_row_kernel, L, stream, "box_row_kernel", g.k, p, in, out, g);
+  launch_persistent(box_row_kernel, kBoxThreads, 0, g.work, sms, stream, "box_row_kernel", g.k, p,
+                    in, out, g);
+}
+
+// A column pass's shape from s, strips of `width` columns, and chunks of rows: at least
+// `least` (up to the rows), a multiple of `unit`.
+void col_geom(ColGeom& g, const SepGeom& s, int width, i64 least, int unit) {
+  g.nx = s.nx;
+  g.rows = s.rows;
+  g.row_stride = s.row_stride;
+  g.items = s.items;
+  g.item_stride = s.item_stride;
+  g.strips = ceil_div64(g.nx, width);
+  g.chunk = std::min(ceil_div64(least, unit), ceil_div64(g.rows, unit)) * unit;
+  g.chunks = ceil_div64(g.rows, g.chunk);
+  g.work = g.items * g.strips * g.chunks;
 }
 
 void launch_box_cols(const float* in, float* out, const SepPass& s, const Problem& p,
                      cudaStream_t stream, int sms) {
   BoxColGeom g{};
-  g.nx = s.g.nx;
-  g.rows = s.g.rows;
-  g.row_stride = s.g.row_stride;
-  g.items = s.g.items;
-  g.item_stride = s.g.item_stride;
-  g.strips = ceil_div64(g.nx, kColThreads);
   // Chunks long enough that the k + 32 rows read before a chunk's first output cost at most
   // an eighth of it.
-  i64 chunk = std::max<i64>(1024, 8 * i64(s.colk + 2 * kColRun));
-  chunk = std::min(ceil_div64(chunk, kColRun), ceil_div64(g.rows, kColRun)) * kColRun;
-  g.chunk = chunk;
-  g.chunks = ceil_div64(g.rows, chunk);
-  g.work = g.items * g.strips * g.chunks;
+  col_geom(g, s.g, kColThreads, std::max<i64>(1024, 8 * i64(s.colk + 2 * kColRun)), kColRun);
   g.a = s.cola;
   g.k = s.colk;
   g.mode = s.g.ymode;
   g.c = float(s.colc);
   g.cval = float(s.g.cval);
-  Launch L;
-  L.block = {kColThreads, 1, 1};
-  L.shared_bytes = col_shared_bytes(g.k);
-  L.grid = {unsigned(std::min<i64>(g.work, fast::resident_blocks(box_col_kernel, kColThreads,
-                                                                   L.shared_bytes, sms))),
-            1, 1};
-  launch_kernel(box_col_kernel, L, stream, "box_col_kernel", g.k, p, in, out, g);
+  launch_persistent(box_col_kernel, kColThreads, col_shared_bytes(g.k), g.work, sms, stream,
+                    "box_col_kernel", g.k, p, in, out, g);
 }
 
 // A long factor's weights as its kernels read them: 15 zeros first.
@@ -1358,31 +1371,16 @@ void launch_long_cols(const float* in, float* out, const SepPass& s,
   const std::vector<double>& w = win.w[s.wy];
   const int k = int(w.size());
   LongColGeom g{};
-  g.nx = s.g.nx;
-  g.rows = s.g.rows;
-  g.row_stride = s.g.row_stride;
-  g.items = s.g.items;
-  g.item_stride = s.g.item_stride;
-  g.strips = ceil_div64(g.nx, 32);
   g.a = -win.radius[s.wy];
   g.groups = long_groups(k);
   g.batches = long_batches(k);
   // Chunks long enough that the ring's first fill (rows read before a chunk's first output)
   // costs at most an eighth of it.
-  i64 chunk = std::max<i64>(1024, 8 * i64(g.batches) * kLongStep);
-  chunk = std::min(ceil_div64(chunk, kLongStep), ceil_div64(g.rows, kLongStep)) * kLongStep;
-  g.chunk = chunk;
-  g.chunks = ceil_div64(g.rows, chunk);
-  g.work = g.items * g.strips * g.chunks;
+  col_geom(g, s.g, 32, std::max<i64>(1024, 8 * i64(g.batches) * kLongStep), kLongStep);
   g.mode = s.g.ymode;
   g.cval = float(s.g.cval);
-  Launch L;
-  L.block = {kLongThreads, 1, 1};
-  L.shared_bytes = long_shared_bytes(k);
-  L.grid = {unsigned(std::min<i64>(g.work, fast::resident_blocks(long_col_kernel, kLongThreads,
-                                                                   L.shared_bytes, sms))),
-            1, 1};
-  launch_kernel(long_col_kernel, L, stream, "long_col_kernel", k, p, in, out, g, long_taps(w));
+  launch_persistent(long_col_kernel, kLongThreads, long_shared_bytes(k), g.work, sms, stream,
+                    "long_col_kernel", k, p, in, out, g, long_taps(w));
 }
 
 void launch_long_rows(const float* in, float* out, const SepPass& s,
@@ -1398,13 +1396,8 @@ void launch_long_rows(const float* in, float* out, const SepPass& s,
   g.groups = long_groups(k);
   g.mode = s.g.xmode;
   g.cval = float(s.g.cval);
-  Launch L;
-  L.block = {kLongThreads, 1, 1};
-  L.shared_bytes = long_row_shared_bytes(k);
-  L.grid = {unsigned(std::min<i64>(g.work, fast::resident_blocks(long_row_kernel, kLongThreads,
-                                                                   L.shared_bytes, sms))),
-            1, 1};
-  launch_kernel(long_row_kernel, L, stream, "long_row_kernel", k, p, in, out, g, long_taps(w));
+  launch_persistent(long_row_kernel, kLongThreads, long_row_shared_bytes(k), g.work, sms, stream,
+                    "long_row_kernel", k, p, in, out, g, long_taps(w));
 }
 
 template <class T>
