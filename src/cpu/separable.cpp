@@ -321,19 +321,22 @@ void CombineF64(const double* const* rows, int K, const double* w, bool sym, con
                 double* dst, int64_t n, bool stream) {
   CombineT(rows, K, w, sym, add, dst, n, stream);
 }
-void BoxRowF32(const float* src, int64_t n, int K, float c, float* dst, float* tmp, bool stream,
-               int restart) {
+// A box along a row: running sums of vectors (restart > 0), or doubling.
+template <class T>
+HWY_INLINE void BoxAnyT(const T* src, int64_t n, int K, T c, T* dst, T* tmp, bool stream,
+                        int restart) {
   if (restart)
     BoxRunT(src, n, K, c, dst, tmp, stream, restart);
   else
     BoxRowT(src, n, K, c, dst, tmp, stream);
 }
+void BoxRowF32(const float* src, int64_t n, int K, float c, float* dst, float* tmp, bool stream,
+               int restart) {
+  BoxAnyT(src, n, K, c, dst, tmp, stream, restart);
+}
 void BoxRowF64(const double* src, int64_t n, int K, double c, double* dst, double* tmp,
                bool stream, int restart) {
-  if (restart)
-    BoxRunT(src, n, K, c, dst, tmp, stream, restart);
-  else
-    BoxRowT(src, n, K, c, dst, tmp, stream);
+  BoxAnyT(src, n, K, c, dst, tmp, stream, restart);
 }
 void RunRowsF32(const float* const* rows, int K, const float* add, const float* sub, bool restart,
                 float c, float* acc, float* dst, int64_t n, bool stream) {

@@ -924,12 +924,12 @@ __global__ void __launch_bounds__(kLongThreads, 3)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Long rows: a float32 factor along x beyond the ring kernel's radius 64 (up to kLongMaxTaps),
-// on rows of kLongRowMin or more. A block takes segments of 4096 outputs of a row in turn: it
-// loads the segment's inputs and the k - 1 more its windows reach into shared memory (skewed as
-// box rows' tile), and thread t computes outputs 16 t .. 16 t + 15 from groups of 16 inputs, as
-// a warp of long columns does down a column; the outputs go back through the tile, so that the
-// stores are coalesced.
+// Long rows: a float32 factor along x beyond the strip kernel's radii (128 in a pass along x
+// alone, 64 fused with y; up to kLongMaxTaps), on rows of kLongRowMin or more. A block takes
+// segments of 4096 outputs of a row in turn: it loads the segment's inputs and the k - 1 more
+// its windows reach into shared memory (skewed as box rows' tile), and thread t computes
+// outputs 16 t .. 16 t + 15 from groups of 16 inputs, as a warp of long columns does down a
+// column; the outputs go back through the tile, so that the stores are coalesced.
 // ---------------------------------------------------------------------------------------------
 constexpr int kLongRowSeg = kLongThreads * kLongRun;  // outputs per segment
 constexpr int kLongRowMin = kSepWide;                 // shorter rows take the strip kernel
@@ -999,6 +999,10 @@ struct SepPass {
   bool lng = false;   // long columns (long_col_kernel; rx = ry = 0) of window wy
   bool lrow = false;  // long rows (long_row_kernel; rx = ry = 0) of the x window
 };
+// Taps of a long pass's window (long rows: x; long columns: wy).
+int long_taps_of(const SepPass& s, const detail::AxisWindows& win) {
+  return 2 * win.radius[s.lrow ? 2 : s.wy] + 1;
+}
 struct SepPlan {
   detail::AxisWindows win;
   std::vector<SepPass> passes;
@@ -1032,9 +1036,6 @@ SepGeom plain_geom(i64 nx, i64 rows, i64 row_stride, i64 items, i64 item_stride)
 
 // Box factors of at least this many taps take running sums (detail::box_run).
 constexpr int kSepBoxTaps = 6;
-// 2-D filters whose x and y radii reach this run as two passes rather than fused (H100:
-// docs/TUNING.md, "Separable passes").
-constexpr int kSepSplitRadius = 1000;
 // Sets a pass's box fields from window w where it is a box of kSepBoxTaps or more; returns
 // whether it is.
 int box_fields(const std::vector<double>& w, int& lo, int& k, double& c) {
@@ -1087,11 +1088,6 @@ SepPlan make_plan(const Problem& p) {
   const bool xl = p.dtype() == DType::f32 &&
                   (x_row ? sep_row_radius(p.dtype(), R[2]) : sep_radius(p.dtype(), R[2])) < 0 &&
                   2 * R[2] + 1 <= kLongMaxTaps && d.x >= kLongRowMin;
-  // x and y both in the ring kernel's radii, in 2-D, at radii where two passes (x alone into
-  // the scratch, then y alone) measured faster than the fused kernel.
-  const bool split = !xl && !x_row && R[0] == 0 && R[1] > 0 && R[2] > 0 &&
-                     std::max(R[1], R[2]) >= kSepSplitRadius &&
-                     sep_radius(p.dtype(), std::max(R[1], R[2])) >= 0;
   for (int a = 0; a < 3; ++a)
     if (!beyond_ring(a) && !(a == 2 && xl) &&
         (a == 2 && x_row ? sep_row_radius(p.dtype(), R[a]) : sep_radius(p.dtype(), R[a])) < 0) {
@@ -1127,11 +1123,10 @@ SepPlan make_plan(const Problem& p) {
     plan.passes.push_back(s);
   }
   // Pass 1: x and y on every plane (z = 0 in 2-D, 1-D rows); with y in columns, x alone then y;
-  // with x in long rows, y alone; split, x alone then y alone.
-  const int rx =
-      xl ? 0 : x_row || split ? sep_row_radius(p.dtype(), R[2]) : sep_radius(p.dtype(), R[2]);
+  // with x in long rows, y alone.
+  const int rx = xl ? 0 : x_row ? sep_row_radius(p.dtype(), R[2]) : sep_radius(p.dtype(), R[2]);
   const int ry = beyond_ring(1) ? 0 : sep_radius(p.dtype(), R[1]);
-  const auto strip_pass = [&](int rx, int ry) {
+  if (rx > 0 || ry > 0) {
     SepPass s;
     if (!plan.passes.empty()) s.cval_scale = sx;
     if (rx > 0 && ry > 0)
@@ -1152,12 +1147,6 @@ SepPlan make_plan(const Problem& p) {
       size_march(s.g, s.ry);
     }
     plan.passes.push_back(s);
-  };
-  if (split) {
-    strip_pass(rx, 0);
-    strip_pass(0, ry);
-  } else if (rx > 0 || ry > 0) {
-    strip_pass(rx, ry);
   }
   if (beyond_ring(1)) {
     SepPass s;
@@ -1209,8 +1198,8 @@ SepPlan make_plan(const Problem& p) {
   const std::size_t limit = current_device_limits().shared_per_block_optin;
   for (const SepPass& s : plan.passes) {
     const std::size_t b = s.colk                    ? col_shared_bytes(s.colk)
-                          : s.lng                   ? long_shared_bytes(2 * win->radius[s.wy] + 1)
-                          : s.lrow                  ? long_row_shared_bytes(2 * win->radius[2] + 1)
+                          : s.lng                   ? long_shared_bytes(long_taps_of(s, *win))
+                          : s.lrow                  ? long_row_shared_bytes(long_taps_of(s, *win))
                           : p.dtype() == DType::f32 ? sep_shared_bytes<float>(s.rx, s.ry)
                                                     : sep_shared_bytes<double>(s.rx, s.ry);
     if (b > limit) {
@@ -1444,7 +1433,7 @@ class SeparableStrategy final : public Strategy {
       // too: beyond kLongRowsOverFft taps, below `fft` (40).
       const SepPlan plan = make_plan(p);
       if (plan.why_not.empty() && plan.passes[0].lrow &&
-          2 * plan.win.radius[2] + 1 > kLongRowsOverFft)
+          long_taps_of(plan.passes[0], plan.win) > kLongRowsOverFft)
         return 35;
       const bool long_box = plan.why_not.empty() && plan.passes.size() == 1 &&
                             box_rows(plan.passes[0]) && plan.passes[0].g.xk >= kBoxRowsOverFast;
@@ -1467,8 +1456,7 @@ class SeparableStrategy final : public Strategy {
     double taps = 0;
     for (const SepPass& s : plan.passes)
       taps += (s.rx ? 2 * s.rx + 1 : 0) + (s.ry ? 2 * s.ry + 1 : 0) + s.colk +
-              (s.lng ? 2 * plan.win.radius[s.wy] + 1 : 0) +
-              (s.lrow ? 2 * plan.win.radius[2] + 1 : 0);
+              (s.lng || s.lrow ? long_taps_of(s, plan.win) : 0);
     return {p.bytes() * double(std::max<std::size_t>(plan.passes.size(), 1)),
             2.0 * taps * double(p.elements())};
   }
@@ -1515,7 +1503,7 @@ class SeparableStrategy final : public Strategy {
         s += std::string(q.wy == 0 ? "z" : "y") + " alone (radius " +
              std::to_string(plan.win.radius[q.wy]) +
              " in long columns: warps of 16 outputs per column from a ring of " +
-             std::to_string(long_batches(2 * plan.win.radius[q.wy] + 1) * kLongStep) +
+             std::to_string(long_batches(long_taps_of(q, plan.win)) * kLongStep) +
              " rows of strips of 32 columns)";
       else
         s += std::string(q.wy == 0 ? "z" : "y") + " alone (compiled radius " +
