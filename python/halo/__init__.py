@@ -31,7 +31,7 @@ except ImportError:  # NumPy 1
     from numpy.core.multiarray import normalize_axis_index
 
 from . import _halo
-from ._arrays import device_context, host_weights, kind_name, kind_of
+from ._arrays import _NUMPY, device_context, host_weights, kind_name, kind_of
 
 __all__ = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter",
            "gaussian_filter1d", "uniform_filter", "uniform_filter1d", "sobel", "prewitt",
@@ -571,33 +571,54 @@ _REPLAY_DTYPES = (_F32, _F64)
 _KEY_SCALARS = frozenset((int, float, complex, str, bool, type(None)))
 
 
+def _replay_kind(x):
+    """The kind of array a call's input is, where its calls may replay (NumPy arrays, CuPy
+    arrays, PyTorch CUDA tensors; C-contiguous float32 or float64), else None."""
+    t = type(x)
+    if t is np.ndarray:
+        return _NUMPY if x.dtype in _REPLAY_DTYPES and x.flags.c_contiguous else None
+    module = t.__module__ or ""
+    if not (module.startswith("cupy") or module.startswith("torch")):
+        return None
+    xp, same = kind_of(x)
+    if same is not x or not xp.device:
+        return None
+    try:
+        dt = xp.dtype(x)
+    except TypeError:
+        return None
+    return xp if dt in _REPLAY_DTYPES and xp.is_contiguous(x) else None
+
+
 def _replayable(fn):
-    """Repeated calls on NumPy arrays skip the argument processing, which on a tiny array costs
-    more than the filtering: a call that made exactly one core call, reading the input itself and
-    writing the array it returned, keeps that core call under its arguments (with the input's
-    shape and dtype), and a later call with equal arguments makes the same core call on a new
-    output. Anything else (an output argument, large weights, lists, GPU arrays, integer outputs,
-    several passes) takes the full path every time."""
+    """Repeated calls skip the argument processing, which on a tiny array costs more than the
+    filtering, and on a GPU array is time the GPU waits for: a call that made exactly one core
+    call, reading the input itself and writing the array it returned, keeps that core call under
+    its arguments (with the input's type, shape and dtype), and a later call with equal arguments
+    makes the same core call on a new output of the input's kind (on the input's device and the
+    caller's current stream there, read at each call). Anything else (an output argument, large
+    weights, lists, integer outputs, several passes) takes the full path every time."""
     params = list(inspect.signature(fn).parameters)[1:]
     out_at = params.index("output")
     name = fn.__name__
 
     @functools.wraps(fn)
     def call(input, *args, **kwargs):
-        if (type(input) is not np.ndarray or input.dtype not in _REPLAY_DTYPES
-                or not input.flags.c_contiguous or len(args) > out_at and args[out_at] is not None
+        xp = _replay_kind(input)
+        if (xp is None or len(args) > out_at and args[out_at] is not None
                 or kwargs.get("output") is not None):
             return fn(input, *args, **kwargs)
+        dt = xp.dtype(input)
+        shape = tuple(input.shape)
         try:
-            key = (name, input.shape, input.dtype.char, tuple(_tagged(a) for a in args),
+            key = (name, type(input), shape, dt.char, tuple(_tagged(a) for a in args),
                    tuple(sorted((k, _tagged(v)) for k, v in kwargs.items())))
         except _NoKey:
             return fn(input, *args, **kwargs)
         plan = _REPLAY.get(key)
         if plan is not None:
-            xp, core_call = plan
-            out = np.empty(input.shape, input.dtype)
-            _local.run = xp.run(input, out, *core_call)
+            out = xp.empty(shape, dt, input)
+            _local.run = xp.run(input, out, *plan)
             return out
         outer = getattr(_local, "record", None)  # a call inside another records on its own
         _local.record = []
@@ -607,12 +628,12 @@ def _replayable(fn):
         finally:
             _local.record = outer
         if len(record) == 1 and record[0] is not None:
-            xp, src, dst, core_call = record[0]
-            if (src is input and dst is result and type(result) is np.ndarray
-                    and result.dtype == input.dtype and result.shape == input.shape):
+            rxp, src, dst, core_call = record[0]
+            if (rxp is xp and src is input and dst is result and type(result) is type(input)
+                    and xp.dtype(result) == dt and tuple(result.shape) == shape):
                 if len(_REPLAY) >= 256:
                     _REPLAY.clear()
-                _REPLAY[key] = (xp, core_call)
+                _REPLAY[key] = core_call
         return result
 
     return call

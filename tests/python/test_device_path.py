@@ -36,6 +36,8 @@ class FakeCuPy(_arrays._Device):
         return np.empty(shape, dtype).view(FakeArray)
 
     def contiguous(self, x, dtype):
+        if type(x) is FakeArray and x.dtype == dtype and x.flags.c_contiguous:
+            return x  # as cupy.ascontiguousarray
         return np.ascontiguousarray(x, dtype).view(FakeArray)
 
     def is_contiguous(self, x):
@@ -152,3 +154,46 @@ def test_stand_in_layouts(fake, rng):
     assert_matches(np.asarray(halo.correlate(on_fake(x5), w)), ndi.correlate(x5, w), 20)
     with pytest.raises(TypeError, match="kind"):
         halo.gaussian_filter(xf, 1.0, output=np.empty(x.shape))
+
+
+def test_stand_in_replays(fake, rng):
+    """Repeated calls on a GPU kind replay the core call: one full call keeps it, the next makes
+    the same core call on a new output of the input's kind, equal to the full path's result."""
+    halo._REPLAY.clear()
+    shape = (17, 19)
+    first = on_fake(random_array(rng, shape, np.float32))
+    halo.gaussian_filter(first, 1.5, mode="nearest")
+    assert len(halo._REPLAY) == 1
+    seen = []
+    run = fake.run
+
+    def spy(src, dst, *args):
+        seen.append((src, dst))
+        return run(src, dst, *args)
+
+    fake.run = spy
+    x = on_fake(random_array(rng, shape, np.float32))
+    replayed = halo.gaussian_filter(x, 1.5, mode="nearest")
+    (src, dst), = seen
+    assert src is x and dst is replayed and type(replayed) is FakeArray
+    halo._REPLAY.clear()
+    full = halo.gaussian_filter(x, 1.5, mode="nearest")
+    np.testing.assert_array_equal(np.asarray(replayed), np.asarray(full))
+    assert_matches(np.asarray(replayed), ndi.gaussian_filter(np.asarray(x), 1.5, mode="nearest"),
+                   4)
+    # A NumPy array of the same shape and arguments does not take the GPU kind's replay.
+    halo._REPLAY.clear()
+    halo.gaussian_filter(x, 1.5, mode="nearest")
+    seen.clear()
+    h = halo.gaussian_filter(np.asarray(x).copy(), 1.5, mode="nearest")
+    assert type(h) is np.ndarray and not seen
+
+
+def test_stand_in_no_replay_for_other_layouts(fake, rng):
+    """Non-contiguous and integer GPU inputs take the full path every time."""
+    halo._REPLAY.clear()
+    x = on_fake(random_array(rng, (12, 20), np.float32))
+    for _ in range(2):
+        halo.uniform_filter(x[:, ::2], 3)
+        halo.uniform_filter(on_fake(random_array(rng, (12, 10), np.uint8)), 3)
+    assert len(halo._REPLAY) == 0

@@ -123,6 +123,30 @@ def test_cupy_stream_order(cp, rng):
     assert_matches(got, want, scale_of(want) * 4)
 
 
+def test_cupy_replay_stream_order(cp, rng):
+    """A replayed call (python/halo/__init__.py, _replayable) runs on the stream current at that
+    call, not the one of the call it replays: recorded on the default stream, replayed on a
+    non-blocking stream held by a spinning kernel before the input's last update."""
+    x0 = random_array(rng, (2048, 2048), np.float32)
+    want = halo.gaussian_filter(x0 * 2, 2.5, mode="nearest")
+    halo._REPLAY.clear()
+    first = halo.gaussian_filter(cp.asarray(x0), 2.5, mode="nearest")  # recorded
+    assert len(halo._REPLAY) == 1
+    assert_matches(cp.asnumpy(first), halo.gaussian_filter(x0, 2.5, mode="nearest"), 4)
+    spin = cp.RawKernel(_SPIN, "spin")
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        x = cp.asarray(x0)
+        spin((1,), (1,), (np.int64(100_000_000),))
+        x *= 2  # written after the spin
+        r = halo.gaussian_filter(x, 2.5, mode="nearest")  # replayed
+        got = cp.asnumpy(r * 1, stream=s)
+    s.synchronize()
+    assert isinstance(r, cp.ndarray) and r.device == x.device and r.dtype == cp.float32
+    assert halo.last_run()["backend"] == "cuda"
+    assert_matches(got, want, scale_of(want) * 4)
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int32, np.uint32, np.float16])
 def test_cupy_other_dtypes(cp, rng, dtype):
     """Conversions on the GPU; integer outputs exactly as on the CPU (SciPy's), the wrap-around
@@ -246,6 +270,30 @@ def test_torch_stream_order(torch, rng):
         r2 = r * 1
     s.synchronize()
     assert_matches(r2.cpu().numpy(), want, scale_of(want) * 4)
+
+
+def test_torch_replay(torch, rng):
+    """Torch tensors replay too, as tensors on their device and the current stream; a replay
+    recorded on a CuPy array of the same shape is not taken by a tensor."""
+    x0 = random_array(rng, (300, 257), np.float64)
+    want = halo.uniform_filter(x0, 7, mode="wrap")
+    halo._REPLAY.clear()
+    for _ in range(3):
+        t = torch.from_numpy(x0).cuda()
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            got = halo.uniform_filter(t, 7, mode="wrap")
+            host = got.cpu()
+        assert isinstance(got, torch.Tensor) and got.device == t.device
+        assert got.dtype == torch.float64
+        assert_matches(host.numpy(), want, 3)
+    assert len(halo._REPLAY) == 1
+    try:
+        import cupy
+    except ImportError:
+        return
+    c = halo.uniform_filter(cupy.asarray(x0), 7, mode="wrap")
+    assert isinstance(c, cupy.ndarray) and len(halo._REPLAY) == 2
 
 
 def test_torch_dtypes_and_layouts(torch, rng):
