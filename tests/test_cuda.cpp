@@ -144,6 +144,64 @@ TEST(Cuda, AutoOnDeviceArraysPicksACudaStrategy) {
   EXPECT_THROW(choose(p, cpu, MemorySpace::device), Error);
 }
 
+// apply() remembers its last choices per thread (and `separable` its plans) under everything
+// they depend on: a repeated run takes the same strategy, and a run that differs in the options,
+// the filter's weights or the modes is chosen and planned again, with the right result.
+TEST(Cuda, RepeatedRunsChooseAgainOnlyWhatDiffers) {
+  SKIP_WITHOUT_GPU();
+  const Extents ext{61, 67, 1};
+  const std::int64_t n = 61 * 67;
+  const std::vector<float> in = random_vector<float>(n);
+  std::vector<float> out(std::size_t(n), 0.f);
+  void *din = nullptr, *dout = nullptr;
+  CUDA_OK(cudaMalloc(&din, n * sizeof(float)));
+  CUDA_OK(cudaMalloc(&dout, n * sizeof(float)));
+  CUDA_OK(cudaMemcpy(din, in.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  const ConstArrayView iv(din, DType::f32, 2, ext, 1, MemorySpace::device);
+  ArrayView ov;
+  ov.data = dout;
+  ov.rank = 2;
+  ov.extents = ext;
+  ov.space = MemorySpace::device;
+  // Runs f under opt and checks the result, and the strategy where `want` names one.
+  const auto run = [&](const Filter& f, Options opt, const std::string& want) {
+    CUDA_OK(cudaMemset(dout, 0xFF, n * sizeof(float)));
+    const RunInfo info = apply(iv, ov, f, opt);
+    CUDA_OK(cudaMemcpy(out.data(), dout, n * sizeof(float), cudaMemcpyDeviceToHost));
+    if (!want.empty()) EXPECT_EQ(info.strategy, want);
+    if (opt.direct_sums) EXPECT_NE(info.strategy, "separable");
+    const Problem p(2, ext, 1, f, DType::f32, opt.op, opt.edges);
+    EXPECT_EQ(compare(info.strategy, p, in, out), "");
+  };
+  const Filter g = make_named_filter("gaussian:sigma=2", 2);
+  Options reflect;
+  reflect.edges = Edges::all(Boundary::reflect);
+  for (int i = 0; i < 3; ++i) run(g, reflect, "separable");
+  Options forced = reflect;
+  forced.strategy = "fast";
+  run(g, forced, "fast");
+  run(g, reflect, "separable");
+  // The same shape, other weights: a dense filter is not separable.
+  const Filter dense = random_filter({17, 17});
+  run(dense, reflect, "");
+  run(dense, reflect, "");
+  // The Gaussian scaled: separable again, the new weights used.
+  std::vector<double> w2 = g.weights();
+  for (double& v : w2) v *= -3.0;
+  const Filter g2(w2.data(), {g.extents()[0], g.extents()[1]});
+  run(g2, reflect, "separable");
+  // Other modes and a cval, and direct sums: planned again.
+  Options wrap = reflect;
+  wrap.edges = Edges::all(Boundary::constant, 2.5);
+  run(g, wrap, "separable");
+  Options direct = reflect;
+  direct.direct_sums = true;
+  run(g, direct, "");
+  run(dense, direct, "");
+  CUDA_OK(cudaFree(din));
+  CUDA_OK(cudaFree(dout));
+}
+
 TEST(Cuda, BackendCudaOnHostArrays) {
   SKIP_WITHOUT_GPU();
   const Filter f = random_filter({5, 5});

@@ -105,6 +105,8 @@ def _byte_span(ptr, shape, strides, itemsize):
 
 
 _I32, _I64, _U8 = np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.uint8)
+# The core's dtypes by name (a NumPy dtype's .name is computed in Python at each call).
+_NAMES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64"}
 
 
 class _Device:
@@ -143,8 +145,9 @@ class _Device:
             direct_sums):
         """One core call on the device memory of src and dst (C-contiguous), seen as `shape`,
         on the array's device and the caller's current stream there."""
+        dt = self.dtype(src)
         with self.on_device(src):
-            return _halo.apply_device(self.ptr(src), self.ptr(dst), self.dtype(src).name,
+            return _halo.apply_device(self.ptr(src), self.ptr(dst), _NAMES.get(dt) or dt.name,
                                       list(shape), weights, convolve, modes, cval, origins,
                                       backend, strategy, direct_sums, self.stream(src))
 

@@ -1,6 +1,9 @@
 // Internal glue between the backend-neutral core and the backends. Not installed.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,8 +23,10 @@ void run_cuda_on_host_buffers(const Strategy& s, const Problem& p, const void* i
                               void* stream);
 std::vector<DeviceInfo> query_cuda_devices(std::string* why_none);
 // Free memory of the current CUDA device in bytes, and in `what` which device that is (or why
-// none answers: then 0).
-double device_memory_free(std::string* what);
+// none answers: then 0). Where halo's workspace pool alone keeps `enough` unused, that (without
+// asking the device).
+double device_memory_free(std::string* what,
+                          double enough = std::numeric_limits<double>::infinity());
 std::string cuda_archs();
 
 // Benchmark support (`halo bench`): the two roofline ceilings of a device, measured in the run
@@ -59,5 +64,62 @@ std::vector<double> centred_window(const Problem& p, int R);
 
 // The median of v (the mean of the middle two for an even count); v must not be empty.
 double median(std::vector<double> v);
+
+// The current CUDA device's ordinal, or -1 where none is current (or halo has no CUDA).
+int current_cuda_device();
+
+// What a strategy's decisions read from a Problem (shape, dtype, the folded correlation and its
+// anchor, the modes and cval, direct sums), compared value for value: the key of the caches that
+// let a repeated run of the same problem skip its planning (a loop over frames, a Python call
+// replayed). Problems with a tuning set are never equal to a key (of() leaves it invalid).
+struct ProblemKey {
+  bool valid = false;
+  int rank = 0;
+  Extents extents{}, kext{}, anchor{}, user_kext{};
+  std::int64_t batch = 0;
+  DType dtype = DType::f32;
+  std::array<Boundary, kMaxRank> mode{};
+  std::uint64_t cval_bits = 0;  // bit for bit: NaN equals itself
+  bool direct_sums = false;
+  std::vector<double> w;
+
+  static ProblemKey of(const Problem& p);
+  bool matches(const Problem& p) const;
+};
+
+// The last few values computed for problems on this thread, each under its ProblemKey and an
+// integer (the CUDA device, say): find() returns the stored value or nullptr, put() stores one
+// in place of the oldest. One thread's: no locking.
+template <class T, int N = 4>
+class ProblemMemo {
+ public:
+  // `also(value)`: what else the entry must satisfy.
+  template <class Also>
+  const T* find(const Problem& p, int tag, Also also) const {
+    for (const Entry& e : entries_)
+      if (e.key.valid && e.tag == tag && also(e.value) && e.key.matches(p)) return &e.value;
+    return nullptr;
+  }
+  const T* find(const Problem& p, int tag) const {
+    return find(p, tag, [](const T&) { return true; });
+  }
+  const T& put(const Problem& p, int tag, T value) {
+    Entry& e = entries_[next_];
+    next_ = (next_ + 1) % N;
+    e.key = ProblemKey::of(p);
+    e.tag = tag;
+    e.value = std::move(value);
+    return e.value;
+  }
+
+ private:
+  struct Entry {
+    ProblemKey key;
+    int tag = 0;
+    T value{};
+  };
+  Entry entries_[N];
+  int next_ = 0;
+};
 
 }  // namespace halo::detail

@@ -145,7 +145,7 @@ void require_memory(const std::vector<MemoryUse>& needs) {
       // what it was for (DeviceBuffer).
       constexpr double kUnmeasuredDeviceBytes = 64.0 * 1024 * 1024;
       if (total < kUnmeasuredDeviceBytes && cuda_available()) continue;
-      have = detail::device_memory_free(&limit);
+      have = detail::device_memory_free(&limit, total);
     }
     if (total <= have) continue;
     std::string parts;

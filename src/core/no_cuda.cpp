@@ -17,7 +17,9 @@ std::vector<DeviceInfo> query_cuda_devices(std::string* why_none) {
 
 std::string cuda_archs() { return ""; }
 
-double device_memory_free(std::string* what) {
+int current_cuda_device() { return -1; }
+
+double device_memory_free(std::string* what, double) {
   if (what) *what = "halo was built without CUDA";
   return 0;
 }

@@ -139,6 +139,33 @@ std::string shape_of(int rank, const Extents& e, std::int64_t batch, DType t) {
 }
 }  // namespace
 
+namespace {
+// choose(), remembered for the last few problems of this thread that went to a CUDA strategy:
+// asking every strategy costs 4-20 us of host time (filters factored, FFT tilings modelled),
+// which a single GPU run of a millisecond waits for. What choose() reads besides the problem is
+// the key too: the options' strategy and backend, where the arrays are, and the device (its
+// facts are fixed). Choices of CPU strategies are not kept (their cost models read the thread
+// count, which the caller may change between runs).
+RunInfo choose_again(const Problem& p, const Options& opt, MemorySpace space) {
+  struct Choice {
+    std::string strategy;
+    Backend backend = Backend::automatic;
+    MemorySpace space = MemorySpace::host;
+    RunInfo info;
+  };
+  thread_local detail::ProblemMemo<Choice> memo;
+  const int device = cuda_available() ? detail::current_cuda_device() : -1;
+  if (device < 0) return choose(p, opt, space);
+  const auto same_options = [&](const Choice& c) {
+    return c.strategy == opt.strategy && c.backend == opt.backend && c.space == space;
+  };
+  if (const Choice* c = memo.find(p, device, same_options)) return c->info;
+  RunInfo info = choose(p, opt, space);
+  if (info.backend == Backend::cuda) memo.put(p, device, {opt.strategy, opt.backend, space, info});
+  return info;
+}
+}  // namespace
+
 RunInfo apply(ConstArrayView in, ArrayView out, const Filter& filter, const Options& opt) {
   if (!in.data) throw Error("apply: input pointer is null");
   if (!out.data) throw Error("apply: output pointer is null");
@@ -157,7 +184,7 @@ RunInfo apply(ConstArrayView in, ArrayView out, const Filter& filter, const Opti
   if (ib < ob + nb && ob < ib + nb)
     throw Error("apply: output overlaps input (in-place filtering is not supported)");
 
-  RunInfo info = choose(p, opt, in.space);
+  RunInfo info = choose_again(p, opt, in.space);
   // Refused before anything is allocated if the workspace cannot fit (the caller's arrays exist).
   require_memory(memory_needed(p, info, in.space));
   const Strategy* s = find_strategy(info.strategy);

@@ -82,6 +82,13 @@ cudaMemPool_t workspace_pool() {
 
 namespace detail {
 
+int current_cuda_device() {
+  int dev = 0;
+  if (cudaGetDevice(&dev) == cudaSuccess) return dev;
+  (void)cudaGetLastError();
+  return -1;
+}
+
 void register_cuda_strategies(StrategyList& out) {
   out.push_back(cuda::make_basic_strategy());
   out.push_back(cuda::make_constant_strategy());
@@ -172,25 +179,31 @@ std::vector<DeviceInfo> query_cuda_devices(std::string* why_none) {
   return devs;
 }
 
-double device_memory_free(std::string* what) {
+double device_memory_free(std::string* what, double enough) {
   int dev = 0;
-  std::size_t free_b = 0, total_b = 0;
   cudaError_t e = cudaGetDevice(&dev);
+  // What halo's workspace pool keeps but no run uses serves the next run's device memory too;
+  // where that alone is enough (a repeated run's workspace), the device is not asked.
+  std::uint64_t reserved = 0, used = 0, idle = 0;
+  const cudaMemPool_t pool = e == cudaSuccess ? cuda::workspace_pool() : nullptr;
+  if (pool &&
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess &&
+      reserved > used)
+    idle = reserved - used;
+  (void)cudaGetLastError();
+  if (e == cudaSuccess && double(idle) >= enough) {
+    if (what) *what = "kept unused by halo's pool on GPU " + std::to_string(dev);
+    return double(idle);
+  }
+  std::size_t free_b = 0, total_b = 0;
   if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     if (what) *what = std::string("the GPU's free memory is unknown: ") + cudaGetErrorString(e);
     return 0;
   }
-  // What halo's workspace pool keeps but no run uses serves the next run's device memory too.
-  std::uint64_t reserved = 0, used = 0;
-  const cudaMemPool_t pool = cuda::workspace_pool();
-  if (pool &&
-      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
-      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess &&
-      reserved > used)
-    free_b += std::size_t(reserved - used);
-  (void)cudaGetLastError();
+  free_b += std::size_t(idle);
   if (what)
     *what = "free on GPU " + std::to_string(dev) + " (with what halo's pool keeps), of " +
             cuda::gib(total_b);

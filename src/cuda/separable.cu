@@ -43,6 +43,7 @@
 #include <string>
 
 #include "core/boundary.hpp"
+#include "core/detail.hpp"
 #include "core/dtype.hpp"
 #include "core/factor.hpp"
 #include "cuda/device_buffer.cuh"
@@ -1410,6 +1411,16 @@ void run_pass(const T* in, T* out, const SepPass& s, const detail::AxisWindows& 
                 std::to_string(s.ry));
 }
 
+// make_plan(p), kept for the last few problems of this thread and their device: a run asks for
+// the plan several times (can_implement, priority, workspace, run), and a repeated run of the
+// same problem again. The reference is valid until the next call.
+const SepPlan& plan_of(const Problem& p) {
+  thread_local detail::ProblemMemo<SepPlan> memo;
+  const int device = detail::current_cuda_device();
+  if (const SepPlan* plan = memo.find(p, device)) return *plan;
+  return memo.put(p, device, make_plan(p));
+}
+
 class SeparableStrategy final : public Strategy {
  public:
   std::string name() const override { return "separable"; }
@@ -1419,7 +1430,7 @@ class SeparableStrategy final : public Strategy {
            "shared-memory ring, columns from it), z as a second pass; every boundary mode";
   }
   Status can_implement(const Problem& p) const override {
-    const SepPlan plan = make_plan(p);
+    const SepPlan& plan = plan_of(p);
     return plan.why_not.empty() ? Status::success() : Status::failure(plan.why_not);
   }
   // Above `fast` where its dense window is larger than it runs at copy speed: beyond 9x9 in 2-D
@@ -1431,7 +1442,7 @@ class SeparableStrategy final : public Strategy {
     if (p.rank() == 1) {
       // Box rows cost the same at every k; fast's FMAs grow with it. Long rows grow with k
       // too: beyond kLongRowsOverFft taps, below `fft` (40).
-      const SepPlan plan = make_plan(p);
+      const SepPlan& plan = plan_of(p);
       if (plan.why_not.empty() && plan.passes[0].lrow &&
           long_taps_of(plan.passes[0], plan.win) > kLongRowsOverFft)
         return 35;
@@ -1445,14 +1456,14 @@ class SeparableStrategy final : public Strategy {
     return rc < 0 || rc > dense_top ? 110 : 90;
   }
   Summation summation(const Problem& p) const override {
-    const SepPlan plan = make_plan(p);
+    const SepPlan& plan = plan_of(p);
     if (!plan.why_not.empty()) return Summation::direct;
     for (const SepPass& s : plan.passes)
       if (s.g.xbox || s.g.ybox || s.colk) return Summation::running;
     return plan.win.long_axes > 1 ? Summation::separable : Summation::direct;
   }
   Traffic model(const Problem& p) const override {
-    const SepPlan plan = make_plan(p);
+    const SepPlan& plan = plan_of(p);
     double taps = 0;
     for (const SepPass& s : plan.passes)
       taps += (s.rx ? 2 * s.rx + 1 : 0) + (s.ry ? 2 * s.ry + 1 : 0) + s.colk +
@@ -1461,13 +1472,13 @@ class SeparableStrategy final : public Strategy {
             2.0 * taps * double(p.elements())};
   }
   std::vector<MemoryUse> workspace(const Problem& p) const override {
-    const SepPlan plan = make_plan(p);
+    const SepPlan& plan = plan_of(p);
     if (plan.passes.size() < 2) return {};
     return {{"scratch array between the x-y and z passes",
              double(p.elements()) * double(dtype_size(p.dtype())), MemorySpace::device}};
   }
   std::string plan(const Problem& p) const override {
-    const SepPlan plan = make_plan(p);
+    const SepPlan& plan = plan_of(p);
     if (!plan.why_not.empty()) return plan.why_not;
     std::string s = "rank-1 filter: factors of radius " + std::to_string(plan.win.radius[2]);
     if (p.rank() >= 2) s += " (x), " + std::to_string(plan.win.radius[1]) + " (y)";
@@ -1513,7 +1524,7 @@ class SeparableStrategy final : public Strategy {
     return s;
   }
   void run(const Problem& p, const Buffers& b, void* stream) const override {
-    const SepPlan plan = make_plan(p);
+    const SepPlan& plan = plan_of(p);
     if (!plan.why_not.empty())
       throw Error("strategy 'separable' cannot run " + p.describe() + ": " + plan.why_not);
     const auto st = static_cast<cudaStream_t>(stream);

@@ -72,18 +72,29 @@ DeviceFacts current_device_facts();
 // memory) resident on the whole GPU (`sms` multiprocessors) at once. Sets the kernel's dynamic
 // shared-memory limit to dynamic_smem first, so the launch that follows may use it: the default
 // limit is 48 KB for static and dynamic together, so 48 KB of ring beside a few mbarriers already
-// needs it.
+// needs it. Both are remembered per kernel and device (occupancy(), strategy.cu): the runtime's
+// calls cost microseconds of host time per launch.
+int occupancy(const void* kernel, int threads, std::size_t dynamic_smem,
+              cudaError_t (*set_limit)(const void*, int),
+              int (*query)(const void*, int, std::size_t));
 template <class Kernel>
 std::int64_t resident_blocks(Kernel kernel, int threads, std::size_t dynamic_smem, int sms) {
-  if (dynamic_smem > 0)
-    HALO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(dynamic_smem)),
-                    "setting the shared-memory limit of a kernel to " +
-                        std::to_string(dynamic_smem) + " bytes");
-  int blocks = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_smem) !=
-      cudaSuccess)
-    blocks = 1;
+  const auto set_limit = [](const void* k, int bytes) {
+    return cudaFuncSetAttribute(reinterpret_cast<Kernel>(const_cast<void*>(k)),
+                                cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  };
+  const auto query = [](const void* k, int threads, std::size_t smem) {
+    int blocks = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &blocks, reinterpret_cast<Kernel>(const_cast<void*>(k)), threads, smem) !=
+        cudaSuccess) {
+      (void)cudaGetLastError();
+      blocks = 1;
+    }
+    return blocks;
+  };
+  const int blocks =
+      occupancy(reinterpret_cast<const void*>(kernel), threads, dynamic_smem, set_limit, query);
   return std::int64_t(blocks > 0 ? blocks : 1) * sms;
 }
 

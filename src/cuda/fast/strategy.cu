@@ -22,7 +22,10 @@
  * plan() and summation() read it, and the launchers take it.
  */
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/detail.hpp"
@@ -79,15 +82,45 @@ DeviceFacts facts_for_plans() {
 
 DeviceFacts current_device_facts() {
   int dev = 0;
-  DeviceFacts f;
   HALO_CUDA_CHECK(cudaGetDevice(&dev), "querying the current device");
+  // A device's facts do not change: asked once per device and thread.
+  thread_local std::map<int, DeviceFacts> known;
+  const auto found = known.find(dev);
+  if (found != known.end()) return found->second;
+  DeviceFacts f;
   HALO_CUDA_CHECK(cudaDeviceGetAttribute(&f.multiprocessors, cudaDevAttrMultiProcessorCount, dev),
                   "querying the multiprocessor count");
   HALO_CUDA_CHECK(
       cudaDeviceGetAttribute(&f.compute_major, cudaDevAttrComputeCapabilityMajor, dev),
       "querying the compute capability");
   f.tensor_map_encoder = tensor_map_encoder() != nullptr;
+  known[dev] = f;
   return f;
+}
+
+int occupancy(const void* kernel, int threads, std::size_t dynamic_smem,
+              cudaError_t (*set_limit)(const void*, int),
+              int (*query)(const void*, int, std::size_t)) {
+  int dev = 0;
+  HALO_CUDA_CHECK(cudaGetDevice(&dev), "querying the current device");
+  static std::mutex m;
+  static std::map<std::pair<const void*, int>, std::size_t> limit;  // (kernel, device): bytes
+  static std::map<std::tuple<const void*, int, std::size_t, int>, int> blocks;
+  const std::lock_guard<std::mutex> lock(m);
+  if (dynamic_smem > 0) {
+    std::size_t& set = limit[{kernel, dev}];
+    if (set != dynamic_smem) {
+      set = 0;
+      HALO_CUDA_CHECK(set_limit(kernel, int(dynamic_smem)),
+                      "setting the shared-memory limit of a kernel to " +
+                          std::to_string(dynamic_smem) + " bytes");
+      set = dynamic_smem;
+    }
+  }
+  const auto key = std::make_tuple(kernel, threads, dynamic_smem, dev);
+  const auto found = blocks.find(key);
+  if (found != blocks.end()) return found->second;
+  return blocks[key] = query(kernel, threads, dynamic_smem);
 }
 
 namespace {
