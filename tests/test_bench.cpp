@@ -6,6 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "bench.hpp"
+#include "core/parse.hpp"
 #include "support.hpp"
 
 namespace halo::test {
@@ -128,6 +130,51 @@ TEST(Bench, BadOptionsAreErrors) {
     EXPECT_NE(d.code, 0);
     EXPECT_NE(d.output.find("no CUDA device"), std::string::npos) << d.output;
   }
+}
+
+// The crossovers from measured points: where the strategy below stops being no slower, going
+// up (a later win after a loss does not count), and the FFT cost that turns the model's choice
+// into the measured one.
+TEST(Bench, CrossoversFromMeasuredPoints) {
+  using tool::CrossoverPoint;
+  std::vector<CrossoverPoint> pts = {
+      {"sep_radius_2d", 5, 1.10, 1.00},  // separable faster
+      {"sep_radius_2d", 3, 0.80, 0.95},
+      {"sep_radius_2d", 4, 0.80, 0.90},
+      {"sep_radius_2d", 6, 0.90, 1.00},  // fast faster again (noise): after a loss, ignored
+      {"sep_radius_3d", 1, 2.00, 1.00},  // separable faster from the first
+      {"box_rows_taps", 33, 0.90, 1.00},
+      {"box_rows_taps", 49, 0.95, 0.99},
+      {"box_rows_taps", 65, 1.05, 1.00},
+      {"box_rows_taps", 97, 1.20, 1.00},
+      {"long_rows_taps", 273, 3.0, 4.7},
+      {"long_rows_taps", 321, 4.0, 4.7},
+      {"long_rows_taps", 385, 5.0, 4.7},
+      // fft_cost: measured fft/fast of 0.5 where the model said 0.25 (cost 200), and 3.0 where
+      // it said 1.0 (300), and 1.0 where it said 0.4 (250): the median, 250.
+      {"fft_cost", 7, 2.0, 1.0, 0.25},
+      {"fft_cost", 10, 1.0, 3.0, 1.0},
+      {"fft_cost", 12, 2.0, 2.0, 0.4},
+  };
+  EXPECT_EQ(tool::crossovers_from(pts),
+            "sep_radius_2d=4,sep_radius_3d=0,box_rows_taps=65,long_rows_taps=321,fft_cost=250");
+  // Each field only where it was measured; a winner everywhere puts the crossover beyond.
+  EXPECT_EQ(tool::crossovers_from({{"box_rows_taps", 33, 0.5, 1.0}, {"box_rows_taps", 65, 0.5, 1.0}}),
+            "box_rows_taps=66");
+  EXPECT_EQ(tool::crossovers_from({{"long_rows_taps", 273, 5.0, 4.0}}), "long_rows_taps=272");
+  EXPECT_EQ(tool::crossovers_from({}), "");
+  // What it prints is a tuning the core takes.
+  const FastTuning t = detail::parse_fast_tuning(tool::crossovers_from(pts), "test");
+  EXPECT_EQ(t.sep_radius_2d, 4);
+  EXPECT_EQ(t.fft_cost, 250);
+}
+
+TEST(Bench, CrossoversSuiteNeedsAGpu) {
+  std::string why;
+  if (cuda_available(&why)) GTEST_SKIP() << "a GPU is here: the suite runs (see docs/TUNING.md)";
+  const Result r = run_cli("bench --suite crossovers");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("no CUDA device"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/factor.hpp"
+#include "core/parse.hpp"
 #include "support.hpp"
 
 namespace halo::test {
@@ -585,6 +586,48 @@ TEST(SeparableCuda, AutoRunsRankOneFiltersAsPassesOnTheGpu) {
   direct.require_direct_sums();
   EXPECT_NE(choose(direct, Options{}, MemorySpace::host).strategy, "separable");
   EXPECT_NE(find_strategy("separable")->plan(gauss).find("x and y fused"), std::string::npos);
+}
+
+// The crossovers that `halo bench --suite crossovers` measures on a device move auto's choices
+// (FastTuning's sep_radius_2d ... fft_cost): the strategies' priorities, asked without a GPU
+// (the CUDA strategies plan from an H100's facts there).
+TEST(SeparableCuda, AutoFollowsTheTunedCrossovers) {
+  const Strategy* sep = find_strategy("separable");
+  const Strategy* fast = find_strategy("fast");
+  const Strategy* fft = find_strategy("fft");
+  if (!sep || !fast || !fft) GTEST_SKIP() << "halo was built without CUDA";
+  const auto tuned = [](Problem p, const std::string& tune) {
+    p.set_tuning(detail::parse_fast_tuning(tune, "test"));
+    return p;
+  };
+  // 2-D radius 3 (7x7): `fast` by default, `separable` from sep_radius_2d = 2.
+  const Problem r3(2, {4096, 4096, 1}, 1, make_named_filter("gaussian:sigma=0.75", 2), DType::f32);
+  EXPECT_LT(sep->priority(r3), fast->priority(r3));
+  EXPECT_GT(sep->priority(tuned(r3, "sep_radius_2d=2")), fast->priority(r3));
+  // 2-D radius 6: `separable` by default, `fast` where it is measured faster up to 6.
+  const Problem r6(2, {4096, 4096, 1}, 1, make_named_filter("gaussian:sigma=1.5", 2), DType::f32);
+  EXPECT_GT(sep->priority(r6), fast->priority(r6));
+  EXPECT_LT(sep->priority(tuned(r6, "sep_radius_2d=6")), fast->priority(r6));
+  // 3-D radius 2.
+  const Problem v2(3, {256, 256, 256}, 1, make_named_filter("box:5", 3), DType::f32);
+  EXPECT_LT(sep->priority(v2), fast->priority(v2));
+  EXPECT_GT(sep->priority(tuned(v2, "sep_radius_3d=1")), fast->priority(v2));
+  // 1-D boxes: box rows from 66 taps by default.
+  const Problem b33(1, {1 << 20, 1, 1}, 1, make_named_filter("box:33", 1), DType::f32);
+  EXPECT_LT(sep->priority(b33), fast->priority(b33));
+  EXPECT_GT(sep->priority(tuned(b33, "box_rows_taps=33")), fast->priority(b33));
+  // 1-D long rows: up to 321 taps by default, then `fft`.
+  const Problem g385(1, {1 << 20, 1, 1}, 1, make_named_filter("gaussian:sigma=48", 1),
+                     DType::f32);
+  EXPECT_LT(sep->priority(g385), fft->priority(g385));
+  EXPECT_GT(sep->priority(tuned(g385, "long_rows_taps=385")), fft->priority(g385));
+  // Dense 2-D: the FFT's modelled time scaled by fft_cost.
+  const Problem d15(2, {4096, 4096, 1}, 1, random_filter({31, 31}), DType::f32);
+  EXPECT_GT(fft->priority(d15), fast->priority(d15));
+  EXPECT_LT(fft->priority(tuned(d15, "fft_cost=100000")), fast->priority(d15));
+  const Problem d5(2, {4096, 4096, 1}, 1, random_filter({11, 11}), DType::f32);
+  EXPECT_LT(fft->priority(d5), fast->priority(d5));
+  EXPECT_GT(fft->priority(tuned(d5, "fft_cost=1")), fast->priority(d5));
 }
 
 }  // namespace

@@ -196,8 +196,9 @@ struct Edges {
 };
 
 // ---------------------------------------------------------------------------------------------
-// FastTuning: overrides of the choices of the `fast` CUDA strategy, for tuning runs and for the
-// tests that reach the kernels its defaults do not take. Every field left unset keeps the measured
+// FastTuning: overrides of the choices of the `fast` CUDA strategy (and of `fft`'s tiles and
+// `auto`'s crossovers), for tuning runs, for other devices and for the tests that reach the
+// kernels the defaults do not take. Every field left unset keeps the measured
 // default (docs/TUNING.md); a value applies where a kernel for it is compiled and is ignored
 // elsewhere (e.g. `tx` outside the 2-D radii that compile 8 columns per lane). Results are the
 // same under every tuning, within the rounding bound that Strategy::summation() states.
@@ -228,6 +229,17 @@ struct FastTuning {
   std::optional<int> fft_tile;     // 8..26: the CUDA `fft` strategy's tiles, at most 2^fft_tile
                                    // elements unless the filter needs more
   std::optional<int> fft_batch;    // 1..65536: MiB of tiles per batch of cuFFT transforms
+  // Where `auto` switches between the CUDA strategies, as `halo bench --suite crossovers`
+  // measures them on a device (unset: the H100's, in brackets; docs/TUNING.md, "Crossovers"):
+  std::optional<int> sep_radius_2d;   // 0..64: 2-D rank-1 filters up to this radius stay on
+                                      // `fast`'s window, `separable` beyond (4)
+  std::optional<int> sep_radius_3d;   // 0..16: the same in 3-D (2)
+  std::optional<int> box_rows_taps;   // 2..1048576: 1-D boxes of this many taps or more run as
+                                      // `separable`'s box rows rather than on `fast` (66)
+  std::optional<int> long_rows_taps;  // 1..1025: 1-D filters beyond `fast` run as long rows up
+                                      // to this many taps, on `fft` beyond (321)
+  std::optional<int> fft_cost;        // 1..100000: % applied to the FFT's modelled time where
+                                      // `auto` weighs it against the direct sum's (100)
 
   bool empty() const;  // no field set: the defaults everywhere
 };

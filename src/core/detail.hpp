@@ -68,10 +68,15 @@ double median(std::vector<double> v);
 // The current CUDA device's ordinal, or -1 where none is current (or halo has no CUDA).
 int current_cuda_device();
 
+// The CUDA `fft` strategy's modelled time of p over the direct sum's that it weighs it against
+// (before FastTuning::fft_cost): what `halo bench --suite crossovers` calibrates that cost by.
+// Throws halo::Error where the FFT cannot run p (or halo has no CUDA).
+double cuda_fft_model_ratio(const Problem& p);
+
 // What a strategy's decisions read from a Problem (shape, dtype, the folded correlation and its
 // anchor, the modes and cval, direct sums), compared value for value: the key of the caches that
 // let a repeated run of the same problem skip its planning (a loop over frames, a Python call
-// replayed). Problems with a tuning set are never equal to a key (of() leaves it invalid).
+// replayed). The tuning compares as its KEY=VALUE text.
 struct ProblemKey {
   bool valid = false;
   int rank = 0;
@@ -81,6 +86,7 @@ struct ProblemKey {
   std::array<Boundary, kMaxRank> mode{};
   std::uint64_t cval_bits = 0;  // bit for bit: NaN equals itself
   bool direct_sums = false;
+  std::string tuning;
   std::vector<double> w;
 
   static ProblemKey of(const Problem& p);

@@ -19,6 +19,8 @@ std::string cuda_archs() { return ""; }
 
 int current_cuda_device() { return -1; }
 
+double cuda_fft_model_ratio(const Problem&) { throw Error("halo was built without CUDA"); }
+
 double device_memory_free(std::string* what, double) {
   if (what) *what = "halo was built without CUDA";
   return 0;

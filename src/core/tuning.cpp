@@ -46,6 +46,11 @@ const std::vector<Field>& fields() {
       {"edge_cost", &FastTuning::edge_cost, nullptr, false, 0, 100, {}},
       {"fft_tile", &FastTuning::fft_tile, nullptr, false, 8, 26, {}},
       {"fft_batch", &FastTuning::fft_batch, nullptr, false, 1, 65536, {}},
+      {"sep_radius_2d", &FastTuning::sep_radius_2d, nullptr, false, 0, 64, {}},
+      {"sep_radius_3d", &FastTuning::sep_radius_3d, nullptr, false, 0, 16, {}},
+      {"box_rows_taps", &FastTuning::box_rows_taps, nullptr, false, 2, 1 << 20, {}},
+      {"long_rows_taps", &FastTuning::long_rows_taps, nullptr, false, 1, 1025, {}},
+      {"fft_cost", &FastTuning::fft_cost, nullptr, false, 1, 100000, {}},
   };
   return f;
 }

@@ -184,7 +184,6 @@ std::uint64_t bits_of(double v) {
 
 ProblemKey ProblemKey::of(const Problem& p) {
   ProblemKey k;
-  if (!p.tuning().empty()) return k;
   k.rank = p.rank();
   k.extents = p.extents();
   k.kext = p.filter_extents();
@@ -195,13 +194,16 @@ ProblemKey ProblemKey::of(const Problem& p) {
   k.mode = p.edges().mode;
   k.cval_bits = bits_of(p.cval());
   k.direct_sums = p.direct_sums();
+  if (!p.tuning().empty()) k.tuning = tuning_string(p.tuning());
   k.w = p.correlation_weights();
   k.valid = true;
   return k;
 }
 
 bool ProblemKey::matches(const Problem& p) const {
-  return valid && p.tuning().empty() && rank == p.rank() && batch == p.batch() &&
+  if (!valid || (p.tuning().empty() ? !tuning.empty() : tuning != tuning_string(p.tuning())))
+    return false;
+  return rank == p.rank() && batch == p.batch() &&
          dtype == p.dtype() && direct_sums == p.direct_sums() && extents == p.extents() &&
          kext == p.filter_extents() && anchor == p.anchor() &&
          user_kext == p.filter().extents() && mode == p.edges().mode &&

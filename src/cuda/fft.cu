@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "core/boundary.hpp"
+#include "core/detail.hpp"
 #include "core/dtype.hpp"
 #include "core/factor.hpp"
 #include "core/fft_tiling.hpp"
@@ -543,7 +544,8 @@ class FftStrategy final : public Strategy {
     if (fast && !fast->can_implement(p).ok) return kBeyondFast;
     if (p.rank() > 1 && detail::separable_windows(p)) return kBelow;  // kept per thread
     const detail::FftTiling t = detail::cuda_fft_tiling(p);
-    return t.fft_ns < direct_ns(p, t) ? kAbove : kBelow;
+    const double cost = p.tuning().fft_cost.value_or(100) / 100.0;  // a device's measured scale
+    return t.fft_ns * cost < direct_ns(p, t) ? kAbove : kBelow;
   }
   std::string plan(const Problem& p) const override {
     const detail::FftTiling t = detail::cuda_fft_tiling(p);
@@ -596,3 +598,12 @@ class FftStrategy final : public Strategy {
 std::unique_ptr<Strategy> make_fft_strategy() { return std::make_unique<FftStrategy>(); }
 
 }  // namespace halo::cuda
+
+namespace halo::detail {
+
+double cuda_fft_model_ratio(const Problem& p) {
+  const FftTiling t = cuda_fft_tiling(p);
+  return t.fft_ns / cuda::direct_ns(p, t);
+}
+
+}  // namespace halo::detail

@@ -592,7 +592,7 @@ constexpr int kBoxTile = kBoxSeg + kBoxMaxTaps - 1;  // inputs of a segment, at 
 constexpr int kBoxChunks = kBoxSeg / kBoxRun + kBoxMaxTaps / kBoxRun;
 constexpr int kBoxRowMin = kSepWide;  // shorter rows take separable_kernel's strips
 // 1-D boxes of this many taps or more run as box rows rather than in `fast` (H100, 2^28 floats:
-// docs/TUNING.md, "Box rows").
+// docs/TUNING.md, "Box rows"); FastTuning::box_rows_taps measured on another device.
 constexpr int kBoxRowsOverFast = 66;
 
 // Shared-memory index of tile element u: a padding word every 32, so that a warp's reads of
@@ -935,7 +935,8 @@ __global__ void __launch_bounds__(kLongThreads, 3)
 constexpr int kLongRowSeg = kLongThreads * kLongRun;  // outputs per segment
 constexpr int kLongRowMin = kSepWide;                 // shorter rows take the strip kernel
 // 1-D arrays: long rows up to this many taps, `fft` beyond (H100, 2^28 float32: 257 taps
-// 3.83 ms against 4.72, 513 taps 7.00 against 4.69; docs/TUNING.md, "Long rows").
+// 3.83 ms against 4.72, 513 taps 7.00 against 4.69; docs/TUNING.md, "Long rows");
+// FastTuning::long_rows_taps measured on another device.
 constexpr int kLongRowsOverFft = 321;
 
 struct LongRowGeom {
@@ -1438,21 +1439,26 @@ class SeparableStrategy final : public Strategy {
   // 5x5x5 in 3-D (fast 1.42 ms at r = 2, 3.72 at r = 3 on 640^3), or where `fast` has no
   // kernel (H100, docs/TUNING.md, Separable passes). Below it on 1-D arrays, whose kernels
   // `fast` tunes further, except box factors of kBoxRowsOverFast taps or more on long rows.
+  // The tuning's crossovers (FastTuning::sep_radius_2d ...) replace the H100's.
   int priority(const Problem& p) const override {
+    const FastTuning& tune = p.tuning();
     if (p.rank() == 1) {
       // Box rows cost the same at every k; fast's FMAs grow with it. Long rows grow with k
       // too: beyond kLongRowsOverFft taps, below `fft` (40).
       const SepPlan& plan = plan_of(p);
       if (plan.why_not.empty() && plan.passes[0].lrow &&
-          long_taps_of(plan.passes[0], plan.win) > kLongRowsOverFft)
+          long_taps_of(plan.passes[0], plan.win) > tune.long_rows_taps.value_or(kLongRowsOverFft))
         return 35;
       const bool long_box = plan.why_not.empty() && plan.passes.size() == 1 &&
-                            box_rows(plan.passes[0]) && plan.passes[0].g.xk >= kBoxRowsOverFast;
+                            box_rows(plan.passes[0]) &&
+                            plan.passes[0].g.xk >= tune.box_rows_taps.value_or(kBoxRowsOverFast);
       return long_box ? 110 : 50;
     }
     const int r = int(std::min<std::int64_t>(p.max_radius(), 1 << 20));
     const int rc = fast::compiled_radius(p.rank(), p.dtype(), r);
-    const int dense_top = p.rank() == 2 ? 4 : 2;  // fast's radius of copy speed
+    // fast's radius of copy speed
+    const int dense_top = p.rank() == 2 ? tune.sep_radius_2d.value_or(4)
+                                        : tune.sep_radius_3d.value_or(2);
     return rc < 0 || rc > dense_top ? 110 : 90;
   }
   Summation summation(const Problem& p) const override {

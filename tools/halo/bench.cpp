@@ -32,6 +32,11 @@ struct BenchProblem {
   Extents ext;
   std::int64_t radius;
   std::string filter;  // a named filter (make_named_filter), or empty: random weights of `radius`
+  // The crossovers suite: the FastTuning field this problem measures, its x, and the two
+  // strategies on either side (only those run).
+  std::string tuning_key;
+  int x = 0;
+  std::string below, above;
 };
 
 std::vector<std::int64_t> parse_size(const std::string& text) {
@@ -84,8 +89,34 @@ std::vector<BenchProblem> suite_problems(const std::string& suite, bool gpu,
     for (const char* f : {"gaussian:sigma=1", "gaussian:sigma=2", "box:9"})
       out.push_back({suite, 3, e3, 0, f});
   }
+  // Each crossover of `auto` between the CUDA strategies, measured around the H100's value: the
+  // two strategies on either side on the sizes of the realworld suite (FastTuning's fields).
+  if (suite == "crossovers") {
+    const Extents e2{16384, 16384, 1}, e1{std::int64_t(1) << 28, 1, 1}, e3{512, 512, 512};
+    const auto add_x = [&](int rank, Extents e, std::int64_t radius, const std::string& f,
+                           const char* key, int x, const char* below, const char* above) {
+      out.push_back({suite, rank, e, radius, f, key, x, below, above});
+    };
+    // Gaussians of truncate 4 of radius 3..6 (2-D) and 1..3 (3-D): sigma = r / 4.
+    for (int r : {3, 4, 5, 6})
+      add_x(2, e2, 0, "gaussian:sigma=" + std::to_string(r / 4.0), "sep_radius_2d", r, "fast",
+            "separable");
+    for (int r : {1, 2, 3})
+      add_x(3, e3, 0, "gaussian:sigma=" + std::to_string(r / 4.0), "sep_radius_3d", r, "fast",
+            "separable");
+    // Boxes on either side of `fast`'s compiled radii 32 and 48 (65 | 66 taps: radius 32 | 48).
+    for (int k : {33, 49, 65, 66, 97, 129})
+      add_x(1, e1, 0, "box:" + std::to_string(k), "box_rows_taps", k, "fast", "separable");
+    // Gaussians of 273 to 513 taps: radius 4 sigma.
+    for (int k : {273, 321, 385, 449, 513})
+      add_x(1, e1, 0, "gaussian:sigma=" + std::to_string((k - 1) / 8.0), "long_rows_taps", k,
+            "separable", "fft");
+    for (int r : {5, 7, 10, 12, 15})
+      add_x(2, e2, r, "", "fft_cost", r, "fast", "fft");
+  }
   if (out.empty())
-    throw Error("unknown suite '" + suite + "' (expected seed, radii, 1d, 3d, all or realworld)");
+    throw Error("unknown suite '" + suite +
+                "' (expected seed, radii, 1d, 3d, all, realworld or crossovers)");
   return out;
 }
 
@@ -238,6 +269,49 @@ nlohmann::json explain_choice(const Problem& p, const std::string& name, const s
 
 }  // namespace
 
+std::string crossovers_from(const std::vector<CrossoverPoint>& points) {
+  std::string out;
+  const auto emit = [&](const char* key, long long v) {
+    out += (out.empty() ? "" : ",") + std::string(key) + "=" + std::to_string(v);
+  };
+  const auto of = [&](const char* key) {
+    std::vector<CrossoverPoint> v;
+    for (const CrossoverPoint& q : points)
+      if (q.tuning_key == key) v.push_back(q);
+    std::sort(v.begin(), v.end(),
+              [](const CrossoverPoint& a, const CrossoverPoint& b) { return a.x < b.x; });
+    return v;
+  };
+  // The last x, going up, from which the strategy below is still no slower (x - 1 before the
+  // first point where it already is slower).
+  const auto last_below = [](const std::vector<CrossoverPoint>& v) {
+    int top = v.front().x - 1;
+    for (const CrossoverPoint& q : v) {
+      if (q.below_ms > q.above_ms) break;
+      top = q.x;
+    }
+    return top;
+  };
+  for (const char* key : {"sep_radius_2d", "sep_radius_3d"})
+    if (const auto v = of(key); !v.empty())
+      emit(key, std::clamp(last_below(v), 0, std::string(key) == "sep_radius_2d" ? 64 : 16));
+  if (const auto v = of("box_rows_taps"); !v.empty()) {
+    // The first x, going down from the last, from which box rows stay faster.
+    int first = v.back().x + 1;
+    for (auto q = v.rbegin(); q != v.rend() && q->above_ms < q->below_ms; ++q) first = q->x;
+    emit("box_rows_taps", std::clamp(first, 2, 1 << 20));
+  }
+  if (const auto v = of("long_rows_taps"); !v.empty())
+    emit("long_rows_taps", std::clamp(last_below(v), 1, 1025));
+  if (const auto v = of("fft_cost"); !v.empty()) {
+    std::vector<double> c;
+    for (const CrossoverPoint& q : v)
+      if (q.model > 0) c.push_back(100.0 * (q.above_ms / q.below_ms) / q.model);
+    if (!c.empty()) emit("fft_cost", std::clamp<long long>(std::llround(detail::median(c)), 1, 100000));
+  }
+  return out;
+}
+
 int run_bench(const BenchArgs& a) {
   const int warmup = static_cast<int>(detail::parse_integer(a.warmup, 0, 1000000, "--warmup"));
   const int reps = static_cast<int>(detail::parse_integer(a.reps, 1, 1000000, "--reps"));
@@ -275,6 +349,8 @@ int run_bench(const BenchArgs& a) {
                                    [](const Strategy* s) { return s->backend() == Backend::cuda; });
   const bool any_cpu = std::any_of(strats.begin(), strats.end(),
                                    [](const Strategy* s) { return s->backend() != Backend::cuda; });
+  if (a.suite == "crossovers" && !gpu)
+    throw Error("--suite crossovers measures the CUDA strategies: no CUDA device (" + why + ")");
   const auto problems = suite_problems(a.suite, any_gpu, a.size, a.radii);
   for (const BenchProblem& bp : problems)
     if (modes.size() > 1 && int(modes.size()) != bp.rank)
@@ -286,6 +362,7 @@ int run_bench(const BenchArgs& a) {
   if (any_gpu) gpu_c = detail::measure_cuda_ceilings(DType::f32);
   if (any_cpu) cpu_c = detail::measure_cpu_ceilings(DType::f32);
 
+  std::vector<CrossoverPoint> points;
   nlohmann::json rows = nlohmann::json::array();
   nlohmann::json explained = nlohmann::json::array();
   std::vector<std::string> explain_lines;
@@ -298,7 +375,9 @@ int run_bench(const BenchArgs& a) {
     // The FLOPs of the cheapest exact form: a rank-1 filter's factors, else every tap.
     const double flops = work_flops(p);
     p.set_tuning(tuning);
+    CrossoverPoint point{bp.tuning_key, bp.x};
     for (const Strategy* s : strats) {
+      if (!bp.tuning_key.empty() && s->name() != bp.below && s->name() != bp.above) continue;
       nlohmann::json row;
       row["suite"] = bp.suite;
       row["problem"] = name;
@@ -336,6 +415,11 @@ int run_bench(const BenchArgs& a) {
       rows.push_back(row);
       if (a.format == "table")
         std::fprintf(stderr, "  %-20s %-22s %10.3f ms\n", name.c_str(), s->name().c_str(), med);
+      (s->name() == bp.below ? point.below_ms : point.above_ms) = med;
+    }
+    if (!bp.tuning_key.empty() && point.below_ms > 0 && point.above_ms > 0) {
+      if (bp.tuning_key == "fft_cost") point.model = detail::cuda_fft_model_ratio(p);
+      points.push_back(point);
     }
     if (a.explain) {
       nlohmann::json e = explain_choice(p, name, a.backend, rows, first_row);
@@ -357,6 +441,16 @@ int run_bench(const BenchArgs& a) {
   doc["reps"] = reps;
   doc["rows"] = rows;
   if (a.explain) doc["explain"] = explained;
+  // The crossovers suite's result: the tuning that makes `auto` choose as this device measured.
+  std::string crossovers;
+  if (!points.empty()) {
+    crossovers = crossovers_from(points);
+    nlohmann::json pts = nlohmann::json::array();
+    for (const CrossoverPoint& q : points)
+      pts.push_back({{"tuning_key", q.tuning_key}, {"x", q.x}, {"below_ms", q.below_ms},
+                     {"above_ms", q.above_ms}, {"model", q.model}});
+    doc["crossovers"] = {{"tune", crossovers}, {"points", pts}};
+  }
   std::ostringstream os;
   if (a.format == "json") {
     os << doc.dump(2) << "\n";
@@ -412,6 +506,10 @@ int run_bench(const BenchArgs& a) {
     os << "GB/s counts one read of the input and one write of the output (8 B per float32 "
           "element); floor = max(bytes / copy, FLOPs / FMA peak); of roof = floor / median.\n";
     for (const auto& l : explain_lines) os << l << "\n";
+    if (!crossovers.empty())
+      os << "crossovers of " << gpu_c.device << ": " << crossovers
+         << "\n(`auto` chooses as measured here with --tune " << crossovers
+         << "; the defaults are an H100's)\n";
   }
   std::cout << os.str();
   if (!a.output.empty()) write_file(a.output, os.str());

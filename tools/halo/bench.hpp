@@ -2,11 +2,12 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace halo::tool {
 
 struct BenchArgs {
-  std::string suite = "seed";  // seed, radii, 1d, 3d, all
+  std::string suite = "seed";  // seed, radii, 1d, 3d, all, realworld, crossovers
   std::string strategies;      // comma-separated names; empty: every strategy but reference
   std::string backend = "all";  // all, cpu, cuda
   std::string size;            // overrides the suite's array shape, e.g. 4096x4096
@@ -22,5 +23,20 @@ struct BenchArgs {
 };
 
 int run_bench(const BenchArgs& a);
+
+// One measured point of a crossover of `auto` (the crossovers suite): at x (a radius or a tap
+// count) the strategy below the crossover took `below_ms`, the one above it `above_ms`; `model`
+// is the FFT's modelled time over the direct sum's (the fft_cost points only).
+struct CrossoverPoint {
+  std::string tuning_key;  // sep_radius_2d, sep_radius_3d, box_rows_taps, long_rows_taps, fft_cost
+  int x = 0;
+  double below_ms = 0, above_ms = 0, model = 0;
+};
+// The crossovers these points measure, as FastTuning's KEY=VALUE text (fields without points are
+// left out): the largest radius where `fast` is no slower than `separable` (sep_radius_*), the
+// fewest taps where box rows beat `fast`, the most taps where long rows are no slower than
+// `fft`, and the median over the points of the FFT cost that makes the model's choice the
+// measured one (100 x measured ratio / modelled ratio).
+std::string crossovers_from(const std::vector<CrossoverPoint>& points);
 
 }  // namespace halo::tool

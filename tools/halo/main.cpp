@@ -489,8 +489,9 @@ int main(int argc, char** argv) {
                   "no 1-D passes over two or more axes, no sums of separable terms other than "
                   "lines along one axis each (cpu_lowrank); see docs/ACCURACY.md");
   apply->add_option("--tune", aa.tune,
-                    "override the fast strategy's kernel choices, KEY=VALUE[,...] (e.g. "
-                    "winograd=0,slots=2; keys: the fields of halo::FastTuning)");
+                    "override the fast strategy's kernel choices and auto's crossovers, "
+                    "KEY=VALUE[,...] (e.g. winograd=0,slots=2, or what `halo bench --suite "
+                    "crossovers` printed for this GPU; keys: the fields of halo::FastTuning)");
   apply->add_flag("-v,--verbose", aa.verbose, "print the strategy chosen, time and throughput");
 
   std::string gen_path, gen_shape = "4096x4096", gen_dtype = "f32", gen_seed;
@@ -519,8 +520,11 @@ int main(int argc, char** argv) {
           "seed (2-D, 9x9), radii (2-D, r = 1-5, 7, 15), 1d (r = 4, 16, 64), "
           "3d (r = 1-3) or all; realworld (not in all): Gaussians of sigma 1-8, box 31 and "
           "a dense 31x31 in 2-D, Gaussian sigma 16 and box 255 in 1-D, Gaussians of "
-          "sigma 1, 2 and box 9 in 3-D (512^3). Sizes: runs with a GPU strategy 16384^2 "
-          "(seed, radii), 2^28 (1d), 640^3 (3d); CPU-only runs 4096^2, 2^24, 256^3")
+          "sigma 1, 2 and box 9 in 3-D (512^3); crossovers (GPU): the problems on either "
+          "side of each of auto's crossovers between fast, separable and fft, and the --tune "
+          "that makes auto choose as measured on this device. Sizes: runs with a GPU "
+          "strategy 16384^2 (seed, radii), 2^28 (1d), 640^3 (3d); CPU-only runs 4096^2, "
+          "2^24, 256^3")
       ->capture_default_str();
   bench->add_option("--strategy", ba.strategies, "comma-separated strategies (default: all but "
                                                  "reference)");
@@ -539,8 +543,9 @@ int main(int argc, char** argv) {
   bench->add_option("--warmup", ba.warmup, "untimed runs first")->capture_default_str();
   bench->add_option("--reps", ba.reps, "timed runs (the median is reported)")->capture_default_str();
   bench->add_option("--tune", ba.tune,
-                    "override the fast strategy's kernel choices, KEY=VALUE[,...] (e.g. "
-                    "feed=tma,slots=6; keys: the fields of halo::FastTuning)");
+                    "override the fast strategy's kernel choices and auto's crossovers, "
+                    "KEY=VALUE[,...] (e.g. feed=tma,slots=6 or what --suite crossovers "
+                    "printed; keys: the fields of halo::FastTuning)");
   bench->add_flag("--explain", ba.explain,
                   "per problem: what auto picks and why, the fastest measured, the pick's plan");
 
