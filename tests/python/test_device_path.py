@@ -95,6 +95,19 @@ def on_fake(x):
     return np.array(x).view(FakeArray)
 
 
+def spy_on_runs(fake):
+    """A list that receives (src, dst) of every core call the stand-in makes from now on."""
+    seen = []
+    run = fake.run
+
+    def spy(src, dst, *args):
+        seen.append((src, dst))
+        return run(src, dst, *args)
+
+    fake.run = spy
+    return seen
+
+
 CALLS = {
     "correlate": lambda lib, x, **kw: lib.correlate(x, np.arange(1.0, 7.0).reshape(2, 3), **kw),
     "convolve1d": lambda lib, x, **kw: lib.convolve1d(x, [1.0, -2.0, 0.5], axis=0, **kw),
@@ -123,14 +136,7 @@ def test_stand_in_zero_copy(fake, rng):
     """float32 in, float32 out: the core reads the input itself and writes the output."""
     x = on_fake(random_array(rng, (16, 24), np.float32))
     out = on_fake(np.empty((16, 24), np.float32))
-    seen = []
-    run = fake.run
-
-    def spy(src, dst, *args):
-        seen.append((src, dst))
-        return run(src, dst, *args)
-
-    fake.run = spy
+    seen = spy_on_runs(fake)
     r = halo.gaussian_filter(x, 1.0, output=out)
     assert r is out
     (src, dst), = seen
@@ -164,14 +170,7 @@ def test_stand_in_replays(fake, rng):
     first = on_fake(random_array(rng, shape, np.float32))
     halo.gaussian_filter(first, 1.5, mode="nearest")
     assert len(halo._REPLAY) == 1
-    seen = []
-    run = fake.run
-
-    def spy(src, dst, *args):
-        seen.append((src, dst))
-        return run(src, dst, *args)
-
-    fake.run = spy
+    seen = spy_on_runs(fake)
     x = on_fake(random_array(rng, shape, np.float32))
     replayed = halo.gaussian_filter(x, 1.5, mode="nearest")
     (src, dst), = seen
