@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/parse.hpp"
 #include "halo/halo.hpp"
 
 namespace py = pybind11;
@@ -29,6 +30,14 @@ halo::DType dtype_of(const py::array& a) {
   if (d.equal(py::dtype::of<double>())) return halo::DType::f64;
   throw py::value_error("halo computes in float32 or float64, not " +
                         py::str(static_cast<const py::handle&>(d)).cast<std::string>());
+}
+
+// The tuning every call of this process passes to the core (set_tuning): `auto`'s crossovers
+// measured on a GPU, or `fast`'s kernel choices; empty, the defaults. Read and written under the
+// GIL.
+halo::FastTuning& process_tuning() {
+  static halo::FastTuning t;
+  return t;
 }
 
 // What every call shares: the filter, the operation and the options, checked before the GIL is
@@ -72,6 +81,7 @@ Call make_call(const py::array_t<double, py::array::c_style | py::array::forceca
   }
   c.options.strategy = strategy;
   c.options.direct_sums = direct_sums;
+  c.options.tuning = process_tuning();
   c.options.stream = reinterpret_cast<void*>(stream);
   return c;
 }
@@ -209,6 +219,20 @@ PYBIND11_MODULE(_halo, m) {
   m.def(
       "parse_mode", [](const std::string& s) { return halo::to_string(halo::parse_boundary(s)); },
       "The core's canonical name of a boundary mode; halo.Error (a RuntimeError) if unknown.");
+  m.def(
+      "set_tuning",
+      [](const std::string& text) {
+        try {
+          process_tuning() =
+              text.empty() ? halo::FastTuning{} : halo::detail::parse_fast_tuning(text, "tuning");
+        } catch (const halo::Error& e) {
+          throw py::value_error(e.what());
+        }
+      },
+      "Sets the tuning of every later call (KEY=VALUE[,...]; '' for the defaults).");
+  m.def("tuning", [] {
+    return process_tuning().empty() ? std::string() : halo::detail::tuning_string(process_tuning());
+  });
   m.def("build_info", &build);
   m.def("cuda_devices", &devices);
   m.def("strategies", &strategy_list);

@@ -35,7 +35,7 @@ from ._arrays import _NUMPY, device_context, host_weights, kind_name, kind_of
 
 __all__ = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter",
            "gaussian_filter1d", "uniform_filter", "uniform_filter1d", "sobel", "prewitt",
-           "laplace", "info", "strategies", "last_run", "Error"]
+           "laplace", "info", "strategies", "last_run", "set_tuning", "tuning", "Error"]
 
 Error = _halo.Error  # what the core reports; a RuntimeError
 __version__ = _halo.build_info()["version"]
@@ -70,6 +70,22 @@ def info():
     d["cuda_unavailable_because"] = why
     d["strategies"] = [s["name"] for s in _halo.strategies()]
     return d
+
+
+def set_tuning(tuning=""):
+    """Overrides of the core's measured choices for every later call of this process: `auto`'s
+    crossovers between the CUDA strategies as `halo bench --suite crossovers` prints them for a
+    GPU (e.g. "sep_radius_2d=4,box_rows_taps=66,fft_cost=106"), or the `fast` strategy's kernel
+    choices; the keys are halo::FastTuning's fields. "" restores the defaults (an H100's). A
+    ValueError names a bad key or value."""
+    if not isinstance(tuning, str):
+        raise TypeError(f"tuning must be a str of KEY=VALUE pairs, not {type(tuning).__name__}")
+    _halo.set_tuning(tuning)
+
+
+def tuning():
+    """The tuning set_tuning() gave, as KEY=VALUE text ("" for the defaults)."""
+    return _halo.tuning()
 
 
 def last_run():

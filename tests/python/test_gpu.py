@@ -147,6 +147,23 @@ def test_cupy_replay_stream_order(cp, rng):
     assert_matches(got, want, scale_of(want) * 4)
 
 
+def test_cupy_tuning_moves_auto(cp, rng):
+    """halo.set_tuning's crossovers move auto's choice on the GPU, replayed calls included: a
+    7x7 Gaussian runs on `fast` by default, as separable passes from sep_radius_2d=2."""
+    x0 = random_array(rng, (512, 520), np.float32)
+    x = cp.asarray(x0)
+    want = halo.gaussian_filter(x0, 0.75)
+    try:
+        for tune, strategy in (("", "fast"), ("sep_radius_2d=2", "separable"), ("", "fast")):
+            halo.set_tuning(tune)
+            for _ in range(2):
+                got = halo.gaussian_filter(x, 0.75)
+                assert halo.last_run()["strategy"] == strategy, tune
+                assert_matches(cp.asnumpy(got), want, 4)
+    finally:
+        halo.set_tuning("")
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int32, np.uint32, np.float16])
 def test_cupy_other_dtypes(cp, rng, dtype):
     """Conversions on the GPU; integer outputs exactly as on the CPU (SciPy's), the wrap-around
