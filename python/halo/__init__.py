@@ -606,14 +606,29 @@ def _replay_kind(x):
     return xp if dt in _REPLAY_DTYPES and xp.is_contiguous(x) else None
 
 
+_OUT = ("output",)  # stands for an output array in a replay key
+
+
+def _replay_output(xp, out, input, dt, shape):
+    """Whether a replay may write `out` itself: an array of the input's type, dtype and shape,
+    C-contiguous, writeable and apart from the input (else the full path, which copies)."""
+    try:
+        return (type(out) is type(input) and xp.dtype(out) == dt and tuple(out.shape) == shape
+                and xp.is_contiguous(out) and xp.writeable(out) and not xp.overlap(out, input))
+    except TypeError:  # a tensor of a dtype halo does not take: the full path says so
+        return False
+
+
 def _replayable(fn):
     """Repeated calls skip the argument processing, which on a tiny array costs more than the
     filtering, and on a GPU array is time the GPU waits for: a call that made exactly one core
     call, reading the input itself and writing the array it returned, keeps that core call under
     its arguments (with the input's type, shape and dtype), and a later call with equal arguments
     makes the same core call on a new output of the input's kind (on the input's device and the
-    caller's current stream there, read at each call). Anything else (an output argument, large
-    weights, lists, integer outputs, several passes) takes the full path every time."""
+    caller's current stream there, read at each call), or into the `output` given, where that is
+    an array of the input's type, dtype and shape, C-contiguous, writeable and apart from the
+    input. Anything else (other outputs, large weights, lists, integer outputs, several passes)
+    takes the full path every time."""
     params = list(inspect.signature(fn).parameters)[1:]
     out_at = params.index("output")
     name = fn.__name__
@@ -621,19 +636,25 @@ def _replayable(fn):
     @functools.wraps(fn)
     def call(input, *args, **kwargs):
         xp = _replay_kind(input)
-        if (xp is None or len(args) > out_at and args[out_at] is not None
-                or kwargs.get("output") is not None):
+        if xp is None:
             return fn(input, *args, **kwargs)
         dt = xp.dtype(input)
         shape = tuple(input.shape)
+        out = args[out_at] if len(args) > out_at else kwargs.get("output")
+        if out is not None and not _replay_output(xp, out, input, dt, shape):
+            return fn(input, *args, **kwargs)
         try:
-            key = (name, type(input), shape, dt.char, tuple(_tagged(a) for a in args),
-                   tuple(sorted((k, _tagged(v)) for k, v in kwargs.items())))
+            key = (name, type(input), shape, dt.char,
+                   tuple(_OUT if i == out_at and a is not None else _tagged(a)
+                         for i, a in enumerate(args)),
+                   tuple(sorted((k, _OUT if k == "output" and v is not None else _tagged(v))
+                                for k, v in kwargs.items())))
         except _NoKey:
             return fn(input, *args, **kwargs)
         plan = _REPLAY.get(key)
         if plan is not None:
-            out = xp.empty(shape, dt, input)
+            if out is None:
+                out = xp.empty(shape, dt, input)
             _local.run = xp.run(input, out, *plan)
             return out
         outer = getattr(_local, "record", None)  # a call inside another records on its own
@@ -646,7 +667,8 @@ def _replayable(fn):
         if len(record) == 1 and record[0] is not None:
             rxp, src, dst, core_call = record[0]
             if (rxp is xp and src is input and dst is result and type(result) is type(input)
-                    and xp.dtype(result) == dt and tuple(result.shape) == shape):
+                    and xp.dtype(result) == dt and tuple(result.shape) == shape
+                    and (out is None or result is out)):
                 if len(_REPLAY) >= 256:
                     _REPLAY.clear()
                 _REPLAY[key] = core_call

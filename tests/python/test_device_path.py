@@ -180,6 +180,14 @@ def test_stand_in_replays(fake, rng):
     np.testing.assert_array_equal(np.asarray(replayed), np.asarray(full))
     assert_matches(np.asarray(replayed), ndi.gaussian_filter(np.asarray(x), 1.5, mode="nearest"),
                    4)
+    # Into an output of the input's kind: recorded, then replayed into it.
+    o = on_fake(np.full(shape, np.nan, np.float32))
+    for _ in range(2):
+        seen.clear()
+        assert halo.gaussian_filter(x, 1.5, mode="nearest", output=o) is o
+        (src, dst), = seen
+        assert src is x and dst is o
+    np.testing.assert_array_equal(np.asarray(o), np.asarray(full))
     # A NumPy array of the same shape and arguments does not take the GPU kind's replay.
     halo._REPLAY.clear()
     halo.gaussian_filter(x, 1.5, mode="nearest")

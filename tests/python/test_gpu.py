@@ -141,7 +141,12 @@ def test_cupy_replay_stream_order(cp, rng):
         x *= 2  # written after the spin
         r = halo.gaussian_filter(x, 2.5, mode="nearest")  # replayed
         got = cp.asnumpy(r * 1, stream=s)
+        o = cp.full_like(x, cp.nan)
+        for _ in range(2):  # recorded, then replayed into the output given
+            assert halo.gaussian_filter(x, 2.5, mode="nearest", output=o) is o
+        got_o = cp.asnumpy(o, stream=s)
     s.synchronize()
+    assert_matches(got_o, want, scale_of(want) * 4)
     assert isinstance(r, cp.ndarray) and r.device == x.device and r.dtype == cp.float32
     assert halo.last_run()["backend"] == "cuda"
     assert_matches(got, want, scale_of(want) * 4)

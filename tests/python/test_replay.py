@@ -1,7 +1,7 @@
 """Repeated calls on NumPy arrays replay the core call of an earlier call with equal arguments
-(python/halo/__init__.py, _replayable): bit for bit the full path's result on new data, the same
-errors for arguments that differ only in type, last_run() as the full path sets it, and weights
-changed in place are seen."""
+(python/halo/__init__.py, _replayable): bit for bit the full path's result on new data, into a
+new array or the output given, the same errors for arguments that differ only in type,
+last_run() as the full path sets it, and weights changed in place are seen."""
 import numpy as np
 import pytest
 import scipy.ndimage as ndi
@@ -76,15 +76,15 @@ def test_replay_sees_weights_changed_in_place(rng):
                                atol=1e-12)
 
 
-def test_no_replay_where_the_call_writes_an_output_or_takes_a_list(rng):
+def test_no_replay_where_the_call_takes_a_list(rng):
     x = random_array(rng, (10, 11), np.float32)
     halo._REPLAY.clear()
     out = np.full_like(x, np.nan)
     for _ in range(2):
-        assert halo.gaussian_filter(x, 1.0, output=out) is out
+        assert halo.gaussian_filter(x, 1.0, output=out) is out  # kept: an output of x's kind
         halo.gaussian_filter(x, [1.0, 2.0])
         halo.correlate(x, [[1.0, 2.0], [3.0, 4.0]])
-    assert len(halo._REPLAY) == 0
+    assert len(halo._REPLAY) == 1
     assert_matches(out, ndi.gaussian_filter(x, 1.0), 4)
 
 
@@ -107,3 +107,40 @@ def test_no_replay_for_weights_hashed_by_identity(rng):
     np.testing.assert_allclose(halo.correlate(x, w), ndi.correlate(x, w.a), rtol=1e-12,
                                atol=1e-12)
     assert len(halo._REPLAY) == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_replay_into_an_output_given(rng, dtype):
+    """A call with an output of the input's dtype and shape replays into it: the output itself
+    is returned, bit for bit the full path's result; outputs that alias the input, differ in
+    dtype or are not contiguous take the full path, with the right result."""
+    halo._REPLAY.clear()
+    shape = (21, 18)
+    w = np.array([[0.5, -1.0, 0.25], [1.5, 2.0, -0.75], [0.125, -0.5, 1.0]])
+    out = np.full(shape, np.nan, dtype)
+    halo.correlate(random_array(rng, shape, dtype), w, out, mode="wrap")  # recorded
+    assert len(halo._REPLAY) == 1
+    x = random_array(rng, shape, dtype)
+    r = halo.correlate(x, w, out, mode="wrap")
+    assert r is out
+    halo._REPLAY.clear()
+    full = halo.correlate(x, w, mode="wrap")
+    np.testing.assert_array_equal(out, full)
+    assert_matches(out, ndi.correlate(x, w, mode="wrap"), 20)
+    # The keyword form, then outputs the replay must not write itself.
+    halo.gaussian_filter(x, 1.5, output=out)
+    halo.gaussian_filter(x, 1.5, output=out)
+    assert_matches(out, ndi.gaussian_filter(x, 1.5), 4)
+    y = x.copy()
+    assert halo.gaussian_filter(y, 1.5, output=y) is y  # in place: the full path's copy
+    assert_matches(y, ndi.gaussian_filter(x, 1.5), 4)
+    other = np.full(shape, np.nan, np.float64 if dtype == np.float32 else np.float32)
+    halo.gaussian_filter(x, 1.5, output=other)
+    assert_matches(other, ndi.gaussian_filter(x, 1.5, output=other.dtype), 4)
+    strided = np.full((shape[0], 2 * shape[1]), np.nan, dtype)[:, ::2]
+    halo.gaussian_filter(x, 1.5, output=strided)
+    assert_matches(strided, ndi.gaussian_filter(x, 1.5), 4)
+    readonly = np.zeros(shape, dtype)
+    readonly.flags.writeable = False
+    with pytest.raises(ValueError):
+        halo.gaussian_filter(x, 1.5, output=readonly)
