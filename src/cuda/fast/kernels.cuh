@@ -74,27 +74,10 @@ DeviceFacts current_device_facts();
 // limit is 48 KB for static and dynamic together, so 48 KB of ring beside a few mbarriers already
 // needs it. Both are remembered per kernel and device (occupancy(), strategy.cu): the runtime's
 // calls cost microseconds of host time per launch.
-int occupancy(const void* kernel, int threads, std::size_t dynamic_smem,
-              cudaError_t (*set_limit)(const void*, int),
-              int (*query)(const void*, int, std::size_t));
+int occupancy(const void* kernel, int threads, std::size_t dynamic_smem);
 template <class Kernel>
 std::int64_t resident_blocks(Kernel kernel, int threads, std::size_t dynamic_smem, int sms) {
-  const auto set_limit = [](const void* k, int bytes) {
-    return cudaFuncSetAttribute(reinterpret_cast<Kernel>(const_cast<void*>(k)),
-                                cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  };
-  const auto query = [](const void* k, int threads, std::size_t smem) {
-    int blocks = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &blocks, reinterpret_cast<Kernel>(const_cast<void*>(k)), threads, smem) !=
-        cudaSuccess) {
-      (void)cudaGetLastError();
-      blocks = 1;
-    }
-    return blocks;
-  };
-  const int blocks =
-      occupancy(reinterpret_cast<const void*>(kernel), threads, dynamic_smem, set_limit, query);
+  const int blocks = occupancy(reinterpret_cast<const void*>(kernel), threads, dynamic_smem);
   return std::int64_t(blocks > 0 ? blocks : 1) * sms;
 }
 

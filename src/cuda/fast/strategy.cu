@@ -98,9 +98,7 @@ DeviceFacts current_device_facts() {
   return f;
 }
 
-int occupancy(const void* kernel, int threads, std::size_t dynamic_smem,
-              cudaError_t (*set_limit)(const void*, int),
-              int (*query)(const void*, int, std::size_t)) {
+int occupancy(const void* kernel, int threads, std::size_t dynamic_smem) {
   int dev = 0;
   HALO_CUDA_CHECK(cudaGetDevice(&dev), "querying the current device");
   static std::mutex m;
@@ -111,7 +109,8 @@ int occupancy(const void* kernel, int threads, std::size_t dynamic_smem,
     std::size_t& set = limit[{kernel, dev}];
     if (set != dynamic_smem) {
       set = 0;
-      HALO_CUDA_CHECK(set_limit(kernel, int(dynamic_smem)),
+      HALO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           int(dynamic_smem)),
                       "setting the shared-memory limit of a kernel to " +
                           std::to_string(dynamic_smem) + " bytes");
       set = dynamic_smem;
@@ -120,7 +119,13 @@ int occupancy(const void* kernel, int threads, std::size_t dynamic_smem,
   const auto key = std::make_tuple(kernel, threads, dynamic_smem, dev);
   const auto found = blocks.find(key);
   if (found != blocks.end()) return found->second;
-  return blocks[key] = query(kernel, threads, dynamic_smem);
+  int n = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, dynamic_smem) !=
+      cudaSuccess) {
+    (void)cudaGetLastError();
+    n = 1;
+  }
+  return blocks[key] = n;
 }
 
 namespace {
