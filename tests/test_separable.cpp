@@ -391,7 +391,7 @@ TEST(SeparableCuda, BoxFactorsRunAsRunningSums) {
       {2, {130, 300, 1}, 1, {31, 31}},  {2, {90, 600, 1}, 1, {41, 13}},
       {2, {300, 20, 1}, 2, {6, 12}},    {1, {20000, 1, 1}, 1, {255}},
       {2, {200, 50, 1}, 1, {9, 1}},     {2, {5, 3000, 1}, 1, {1, 33}},
-      {3, {40, 30, 50}, 1, {9, 9, 9}},  {3, {70, 6, 7}, 1, {41, 1, 1}},
+      {3, {12, 30, 50}, 1, {9, 9, 9}},  {3, {70, 6, 7}, 1, {41, 1, 1}},
       {3, {20, 9, 40}, 2, {7, 13, 15}}, {2, {40, 30, 1}, 1, {9, 5}},
       // Box rows (rows of 2048 or more): segment edges, a prime length, k a multiple of the
       // runs of 16 and below them, batches of rows.
@@ -434,6 +434,59 @@ TEST(SeparableCuda, BoxFactorsRunAsRunningSums) {
   EXPECT_EQ(find_strategy("separable")->summation(direct), Summation::direct);
 }
 
+// Volumes whose factors all fit radius 4 (float32, at least 4 halos deep) run x, y and z in one
+// pass: tile edges (64 x 16 outputs of a plane), primes, unaligned rows, 1-element axes, a
+// factor of one tap, filters wider than an axis, several z-chunks, batches, every compiled
+// radius; boxes among them take FMAs (no running sums). The edge sets' origins widen a window by
+// one, so factors of 9 taps run under the sets without origins. Wider factors, shallower
+// volumes and float64 keep two passes.
+const std::vector<PassCase>& volume_cases() {
+  static const std::vector<PassCase> cases = {
+      {3, {40, 17, 65}, 1, {7, 7, 7}},   {3, {37, 31, 130}, 2, {7, 3, 5}},
+      {3, {50, 3, 2}, 1, {5, 3, 3}},     {3, {33, 70, 3}, 1, {7, 7, 7}},
+      {3, {300, 9, 10}, 1, {3, 5, 7}},   {3, {16, 20, 24}, 1, {3, 3, 3}},
+      {3, {29, 23, 67}, 1, {7, 1, 7}},   {3, {24, 40, 36}, 1, {7, 7, 1}},
+      {3, {20, 30, 40}, 1, {3, 5, 3}}};
+  return cases;
+}
+
+TEST(SeparableCuda, VolumesRunInOnePass) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  const auto check = [](const Problem& p, const Filter& f, Op op, const Edges& e) {
+    const Strategy* s = find_strategy("separable");
+    const std::string plan = s->plan(p);
+    EXPECT_NE(plan.find("z fused in one pass"), std::string::npos) << p.describe() << ": " << plan;
+    EXPECT_TRUE(s->workspace(p).empty()) << p.describe();
+    EXPECT_EQ(s->summation(p), Summation::separable) << p.describe();
+    EXPECT_EQ(check_strategy<float>("separable", p.rank(), p.extents(), p.batch(), f, op, false, e),
+              "");
+  };
+  const auto outer = [](const std::vector<std::int64_t>& k) { return random_outer_product(k); };
+  const int ran = for_each_case(volume_cases(), outer, check);
+  EXPECT_EQ(ran, int(volume_cases().size() * edge_sets().size()));
+  for_each_case({{3, {40, 30, 50}, 2, {7, 7, 7}}, {3, {35, 20, 70}, 1, {7, 5, 3}}}, box_filter,
+                check);
+  // Radius 4 (9 taps: Gaussians of sigma 1, boxes of 9) at tile and chunk edges, every mode.
+  int i = 0;
+  for (const PassCase& c : {PassCase{3, {40, 17, 65}, 1, {9, 9, 9}},
+                            PassCase{3, {100, 33, 70}, 1, {9, 5, 9}}})
+    for (const Edges& e : edge_sets())
+      if (e.origin == std::array<std::int64_t, kMaxRank>{0, 0, 0})
+        for (const Filter& f : {random_outer_product(c.filter), box_filter(c.filter)}) {
+          const Op op = i++ % 2 ? Op::convolve : Op::correlate;
+          check(Problem(c.rank, c.ext, c.batch, f, DType::f32, op, e), f, op, e);
+        }
+  EXPECT_EQ(i, 24);
+  // Two passes for wider factors, shallower volumes, and float64.
+  const Strategy* s = find_strategy("separable");
+  for (const Problem& p :
+       {Problem(3, {64, 30, 50}, 1, make_named_filter("gaussian:sigma=2", 3), DType::f32),
+        Problem(3, {12, 30, 50}, 1, make_named_filter("gaussian:sigma=1", 3), DType::f32),
+        Problem(3, {40, 30, 50}, 1, make_named_filter("gaussian:sigma=1", 3), DType::f64)})
+    EXPECT_NE(s->plan(p).find("two passes"), std::string::npos) << s->plan(p);
+}
+
 // Small cases for compute-sanitizer (memcheck's filter CudaSanitizer.*) under reflect and one
 // more edge set: each runs the pass whose plan names `what(case)`, against the reference.
 template <class Make, class What>
@@ -465,6 +518,15 @@ TEST(CudaSanitizer, SeparableBoxRowsAndColumns) {
                    {3, {140, 3, 40}, 1, {135, 1, 1}}},
                   box_filter,
                   [](const PassCase& c) { return c.rank == 1 ? "segments" : "box columns"; });
+}
+
+// Volumes in one pass: tile, chunk and face edges through the modes' maps.
+TEST(CudaSanitizer, SeparableVolumes) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  sanitizer_cases({{3, {26, 17, 65}, 1, {7, 7, 7}}, {3, {37, 5, 7}, 1, {7, 3, 5}}},
+                  [](const std::vector<std::int64_t>& k) { return random_outer_product(k); },
+                  [](const PassCase&) { return "one pass"; });
 }
 
 // Long columns and long rows: chunk, strip and segment ends, edges through the modes' maps, y

@@ -27,9 +27,10 @@
  *     strips of one row.
  *   RX = 0 (a pass along y alone, and z in 3-D, where a "row" is a whole plane): step 1 loads
  *     straight into the ring.
- * 3-D filters run as two passes over DRAM: x and y fused on every plane into a scratch array,
- * then z from it (under constant mode its ghost planes read cval times the sums of the x and y
- * factors, a ghost plane of the input seen through them).
+ * 3-D filters whose factors fit radius 4 (float32) run x, y and z in one pass (vol_kernel, below);
+ * others as two passes over DRAM: x and y fused on every plane into a scratch array, then z from
+ * it (under constant mode its ghost planes read cval times the sums of the x and y factors, a
+ * ghost plane of the input seen through them).
  *
  * Factors beyond the ring's radii take passes of their own (float32), each described where it is
  * defined: box rows and box columns (running sums, any width up to 257 along x and 1025 down y
@@ -41,6 +42,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "core/boundary.hpp"
 #include "core/detail.hpp"
@@ -575,6 +577,283 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
 }
 
 // ---------------------------------------------------------------------------------------------
+// Volumes in one pass: a float32 3-D filter whose three factors fit radius kVolTop, x, y and z
+// fused, so that DRAM sees one read and one write of the array instead of the two passes'
+// four transfers (Gaussians of sigma 1 and boxes of 9 on 512^3: 1.2 -> 0.9 ms on an H100). A block owns a tile of 64 x 16 outputs of each plane and marches along z
+// over a chunk of planes, one input plane at a time:
+//   1. the plane's tile and its halo (16 + 2R rows of 64 + 2P columns) into shared memory
+//      (`tile`), 16-byte loads at fixed offsets inside the volume, the modes' maps at its
+//      faces; the next plane's loads are in flight in registers meanwhile;
+//   2. along x into `xs` (each thread a run of 8 outputs of a row, as separable_kernel's step 2);
+//   3. along y: thread t takes column t % 64, rows 4 (t / 64) .. + 3, and writes its 4 sums into
+//      the current slot of a ring of 2 PZ + 4 x-y-filtered planes; only this thread reads them;
+//   4. after every 4th plane, along z: the thread's 4 columns' 4 outputs, from 4 + 2R ring
+//      slots (each read feeding 4 FFMAs per output column), stored coalesced.
+// Ghost planes (constant mode along z) load cval everywhere, so they reach the z pass as the
+// two-pass form's cval times the x and y factors' sums. The factors are centred in windows of
+// one compiled radius R (zeros where a factor is shorter). Neighbouring tiles are neighbouring
+// work items, so a plane's halo rows are read from L2 by the tiles beside it.
+// ---------------------------------------------------------------------------------------------
+constexpr int kVolTx = 64, kVolTy = 16;  // outputs of a tile's plane
+constexpr int kVolThreads = 256;
+constexpr int kVolSteps = 4;  // output planes per z step
+// The largest compiled radius: beyond, the two passes measured faster on an H100 (512^3, radius
+// 6: 1.82 ms against 1.23; radius 8: 1.92 against 1.20; docs/TUNING.md, "Volumes in one pass").
+constexpr int kVolTop = 4;
+// z halo planes a chunk loads on each side: R rounded up to half a step (the ring's slots then
+// fall in whole steps).
+HALO_HOST_DEVICE constexpr int vol_pad_z(int r) {
+  return (r + kVolSteps / 2 - 1) / (kVolSteps / 2) * (kVolSteps / 2);
+}
+HALO_HOST_DEVICE constexpr int vol_slots(int r) { return 2 * vol_pad_z(r) + kVolSteps; }
+// Pitches an odd multiple of 16 bytes (as separable_kernel's).
+HALO_HOST_DEVICE constexpr int vol_tile_pitch(int r) { return kVolTx + 2 * pad4(r) + 4; }
+HALO_HOST_DEVICE constexpr int vol_x_pitch() { return kVolTx + 4; }
+std::size_t vol_shared_bytes(int r) {
+  return sizeof(float) * (std::size_t(kVolTy + 2 * r) * (vol_tile_pitch(r) + vol_x_pitch()) +
+                          std::size_t(vol_slots(r)) * kVolTx * kVolTy);
+}
+
+struct VolGeom {
+  i64 nx, ny, nz, items;    // items: volumes of the batch, nx * ny * nz apart
+  i64 tiles_x, tiles_y;     // tiles of a plane along x and y
+  i64 chunk, chunks, work;  // z-chunks of `chunk` output planes; work items
+  int xmode, ymode, zmode;  // Boundary
+  int vec;                  // every row starts 16-byte aligned
+  int near_x;               // rows longer than the x halo (vol_near_map applies)
+  float cval;
+};
+
+// Index i of an axis of n through `mode` where i is outside [0, n) by at most n - 1 and n > 1
+// (sep_map's first case), inline; -1: cval.
+__device__ __forceinline__ i64 vol_near_map(i64 i, i64 n, int mode) {
+  const bool low = i < 0;
+  switch (Boundary(mode)) {
+    case Boundary::nearest:
+      return low ? 0 : n - 1;
+    case Boundary::wrap:
+      return low ? i + n : i - n;
+    case Boundary::reflect:
+      return low ? -1 - i : 2 * n - 1 - i;
+    case Boundary::mirror:
+      return low ? -i : 2 * n - 2 - i;
+    default:
+      return -1;
+  }
+}
+
+// f(integral_constant<K>) for the K = k of [0, N): a run-time index as a compile-time one.
+template <int N, int K = 0, class F>
+__device__ __forceinline__ void vol_case(int k, F&& f) {
+  if constexpr (K < N) {
+    if (k == K)
+      f(std::integral_constant<int, K>{});
+    else
+      vol_case<N, K + 1>(k, f);
+  }
+}
+
+template <int R>
+__global__ void __launch_bounds__(kVolThreads, 3)
+    vol_kernel(const float* __restrict__ in, float* __restrict__ out, VolGeom g,
+               Taps<float, R> wx, Taps<float, R> wy, Taps<float, R> wz) {
+  constexpr int P = pad4(R), PZ = vol_pad_z(R), S = kVolSteps, NS = vol_slots(R);
+  constexpr int FILL = 2 * PZ / S;        // steps that only fill the ring
+  constexpr int TR = kVolTy + 2 * R;      // tile rows
+  constexpr int W4 = (kVolTx + 2 * P) / 4;  // groups of 4 columns of a tile row
+  constexpr int NG = TR * W4;
+  constexpr int NL = (NG + kVolThreads - 1) / kVolThreads;  // groups per thread
+  constexpr int TP = vol_tile_pitch(R), XP = vol_x_pitch(), PL = kVolTx * kVolTy;
+  constexpr int NRUN = TR * (kVolTx / 8);  // x runs of 8 outputs
+  extern __shared__ __align__(16) unsigned char vol_smem[];
+  float* tile = reinterpret_cast<float*>(vol_smem);  // [TR][TP]
+  float* xs = tile + TR * TP;                        // [TR][XP]
+  float* ring = xs + TR * XP;                        // [NS][kVolTy][kVolTx]
+  const int t = threadIdx.x;
+  const int c = t % kVolTx, yq = (t / kVolTx) * 4;  // steps 3 and 4: column c, rows yq .. + 3
+  const i64 plane = g.nx * g.ny;
+
+  Vec4<float> regs[NL];
+  // Group e of a plane's tile: the 16 groups of the tile's own columns of every row first, then
+  // the P / 4 groups of halo columns on each side, so that the groups at an x edge of the volume
+  // (mapped column by column) fall in a few warps rather than in every one.
+  constexpr int HG = P / 4, IG = kVolTx / 4;
+  auto group = [&](int e, int& r, int& cc) {
+    if (e < TR * IG) {
+      r = e / IG;
+      cc = 4 * (HG + e % IG);
+    } else {
+      const int h = e - TR * IG, side = h % (2 * HG);
+      r = h / (2 * HG);
+      cc = 4 * (side < HG ? side : IG + side);
+    }
+  };
+  int goff[NL];  // group k: from the tile's first element, inside the volume (rows < 2^26)
+  int sto[NL];   // and in `tile`
+#pragma unroll
+  for (int k = 0; k < NL; ++k) {
+    int r, cc;
+    group(t + k * kVolThreads, r, cc);
+    goff[k] = r * int(g.nx) + cc;
+    sto[k] = r * TP + cc;
+  }
+  // Input plane z of the volume at `src` (through the z mode), tile at (x0, y0), into regs.
+  auto load_plane = [&](const float* src, i64 z, i64 x0, i64 y0) {
+    const i64 m = z >= 0 && z < g.nz ? z : sep_map(z, g.nz, g.zmode);
+    if (m < 0) {
+#pragma unroll
+      for (int k = 0; k < NL; ++k) regs[k].v[0] = regs[k].v[1] = regs[k].v[2] = regs[k].v[3] = g.cval;
+      return;
+    }
+    const float* p = src + m * plane;
+    if (g.vec && x0 - P >= 0 && x0 + kVolTx + P <= g.nx && y0 - R >= 0 &&
+        y0 + kVolTy + R <= g.ny) {
+      const float* q = p + (y0 - R) * g.nx + x0 - P;
+#pragma unroll
+      for (int k = 0; k < NL; ++k)
+        if (t + k * kVolThreads < NG) load4(q + goff[k], regs[k]);
+      return;
+    }
+#pragma unroll
+    for (int k = 0; k < NL; ++k) {
+      const int e = t + k * kVolThreads;
+      if (e < NG) {
+        int r, cc;
+        group(e, r, cc);
+        Vec4<float>& o = regs[k];
+        const i64 y = y0 - R + r;
+        const i64 my = y >= 0 && y < g.ny ? y : sep_map(y, g.ny, g.ymode);
+        const i64 x = x0 - P + cc;
+        if (my < 0) {
+          o.v[0] = o.v[1] = o.v[2] = o.v[3] = g.cval;
+        } else if (g.vec && x >= 0 && x + 4 <= g.nx) {
+          load4(p + my * g.nx + x, o);
+        } else {
+          // A group at a row's end: each column through the x mode's map, inline where the
+          // halo is shorter than the row (no call per element of a divergent warp).
+          const float* row = p + my * g.nx;
+#pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const i64 xu = x + u;
+            i64 mx = xu;
+            if (xu < 0 || xu >= g.nx) mx = g.near_x ? vol_near_map(xu, g.nx, g.xmode)
+                                                    : sep_map(xu, g.nx, g.xmode);
+            o.v[u] = mx < 0 ? g.cval : __ldg(row + mx);
+          }
+        }
+      }
+    }
+  };
+
+  for (i64 w = blockIdx.x; w < g.work; w += gridDim.x) {
+    const i64 per_chunk = g.tiles_x * g.tiles_y, per_item = per_chunk * g.chunks;
+    const i64 item = w / per_item, rest = w - item * per_item;
+    const i64 ch = rest / per_chunk, tl = rest - ch * per_chunk;
+    const i64 ty = tl / g.tiles_x, x0 = (tl - ty * g.tiles_x) * kVolTx, y0 = ty * kVolTy;
+    const i64 z0 = ch * g.chunk, z_end = min(g.nz, z0 + g.chunk);
+    const float* src = in + item * plane * g.nz;
+    float* dst = out + item * plane * g.nz;
+    i64 z = z0 - PZ;  // the input plane in flight
+    load_plane(src, z, x0, y0);
+    int slot = 0;  // ring slot of the current step's first plane
+    for (i64 st = 0; z < z_end + PZ; ++st) {
+#pragma unroll 1
+      for (int s = 0; s < S; ++s) {
+        // Step 1: the plane in flight into the tile; the next one's loads issued.
+#pragma unroll
+        for (int k = 0; k < NL; ++k)
+          if (t + k * kVolThreads < NG) store4(tile + sto[k], regs[k].v);
+        __syncthreads();
+        ++z;
+        if (z < z_end + PZ) load_plane(src, z, x0, y0);
+        // Step 2: along x, runs of 8 outputs; the 8 threads of a shared-memory phase take 8
+        // rows (odd multiples of 16 bytes apart: no bank conflicts).
+        for (int run = t; run < NRUN; run += kVolThreads) {
+          const int r = run % TR, c0 = (run / TR) * 8;
+          const float* b = tile + r * TP + c0;
+          float acc[8];
+#pragma unroll
+          for (int q = 0; q < 8; ++q) acc[q] = 0.f;
+#pragma unroll
+          for (int i0 = 0; i0 < 8 + 2 * P; i0 += 4) {
+            const float4 f = *reinterpret_cast<const float4*>(b + i0);
+            const float v[4] = {f.x, f.y, f.z, f.w};
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+#pragma unroll
+              for (int q = 0; q < 8; ++q) {
+                const int j = i0 + e - (P - R) - q;  // the tap of output q reading this value
+                if (j >= 0 && j <= 2 * R) acc[q] = fmaf(wx.w[j], v[e], acc[q]);
+              }
+          }
+          store4(xs + r * XP + c0, acc);
+          store4(xs + r * XP + c0 + 4, acc + 4);
+        }
+        __syncthreads();
+        // Step 3: along y into this plane's ring slot (read by this thread alone).
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int i = 0; i < 4 + 2 * R; ++i) {
+          const float v = xs[(yq + i) * XP + c];
+#pragma unroll
+          for (int q = 0; q < 4; ++q) {
+            const int j = i - q;
+            if (j >= 0 && j <= 2 * R) acc[q] = fmaf(wy.w[j], v, acc[q]);
+          }
+        }
+        float* rs = ring + (slot + s) * PL + yq * kVolTx + c;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) rs[q * kVolTx] = acc[q];
+      }
+      if (st >= FILL) {
+        // Step 4: output planes zo .. zo + S - 1 from the S + 2R ring slots from input plane
+        // zo - R on. That slot is k S + PZ - R for k = (slot / S + 1) mod (NS / S): one of
+        // NS / S cases, each compiled with its slots' offsets as immediates (no wrap to test).
+        const i64 zo = z0 + (st - FILL) * S;
+        const int k = slot / S + 1 == NS / S ? 0 : slot / S + 1;
+        const float* col = ring + yq * kVolTx + c;
+        const i64 x = x0 + c;
+        float* o = dst + zo * plane + (y0 + yq) * g.nx + x;
+        const int nzo = int(min(i64(S), z_end - zo));  // output planes of the step in the chunk
+        vol_case<NS / S>(k, [&](auto kc) {
+          constexpr int FIRST = decltype(kc)::value * S + PZ - R;
+          float acc[4][S];
+#pragma unroll
+          for (int p = 0; p < 4; ++p)
+#pragma unroll
+            for (int q = 0; q < S; ++q) acc[p][q] = 0.f;
+#pragma unroll
+          for (int i = 0; i < S + 2 * R; ++i) {
+            const float* b = col + ((FIRST + i) % NS) * PL;
+#pragma unroll
+            for (int p = 0; p < 4; ++p) {
+              const float v = b[p * kVolTx];
+#pragma unroll
+              for (int q = 0; q < S; ++q) {
+                const int j = i - q;
+                if (j >= 0 && j <= 2 * R) acc[p][q] = fmaf(wz.w[j], v, acc[p][q]);
+              }
+            }
+          }
+          if (x < g.nx) {
+#pragma unroll
+            for (int p = 0; p < 4; ++p)
+              if (y0 + yq + p < g.ny) {
+#pragma unroll
+                for (int q = 0; q < S; ++q)
+                  if (q < nzo) o[p * g.nx + q * plane] = acc[p][q];
+              }
+          }
+        });
+      }
+      slot += S;
+      if (slot == NS) slot = 0;
+    }
+    __syncthreads();  // the next item's first stash overwrites the tile
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Box rows: a float32 box factor along x alone (1-D signals, boxes along x) on rows of at least
 // kBoxRowMin elements. A block takes segments of 4096 outputs of a row in turn: it loads the
 // segment's inputs and the k - 1 more its windows reach into shared memory and sums them in
@@ -1000,6 +1279,8 @@ struct SepPass {
   double colc = 0;
   bool lng = false;   // long columns (long_col_kernel; rx = ry = 0) of window wy
   bool lrow = false;  // long rows (long_row_kernel; rx = ry = 0) of the x window
+  bool vol = false;   // x, y and z in one pass (vol_kernel; rx = ry = its radius), shape in vg
+  VolGeom vg{};
 };
 // Taps of a long pass's window (long rows: x; long columns: wy).
 int long_taps_of(const SepPass& s, const detail::AxisWindows& win) {
@@ -1113,6 +1394,35 @@ SepPlan make_plan(const Problem& p) {
     s.cola = b.lo - R[a];
     s.colc = b.c;
   };
+  // x, y and z in one pass: float32 factors within vol_kernel's radii (padded to the largest),
+  // on volumes at least 4 halos deep (the two passes beyond: each chunk re-filters its 2 PZ
+  // halo planes along x and y).
+  const int rv = std::max({R[0], R[1], R[2]});
+  if (rank == 3 && p.dtype() == DType::f32 && R[0] > 0 && (R[1] > 0 || R[2] > 0) && !xl &&
+      !beyond_ring(0) && !beyond_ring(1) && rv <= kVolTop && d.x < (i64(1) << 26) &&
+      d.z >= 4 * vol_pad_z(sep_radius(DType::f32, rv))) {
+    SepPass s;
+    s.vol = true;
+    s.rx = s.ry = sep_radius(DType::f32, rv);
+    VolGeom& g = s.vg;
+    g.nx = d.x;
+    g.ny = d.y;
+    g.nz = d.z;
+    g.items = batch;
+    g.tiles_x = ceil_div64(d.x, kVolTx);
+    g.tiles_y = ceil_div64(d.y, kVolTy);
+    g.xmode = mode_x;
+    g.ymode = mode_y;
+    g.zmode = mode_z;
+    g.cval = float(p.cval());
+    const std::size_t b = vol_shared_bytes(s.rx);
+    if (b > current_device_limits().shared_per_block_optin) {
+      plan.why_not = "needs " + std::to_string(b) + " B of shared memory per block";
+      return plan;
+    }
+    plan.passes.push_back(s);
+    return plan;
+  }
   double sx = 0, sy = 0;  // the x and y factors' sums: a ghost row or plane seen through them
   for (double w : win->w[2]) sx += w;
   for (double w : win->w[1]) sy += w;
@@ -1391,12 +1701,48 @@ void launch_long_rows(const float* in, float* out, const SepPass& s,
                     "long_row_kernel", k, p, in, out, g, long_taps(w));
 }
 
+template <int R>
+void launch_vol_as(const float* in, float* out, const SepPass& s, const detail::AxisWindows& win,
+                   const Problem& p, cudaStream_t stream, int sms) {
+  const auto kernel = vol_kernel<R>;
+  const std::size_t smem = vol_shared_bytes(R);
+  VolGeom g = s.vg;
+  g.vec = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && g.nx % 4 == 0;
+  g.near_x = g.nx > pad4(R) && g.nx > 1;
+  const i64 resident = fast::resident_blocks(kernel, kVolThreads, smem, sms);
+  // z-chunks: the split that wastes least of the last wave and of the halo planes re-filtered.
+  const fast::Chunking c =
+      fast::fit_chunks(g.nz, g.tiles_x * g.tiles_y * g.items, vol_pad_z(R), resident);
+  g.chunk = c.chunk;
+  g.chunks = c.chunks;
+  g.work = g.tiles_x * g.tiles_y * g.items * g.chunks;
+  Launch L;
+  L.block = {kVolThreads, 1, 1};
+  L.shared_bytes = smem;
+  L.grid = {unsigned(std::min<i64>(g.work, resident)), 1, 1};
+  launch_kernel(kernel, L, stream, "vol_kernel", 2 * R + 1, p, in, out, g,
+                taps_of<float, R>(win.w[2]), taps_of<float, R>(win.w[1]),
+                taps_of<float, R>(win.w[0]));
+}
+void launch_vol(const float* in, float* out, const SepPass& s, const detail::AxisWindows& win,
+                const Problem& p, cudaStream_t stream, int sms) {
+  switch (s.rx) {
+#define HALO_CASE(R)                                          \
+  case R:                                                     \
+    return launch_vol_as<R>(in, out, s, win, p, stream, sms);
+    HALO_CASE(1) HALO_CASE(2) HALO_CASE(3) HALO_CASE(4)
+#undef HALO_CASE
+  }
+  throw Error("separable: no volume kernel compiled for radius " + std::to_string(s.rx));
+}
+
 template <class T>
 void run_pass(const T* in, T* out, const SepPass& s, const detail::AxisWindows& win,
               const Problem& p, cudaStream_t stream, int sms) {
   // Box kernels are compiled for float32 (float64 boxes take the FMA path).
   bool ok;
   if constexpr (std::is_same_v<T, float>) {
+    if (s.vol) return launch_vol(in, out, s, win, p, stream, sms);
     if (s.colk) return launch_box_cols(in, out, s, p, stream, sms);
     if (s.lng) return launch_long_cols(in, out, s, win, p, stream, sms);
     if (s.lrow) return launch_long_rows(in, out, s, win, p, stream, sms);
@@ -1428,7 +1774,8 @@ class SeparableStrategy final : public Strategy {
   Backend backend() const override { return Backend::cuda; }
   std::string description() const override {
     return "rank-1 filters as 1-D passes: x and y fused in one kernel (rows filtered into a "
-           "shared-memory ring, columns from it), z as a second pass; every boundary mode";
+           "shared-memory ring, columns from it), in 3-D z too (a ring of filtered planes), or z "
+           "as a second pass; every boundary mode";
   }
   Status can_implement(const Problem& p) const override {
     const SepPlan& plan = plan_of(p);
@@ -1472,7 +1819,8 @@ class SeparableStrategy final : public Strategy {
     const SepPlan& plan = plan_of(p);
     double taps = 0;
     for (const SepPass& s : plan.passes)
-      taps += (s.rx ? 2 * s.rx + 1 : 0) + (s.ry ? 2 * s.ry + 1 : 0) + s.colk +
+      taps += (s.vol ? 2 * s.rx + 1 : 0) + (s.rx ? 2 * s.rx + 1 : 0) + (s.ry ? 2 * s.ry + 1 : 0) +
+              s.colk +
               (s.lng || s.lrow ? long_taps_of(s, plan.win) : 0);
     return {p.bytes() * double(std::max<std::size_t>(plan.passes.size(), 1)),
             2.0 * taps * double(p.elements())};
@@ -1497,7 +1845,14 @@ class SeparableStrategy final : public Strategy {
         s += std::string("box factors by running sums (") + (q.g.xbox ? "x" : "") +
              (q.g.xbox && q.g.ybox ? ", " : "") + (q.g.ybox ? (q.rx ? "y" : "rows") : "") +
              ") ";
-      if (q.rx && q.ry)
+      if (q.vol)
+        s += "x, y and z fused in one pass (compiled radius " + std::to_string(q.rx) +
+             ", tiles of " + std::to_string(kVolTx) + "x" + std::to_string(kVolTy) +
+             " outputs marching along z in chunks, each plane filtered along x and y into a "
+             "ring of " +
+             std::to_string(vol_slots(q.rx)) + " planes, " + std::to_string(kVolSteps) +
+             " output planes per step from it)";
+      else if (q.rx && q.ry)
         s += "x and y fused (compiled radius " + std::to_string(q.rx) +
              ", strips of 256 columns, " + "chunks of " + std::to_string(q.g.chunk) +
              " rows, a ring of " + std::to_string(ring_rows(q.ry)) + " filtered rows)";
