@@ -607,11 +607,15 @@ TEST(SeparableCuda, AutoRunsRankOneFiltersAsPassesOnTheGpu) {
   if (!cuda_available(&why)) GTEST_SKIP() << why;
   const Problem gauss(2, {512, 512, 1}, 1, make_named_filter("gaussian:sigma=2", 2), DType::f32);
   EXPECT_EQ(choose(gauss, Options{}, MemorySpace::host).strategy, "separable");
-  // 9x9 and 5x5x5 run dense at copy speed in `fast`; 7x7x7 as passes.
+  // 9x9 and 3x3x3 run dense at copy speed in `fast`; 5x5x5 and 7x7x7 as passes.
   const Problem small(2, {512, 512, 1}, 1, make_named_filter("gaussian:sigma=1", 2), DType::f32);
   EXPECT_EQ(choose(small, Options{}, MemorySpace::host).strategy, "fast");
-  const Problem vol(3, {64, 64, 64}, 1, make_named_filter("box:7", 3), DType::f32);
-  EXPECT_EQ(choose(vol, Options{}, MemorySpace::host).strategy, "separable");
+  const Problem vol3(3, {64, 64, 64}, 1, make_named_filter("box:3", 3), DType::f32);
+  EXPECT_EQ(choose(vol3, Options{}, MemorySpace::host).strategy, "fast");
+  for (const char* name : {"box:5", "box:7"}) {
+    const Problem vol(3, {64, 64, 64}, 1, make_named_filter(name, 3), DType::f32);
+    EXPECT_EQ(choose(vol, Options{}, MemorySpace::host).strategy, "separable") << name;
+  }
   // Boxes along y beyond the ring: box columns (not the FFT).
   const Problem col(2, {512, 512, 1}, 1, make_named_filter("box:255", 1).along_axis(2, 0),
                     DType::f32);
@@ -670,10 +674,14 @@ TEST(SeparableCuda, AutoFollowsTheTunedCrossovers) {
   const Problem r6(2, {4096, 4096, 1}, 1, make_named_filter("gaussian:sigma=1.5", 2), DType::f32);
   EXPECT_GT(sep->priority(r6), fast->priority(r6));
   EXPECT_LT(sep->priority(tuned(r6, "sep_radius_2d=6")), fast->priority(r6));
-  // 3-D radius 2.
+  // 3-D radius 1 (3x3x3): `fast` by default, `separable` from sep_radius_3d = 0; radius 2:
+  // `separable` by default, `fast` where it is measured faster up to 2.
+  const Problem v1(3, {256, 256, 256}, 1, make_named_filter("box:3", 3), DType::f32);
+  EXPECT_LT(sep->priority(v1), fast->priority(v1));
+  EXPECT_GT(sep->priority(tuned(v1, "sep_radius_3d=0")), fast->priority(v1));
   const Problem v2(3, {256, 256, 256}, 1, make_named_filter("box:5", 3), DType::f32);
-  EXPECT_LT(sep->priority(v2), fast->priority(v2));
-  EXPECT_GT(sep->priority(tuned(v2, "sep_radius_3d=1")), fast->priority(v2));
+  EXPECT_GT(sep->priority(v2), fast->priority(v2));
+  EXPECT_LT(sep->priority(tuned(v2, "sep_radius_3d=2")), fast->priority(v2));
   // 1-D boxes: box rows from 66 taps by default.
   const Problem b33(1, {1 << 20, 1, 1}, 1, make_named_filter("box:33", 1), DType::f32);
   EXPECT_LT(sep->priority(b33), fast->priority(b33));

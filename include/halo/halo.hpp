@@ -233,7 +233,7 @@ struct FastTuning {
   // measures them on a device (unset: the H100's, in brackets; docs/TUNING.md, "Crossovers"):
   std::optional<int> sep_radius_2d;   // 0..64: 2-D rank-1 filters up to this radius stay on
                                       // `fast`'s window, `separable` beyond (4)
-  std::optional<int> sep_radius_3d;   // 0..16: the same in 3-D (2)
+  std::optional<int> sep_radius_3d;   // 0..16: the same in 3-D (1)
   std::optional<int> box_rows_taps;   // 2..1048576: 1-D boxes of this many taps or more run as
                                       // `separable`'s box rows rather than on `fast` (66)
   std::optional<int> long_rows_taps;  // 1..1025: 1-D filters beyond `fast` run as long rows up

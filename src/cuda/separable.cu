@@ -143,26 +143,30 @@ struct SepGeom {
   double xc, yc;
 };
 
+// Index i of an axis of n through `mode`, where i lies outside [0, n) by at most n - 1 and
+// n > 1 (a halo no longer than the axis): a few instructions; -1: cval.
+__device__ __forceinline__ i64 near_map(i64 i, i64 n, int mode) {
+  const bool low = i < 0;
+  switch (Boundary(mode)) {
+    case Boundary::nearest:
+      return low ? 0 : n - 1;
+    case Boundary::wrap:
+      return low ? i + n : i - n;
+    case Boundary::reflect:
+      return low ? -1 - i : 2 * n - 1 - i;
+    case Boundary::mirror:
+      return low ? -i : 2 * n - 2 - i;
+    default:
+      return -1;
+  }
+}
+
 // The index a coordinate outside [0, n) reads (-1: cval), map_index's: a few instructions for
 // a coordinate at most n - 1 outside (every halo of an axis as long as the filter), the general
 // map beyond. Out of line: only the blocks at an edge call it, and inlining it at every load
 // costs registers that the FFMA loops need.
 __device__ __noinline__ i64 sep_map(i64 i, i64 n, int mode) {
-  if (n > 1 && i >= 1 - n && i < 2 * n - 1) {
-    const bool low = i < 0;
-    switch (Boundary(mode)) {
-      case Boundary::constant:
-        return -1;
-      case Boundary::nearest:
-        return low ? 0 : n - 1;
-      case Boundary::wrap:
-        return low ? i + n : i - n;
-      case Boundary::reflect:
-        return low ? -1 - i : 2 * n - 1 - i;
-      case Boundary::mirror:
-        return low ? -i : 2 * n - 2 - i;
-    }
-  }
+  if (n > 1 && i >= 1 - n && i < 2 * n - 1) return near_map(i, n, mode);
   return detail::map_index(i, n, Boundary(mode));
 }
 
@@ -620,27 +624,9 @@ struct VolGeom {
   i64 chunk, chunks, work;  // z-chunks of `chunk` output planes; work items
   int xmode, ymode, zmode;  // Boundary
   int vec;                  // every row starts 16-byte aligned
-  int near_x;               // rows longer than the x halo (vol_near_map applies)
+  int near_x;               // rows longer than the x halo (near_map applies)
   float cval;
 };
-
-// Index i of an axis of n through `mode` where i is outside [0, n) by at most n - 1 and n > 1
-// (sep_map's first case), inline; -1: cval.
-__device__ __forceinline__ i64 vol_near_map(i64 i, i64 n, int mode) {
-  const bool low = i < 0;
-  switch (Boundary(mode)) {
-    case Boundary::nearest:
-      return low ? 0 : n - 1;
-    case Boundary::wrap:
-      return low ? i + n : i - n;
-    case Boundary::reflect:
-      return low ? -1 - i : 2 * n - 1 - i;
-    case Boundary::mirror:
-      return low ? -i : 2 * n - 2 - i;
-    default:
-      return -1;
-  }
-}
 
 // f(integral_constant<K>) for the K = k of [0, N): a run-time index as a compile-time one.
 template <int N, int K = 0, class F>
@@ -736,7 +722,7 @@ __global__ void __launch_bounds__(kVolThreads, 3)
           for (int u = 0; u < 4; ++u) {
             const i64 xu = x + u;
             i64 mx = xu;
-            if (xu < 0 || xu >= g.nx) mx = g.near_x ? vol_near_map(xu, g.nx, g.xmode)
+            if (xu < 0 || xu >= g.nx) mx = g.near_x ? near_map(xu, g.nx, g.xmode)
                                                     : sep_map(xu, g.nx, g.xmode);
             o.v[u] = mx < 0 ? g.cval : __ldg(row + mx);
           }
@@ -1783,7 +1769,8 @@ class SeparableStrategy final : public Strategy {
   }
   // Above `fast` where its dense window is larger than it runs at copy speed: beyond 9x9 in 2-D
   // (fast 0.80 ms at r = 4, 1.09 at r = 5; these passes about 1.0 at every radius up to 8) and
-  // 5x5x5 in 3-D (fast 1.42 ms at r = 2, 3.72 at r = 3 on 640^3), or where `fast` has no
+  // 3x3x3 in 3-D (on 512^3, fast 0.44 ms at r = 1, 0.75 at r = 2, 1.92 at r = 3; one pass 0.67,
+  // 0.70, 0.76), or where `fast` has no
   // kernel (H100, docs/TUNING.md, Separable passes). Below it on 1-D arrays, whose kernels
   // `fast` tunes further, except box factors of kBoxRowsOverFast taps or more on long rows.
   // The tuning's crossovers (FastTuning::sep_radius_2d ...) replace the H100's.
@@ -1805,7 +1792,7 @@ class SeparableStrategy final : public Strategy {
     const int rc = fast::compiled_radius(p.rank(), p.dtype(), r);
     // fast's radius of copy speed
     const int dense_top = p.rank() == 2 ? tune.sep_radius_2d.value_or(4)
-                                        : tune.sep_radius_3d.value_or(2);
+                                        : tune.sep_radius_3d.value_or(1);
     return rc < 0 || rc > dense_top ? 110 : 90;
   }
   Summation summation(const Problem& p) const override {
