@@ -223,6 +223,33 @@ __device__ __forceinline__ void store4(T* p, const T* v) {
   }
 }
 
+// Adds to acc[q] the x factor's taps over outputs q = 0 .. 7 of a tile row: src holds the run's
+// 8 + 2 PAD inputs (PAD >= R: the run's first output reads src[PAD - R] on), read 16 bytes at a
+// time; the 8 threads of a shared-memory phase reading 8 rows an odd multiple of 16 bytes apart
+// see no bank conflicts.
+template <class T, int R, int PAD>
+__device__ __forceinline__ void x_run8(const T* src, const Taps<T, R>& w, T (&acc)[8]) {
+  constexpr int V = 16 / int(sizeof(T));  // elements per 16-byte shared-memory access
+#pragma unroll
+  for (int i0 = 0; i0 < 8 + 2 * PAD; i0 += V) {
+    T v[V];
+    if constexpr (V == 4) {
+      const float4 f = *reinterpret_cast<const float4*>(src + i0);
+      v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+    } else {
+      const double2 d = *reinterpret_cast<const double2*>(src + i0);
+      v[0] = d.x, v[1] = d.y;
+    }
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+#pragma unroll
+      for (int q = 0; q < 8; ++q) {
+        const int j = i0 + e - (PAD - R) - q;  // the tap of output q reading this value
+        if (j >= 0 && j <= 2 * R) acc[q] = fma(w.w[j], v[e], acc[q]);
+      }
+  }
+}
+
 // The sum of v(0) .. v(k - 1) in four interleaved partial sums, added pairwise at the end: four
 // independent chains of loads and adds instead of one (a box's first window, k up to 257).
 template <class T, class V>
@@ -281,7 +308,6 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
   constexpr int NL = (ROWS * W4 + kSepThreads - 1) / kSepThreads;  // groups per thread
   constexpr int TP = tile_pitch<T>(RX), RP = ring_pitch<T>(), RS = ring_rows(RY);
   constexpr bool DOUBLED = ring_doubled(RY);
-  constexpr int V = 16 / int(sizeof(T));  // elements per 16-byte shared-memory access
   extern __shared__ __align__(16) unsigned char sep_smem[];
   T* tile = reinterpret_cast<T*>(sep_smem);   // [8][TP], RX > 0
   T* ring = tile + (RX > 0 ? ROWS * TP : 0);  // [RS (x2 doubled)][RP]
@@ -436,26 +462,7 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
             boxed = true;
           }
         }
-        if (!boxed) {
-#pragma unroll
-          for (int i0 = 0; i0 < 8 + 2 * PX; i0 += V) {
-            T v[V];
-            if constexpr (V == 4) {
-              const float4 f = *reinterpret_cast<const float4*>(src + i0);
-              v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
-            } else {
-              const double2 d = *reinterpret_cast<const double2*>(src + i0);
-              v[0] = d.x, v[1] = d.y;
-            }
-#pragma unroll
-            for (int e = 0; e < V; ++e)
-#pragma unroll
-              for (int q = 0; q < 8; ++q) {
-                const int j = i0 + e - (PX - RX) - q;  // the tap of output q reading this value
-                if (j >= 0 && j <= 2 * RX) acc[q] = fma(wx.w[j], v[e], acc[q]);
-              }
-          }
-        }
+        if (!boxed) x_run8<T, RX, PX>(src, wx, acc);
         T* dst = ring + (slot + r) * RP + c0;
         store4(dst, acc);
         store4(dst + 4, acc + 4);
@@ -583,8 +590,9 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
 // ---------------------------------------------------------------------------------------------
 // Volumes in one pass: a float32 3-D filter whose three factors fit radius kVolTop, x, y and z
 // fused, so that DRAM sees one read and one write of the array instead of the two passes'
-// four transfers (Gaussians of sigma 1 and boxes of 9 on 512^3: 1.2 -> 0.9 ms on an H100). A block owns a tile of 64 x 16 outputs of each plane and marches along z
-// over a chunk of planes, one input plane at a time:
+// four transfers (Gaussians of sigma 1 and boxes of 9 on 512^3: 1.2 -> 0.78 ms on an H100). A
+// block owns a tile of 64 x 16 outputs of each plane and marches along z over a chunk of
+// planes, one input plane at a time:
 //   1. the plane's tile and its halo (16 + 2R rows of 64 + 2P columns) into shared memory
 //      (`tile`), 16-byte loads at fixed offsets inside the volume, the modes' maps at its
 //      faces; the next plane's loads are in flight in registers meanwhile;
@@ -753,25 +761,14 @@ __global__ void __launch_bounds__(kVolThreads, 3)
         ++z;
         if (z < z_end + PZ) load_plane(src, z, x0, y0);
         // Step 2: along x, runs of 8 outputs; the 8 threads of a shared-memory phase take 8
-        // rows (odd multiples of 16 bytes apart: no bank conflicts).
+        // rows (x_run8).
         for (int run = t; run < NRUN; run += kVolThreads) {
           const int r = run % TR, c0 = (run / TR) * 8;
           const float* b = tile + r * TP + c0;
           float acc[8];
 #pragma unroll
           for (int q = 0; q < 8; ++q) acc[q] = 0.f;
-#pragma unroll
-          for (int i0 = 0; i0 < 8 + 2 * P; i0 += 4) {
-            const float4 f = *reinterpret_cast<const float4*>(b + i0);
-            const float v[4] = {f.x, f.y, f.z, f.w};
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-#pragma unroll
-              for (int q = 0; q < 8; ++q) {
-                const int j = i0 + e - (P - R) - q;  // the tap of output q reading this value
-                if (j >= 0 && j <= 2 * R) acc[q] = fmaf(wx.w[j], v[e], acc[q]);
-              }
-          }
+          x_run8<float, R, P>(b, wx, acc);
           store4(xs + r * XP + c0, acc);
           store4(xs + r * XP + c0 + 4, acc + 4);
         }
@@ -1316,6 +1313,23 @@ int box_fields(const std::vector<double>& w, int& lo, int& k, double& c) {
   return 1;
 }
 
+// Empty where every pass's kernel fits the current device's shared memory per block, else why.
+std::string shared_memory_why_not(const SepPlan& plan, DType t) {
+  const std::size_t limit = current_device_limits().shared_per_block_optin;
+  for (const SepPass& s : plan.passes) {
+    const std::size_t b = s.vol             ? vol_shared_bytes(s.rx)
+                          : s.colk          ? col_shared_bytes(s.colk)
+                          : s.lng           ? long_shared_bytes(long_taps_of(s, plan.win))
+                          : s.lrow          ? long_row_shared_bytes(long_taps_of(s, plan.win))
+                          : t == DType::f32 ? sep_shared_bytes<float>(s.rx, s.ry)
+                                            : sep_shared_bytes<double>(s.rx, s.ry);
+    if (b > limit)
+      return "needs " + std::to_string(b) + " B of shared memory per block, the device has " +
+             std::to_string(limit);
+  }
+  return "";
+}
+
 SepPlan make_plan(const Problem& p) {
   SepPlan plan;
   if (p.dtype() != DType::f32 && p.dtype() != DType::f64) {
@@ -1383,13 +1397,13 @@ SepPlan make_plan(const Problem& p) {
   // x, y and z in one pass: float32 factors within vol_kernel's radii (padded to the largest),
   // on volumes at least 4 halos deep (the two passes beyond: each chunk re-filters its 2 PZ
   // halo planes along x and y).
-  const int rv = std::max({R[0], R[1], R[2]});
+  const int rv = sep_radius(DType::f32, std::max({R[0], R[1], R[2]}));
   if (rank == 3 && p.dtype() == DType::f32 && R[0] > 0 && (R[1] > 0 || R[2] > 0) && !xl &&
       !beyond_ring(0) && !beyond_ring(1) && rv <= kVolTop && d.x < (i64(1) << 26) &&
-      d.z >= 4 * vol_pad_z(sep_radius(DType::f32, rv))) {
+      d.z >= 4 * vol_pad_z(rv)) {
     SepPass s;
     s.vol = true;
-    s.rx = s.ry = sep_radius(DType::f32, rv);
+    s.rx = s.ry = rv;
     VolGeom& g = s.vg;
     g.nx = d.x;
     g.ny = d.y;
@@ -1401,12 +1415,8 @@ SepPlan make_plan(const Problem& p) {
     g.ymode = mode_y;
     g.zmode = mode_z;
     g.cval = float(p.cval());
-    const std::size_t b = vol_shared_bytes(s.rx);
-    if (b > current_device_limits().shared_per_block_optin) {
-      plan.why_not = "needs " + std::to_string(b) + " B of shared memory per block";
-      return plan;
-    }
     plan.passes.push_back(s);
+    plan.why_not = shared_memory_why_not(plan, p.dtype());
     return plan;
   }
   double sx = 0, sy = 0;  // the x and y factors' sums: a ghost row or plane seen through them
@@ -1493,19 +1503,7 @@ SepPlan make_plan(const Problem& p) {
       if (s.ry > 0) s.g.ybox = box_fields(win->w[s.wy], s.g.ylo, s.g.yk, s.g.yc);
     }
   }
-  const std::size_t limit = current_device_limits().shared_per_block_optin;
-  for (const SepPass& s : plan.passes) {
-    const std::size_t b = s.colk                    ? col_shared_bytes(s.colk)
-                          : s.lng                   ? long_shared_bytes(long_taps_of(s, *win))
-                          : s.lrow                  ? long_row_shared_bytes(long_taps_of(s, *win))
-                          : p.dtype() == DType::f32 ? sep_shared_bytes<float>(s.rx, s.ry)
-                                                    : sep_shared_bytes<double>(s.rx, s.ry);
-    if (b > limit) {
-      plan.why_not = "needs " + std::to_string(b) +
-                     " B of shared memory per block, the device has " + std::to_string(limit);
-      return plan;
-    }
-  }
+  plan.why_not = shared_memory_why_not(plan, p.dtype());
   return plan;
 }
 
@@ -1694,7 +1692,7 @@ void launch_vol_as(const float* in, float* out, const SepPass& s, const detail::
   const std::size_t smem = vol_shared_bytes(R);
   VolGeom g = s.vg;
   g.vec = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && g.nx % 4 == 0;
-  g.near_x = g.nx > pad4(R) && g.nx > 1;
+  g.near_x = g.nx > pad4(R);  // (so the row has 2 elements or more)
   const i64 resident = fast::resident_blocks(kernel, kVolThreads, smem, sms);
   // z-chunks: the split that wastes least of the last wave and of the halo planes re-filtered.
   const fast::Chunking c =
