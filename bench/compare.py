@@ -10,17 +10,21 @@ cupyx.scipy.signal.fftconvolve and NVIDIA NPP nppiFilterBorder_32f_C1R_Ctx (2-D)
 table: problem x library, halo's best strategy and the ratio to the best other library.
 
 Suite realworld (`halo bench --suite realworld`, not part of the default): the filters people
-run. 2-D 16384^2: Gaussian sigma 1, 2, 4, 8, box 31, a dense random 31x31 (r=15); 1-D 2^28:
-Gaussian sigma 16, box 255; 3-D 512^3: Gaussian sigma 1, 2, box 9. A Gaussian is SciPy's
-(truncate=4.0: radius int(4 sigma + 0.5), normalised), box:K the K^d mean (uniform_filter size=K).
+run. 2-D 16384^2: Gaussian sigma 1, 2, 4, 8, box 31, a dense random 31x31 (r=15), a Laplacian
+of Gaussian sigma 4 (33x33, rank 2); 1-D 2^28: Gaussian sigma 16, box 255; 3-D 512^3: Gaussian
+sigma 1, 2, box 9. A Gaussian is SciPy's (truncate=4.0: radius int(4 sigma + 0.5), normalised),
+box:K the K^d mean (uniform_filter size=K), log:sigma=S SciPy's gaussian_laplace.
   CuPy      cupyx.scipy.ndimage.gaussian_filter(truncate=4.0) / uniform_filter (1-D:
-            gaussian_filter1d / uniform_filter1d); r=15: cupyx.scipy.ndimage.correlate
+            gaussian_filter1d / uniform_filter1d) / gaussian_laplace; r=15:
+            cupyx.scipy.ndimage.correlate
   PyTorch   one convolution per axis (conv1d; conv2d with (1,K) then (K,1) kernels; conv3d with
             three 1-D kernels) of the normalised Gaussian or box factor, zero padding K//2, TF32
-            off, cudnn.benchmark on; r=15: one conv2d
+            off, cudnn.benchmark on; the LoG as two such pairs (second derivative along x then
+            the Gaussian along y, and the other way round) added; r=15: one conv2d
   NPP       2-D only (bench/npp_filter.cpp): Gaussians nppiFilterRowBorder_32f_C1R_Ctx then
             nppiFilterColumnBorder_32f_C1R_Ctx through a temporary (timed together), boxes
-            nppiFilterBoxBorder_32f_C1R_Ctx, r=15 nppiFilterBorder_32f_C1R_Ctx
+            nppiFilterBoxBorder_32f_C1R_Ctx, r=15 nppiFilterBorder_32f_C1R_Ctx; no LoG (NPP's
+            Laplacian and LoG filters are fixed 3x3 to 5x5 masks)
   CuPy FFT  cupyx.scipy.signal.fftconvolve(mode="same"), r=15 only
 Prints problem, halo's floor (floor_ms of its best row), halo best (ms, strategy), frac (halo's
 floor / halo best), each library, the best other and ratio = best other / halo best.
@@ -62,6 +66,7 @@ DENSE_R = 15
 REALWORLD = (
     [(2, (16384, 16384), f"gaussian:sigma={s}") for s in (1, 2, 4, 8)]
     + [(2, (16384, 16384), "box:31"), (2, (16384, 16384), None)]
+    + [(2, (16384, 16384), "log:sigma=4")]
     + [(1, (1 << 28,), "gaussian:sigma=16"), (1, (1 << 28,), "box:255")]
     + [(3, (512, 512, 512), f"gaussian:sigma={s}") for s in (1, 2)]
     + [(3, (512, 512, 512), "box:9")]
@@ -88,11 +93,11 @@ def parse_filter(spec):
     if spec is None:
         return "dense", None, 2 * DENSE_R + 1
     name, _, arg = spec.partition(":")
-    if name == "gaussian":
+    if name in ("gaussian", "log"):
         key, _, val = arg.partition("=")
         assert key == "sigma", spec
         sigma = float(val)
-        return "gaussian", sigma, 2 * int(4.0 * sigma + 0.5) + 1  # SciPy's truncate=4.0
+        return name, sigma, 2 * int(4.0 * sigma + 0.5) + 1  # SciPy's truncate=4.0
     if name == "box":
         return "box", None, int(arg)
     raise ValueError(f"unknown filter {spec!r}")
@@ -106,6 +111,20 @@ def weights_1d(kind, sigma, k):
     w = [math.exp(-0.5 * (i / sigma) ** 2) for i in range(-r, r + 1)]
     total = math.fsum(w)
     return [v / total for v in w]
+
+
+def second_derivative_1d(sigma, k):
+    """SciPy's order=2 Gaussian factor: (x^2 / sigma^4 - 1 / sigma^2) times the normalised one."""
+    g, r = weights_1d("gaussian", sigma, k), k // 2
+    return [((i / sigma) ** 2 - 1) / sigma ** 2 * g[i + r] for i in range(-r, r + 1)]
+
+
+def log_weights_2d(sigma, k):
+    """The dense K x K Laplacian of Gaussian (what halo's log:sigma=S builds), float32 NumPy."""
+    import numpy as np
+    g = np.array(weights_1d("gaussian", sigma, k))
+    d2 = np.array(second_derivative_1d(sigma, k))
+    return (np.outer(g, d2) + np.outer(d2, g)).astype(np.float32)
 
 
 def time_cuda(fn, reps, warmup=3, batch=1):
@@ -205,6 +224,29 @@ def bench_torch_separable(rank, shape, w1d, reps):
         return time_cuda(fn, reps)
 
 
+def bench_torch_log(shape, sigma, k, reps):
+    """A 2-D Laplacian of Gaussian as PyTorch users write it: the second derivative along x
+    then the Gaussian along y, plus the Gaussian along x then the second derivative along y
+    (conv2d with (1,K) and (K,1) kernels, zero padding), added."""
+    import torch
+    import torch.nn.functional as F
+    torch_setup()
+    x = torch.rand((1, 1) + tuple(shape), device="cuda") * 2 - 1
+    g = torch.tensor(weights_1d("gaussian", sigma, k), dtype=torch.float32, device="cuda")
+    d2 = torch.tensor(second_derivative_1d(sigma, k), dtype=torch.float32, device="cuda")
+    row = lambda w: w.reshape(1, 1, 1, k).contiguous()
+    col = lambda w: w.reshape(1, 1, k, 1).contiguous()
+    h = k // 2
+
+    def fn():
+        a = F.conv2d(F.conv2d(x, row(d2), padding=(0, h)), col(g), padding=(h, 0))
+        b = F.conv2d(F.conv2d(x, row(g), padding=(0, h)), col(d2), padding=(h, 0))
+        return a + b
+
+    with torch.no_grad():
+        return time_cuda(fn, reps)
+
+
 def bench_cupy(rank, shape, r, reps, fft, mode="constant"):
     import cupy as cp
     import cupyx.scipy.ndimage as ndi
@@ -229,7 +271,9 @@ def bench_cupy_named(rank, shape, kind, sigma, k, mode, reps):
     import cupy as cp
     import cupyx.scipy.ndimage as ndi
     x = cp.random.uniform(-1, 1, shape, dtype=cp.float32)
-    if kind == "gaussian":
+    if kind == "log":
+        fn = lambda: ndi.gaussian_laplace(x, sigma, mode=mode, truncate=4.0)
+    elif kind == "gaussian":
         if rank == 1:
             fn = lambda: ndi.gaussian_filter1d(x, sigma, mode=mode, truncate=4.0)
         else:
@@ -253,6 +297,9 @@ def bench_halo_python(rank, shape, kind, sigma, k, mode, reps):
     elif kind == "box":
         f = halo.uniform_filter1d if rank == 1 else halo.uniform_filter
         fn = lambda: f(x, size=k, mode=mode)
+    elif kind == "log":
+        w = log_weights_2d(sigma, k)  # the dense weights through correlate, as halo's CLI runs
+        fn = lambda: halo.correlate(x, w, mode=mode)
     else:
         # NumPy weights: halo analyses a filter on the host, and weights given as a GPU array
         # are copied there first, which waits for the stream (docs/PYTHON.md, Speed).
@@ -359,6 +406,13 @@ def run_realworld(args, doc, results):
             impl["PyTorch"] = "F.conv2d, one dense kernel, zero padding"
             o["PyTorch"] = attempt(f"{name} PyTorch",
                                    lambda: bench_torch(rank, shape, DENSE_R, args.reps))
+        elif kind == "log":
+            impl["CuPy"] = f"cupyx.scipy.ndimage.gaussian_laplace(mode={args.mode!r})"
+            o["CuPy"] = attempt(f"{name} CuPy", lambda: bench_cupy_named(
+                rank, shape, kind, sigma, k, args.mode, args.reps))
+            impl["PyTorch"] = f"F.conv2d, two pairs of {k}-tap 1-D passes added, zero padding"
+            o["PyTorch"] = attempt(f"{name} PyTorch",
+                                   lambda: bench_torch_log(shape, sigma, k, args.reps))
         else:
             fn = {("gaussian", 1): "gaussian_filter1d", ("gaussian", 2): "gaussian_filter",
                   ("gaussian", 3): "gaussian_filter", ("box", 1): "uniform_filter1d",
@@ -370,7 +424,7 @@ def run_realworld(args, doc, results):
             impl["PyTorch"] = f"F.conv{rank}d, {rank} pass(es) of a {k}-tap 1-D kernel, zero padding"
             o["PyTorch"] = attempt(f"{name} PyTorch",
                                    lambda: bench_torch_separable(rank, shape, w1d, args.reps))
-        if rank == 2 and args.npp:
+        if rank == 2 and args.npp and kind != "log":
             impl["NPP"] = {"gaussian": "nppiFilterRowBorder + nppiFilterColumnBorder (row+column)",
                            "box": "nppiFilterBoxBorder",
                            "dense": "nppiFilterBorder"}[kind] + ", NPP_BORDER_REPLICATE"
@@ -439,8 +493,9 @@ def print_realworld(entries, mode, npp):
     print("times: median ms; floor: halo's roofline floor (its best row's floor_ms); "
           "frac = floor / halo best;\nratio = best other library / halo best (> 1: halo is faster)")
     print("CuPy: cupyx.scipy.ndimage gaussian_filter(truncate=4.0) / uniform_filter "
-          "(1-D: gaussian_filter1d / uniform_filter1d), correlate for r=15; PyTorch: one conv per "
-          "axis (cuDNN, TF32 off), one conv2d for r=15")
+          "(1-D: gaussian_filter1d / uniform_filter1d) / gaussian_laplace, correlate for r=15; "
+          "PyTorch: one conv per axis (cuDNN, TF32 off; the LoG two pairs added), one conv2d "
+          "for r=15")
     if npp:
         print("NPP (2-D only): row+column (nppiFilterRowBorder + nppiFilterColumnBorder, timed "
               "together) for Gaussians, nppiFilterBoxBorder for boxes, nppiFilterBorder for r=15; "

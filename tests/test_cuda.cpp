@@ -116,6 +116,19 @@ TEST(Cuda, EveryStrategyTakesDevicePointersAndAStream) {
   SKIP_WITHOUT_GPU();
   for (const Strategy* s : cuda_strategies()) {
     SCOPED_TRACE(s->name());
+    if (s->name() == "lowrank") {
+      // Sums of separable terms: 2-D filters (an SVD of random weights), a 3-D Laplacian.
+      EXPECT_EQ(run_on_device<float>("lowrank", 2, {37, 45, 1}, 1, random_filter({3, 3}),
+                                     Op::correlate),
+                "");
+      EXPECT_EQ(run_on_device<double>("lowrank", 2, {64, 33, 1}, 2, random_filter({4, 5}),
+                                      Op::convolve),
+                "");
+      EXPECT_EQ(run_on_device<float>("lowrank", 3, {9, 10, 11}, 1,
+                                     make_named_filter("laplacian", 3), Op::convolve),
+                "");
+      continue;
+    }
     // `separable` runs rank-1 filters only: outer products of random factors for it.
     const auto filter = [&](const std::vector<std::int64_t>& shape) {
       return s->name() == "separable" ? random_outer_product(shape) : random_filter(shape);
@@ -581,11 +594,13 @@ TEST(CudaLarge, TwoDimensional50000x50000MoreThan2To31Elements) {
 
   // The seed strategies with a 5x5 filter, and `fast` with it (direct sums through the TMA ring)
   // and with a 9x9 one (its Winograd columns);
-  // `separable` with a rank-1 17x17 filter (x and y fused, 64-bit row offsets).
+  // `separable` with a rank-1 17x17 filter (x and y fused, 64-bit row offsets); `lowrank` with
+  // a 17x17 Laplacian of Gaussian (two terms, the second adding into the output).
   const Filter f5 = random_filter({5, 5}), f9 = random_filter({9, 9}),
-               g17 = random_outer_product({17, 17});
+               g17 = random_outer_product({17, 17}), log17 = make_named_filter("log:sigma=2", 2);
   const std::pair<const char*, const Filter*> runs[] = {
-      {"basic", &f5}, {"tiled_input", &f5}, {"fast", &f5}, {"fast", &f9}, {"separable", &g17}};
+      {"basic", &f5}, {"tiled_input", &f5}, {"fast", &f5},
+      {"fast", &f9},  {"separable", &g17},  {"lowrank", &log17}};
 
   for (const auto& [name, fp] : runs) {
     const Filter& f = *fp;

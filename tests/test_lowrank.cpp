@@ -191,6 +191,39 @@ TEST(LowRankAnalysis, TermsRebuildShiftedFlippedAndFoldedWeights) {
   EXPECT_FALSE(detail::low_rank_terms(centred(random_filter({1, 9}))));  // one long axis
 }
 
+// The named filter log:sigma=S is SciPy's gaussian_laplace as a dense filter: in 2-D the
+// hand-built g (x) d2 + d2 (x) g above, in 3-D the sum of three such products (the centre weight
+// sum_a d2(0) g(0)^2, d2(0) = -g(0) / sigma^2), per-axis sigma and truncate as gaussian's, and a
+// rank-2 sum of terms in 2-D.
+TEST(LowRankAnalysis, NamedLogIsScipysGaussianLaplace) {
+  for (double sigma : {1.0, 2.5, 4.0}) {
+    const Filter named = make_named_filter("log:sigma=" + std::to_string(sigma), 2);
+    const Filter hand = log_filter(sigma);
+    ASSERT_EQ(named.extents()[0], hand.extents()[0]);
+    ASSERT_EQ(named.extents()[1], hand.extents()[1]);
+    for (std::size_t i = 0; i < hand.weights().size(); ++i)
+      EXPECT_NEAR(named.weights()[i], hand.weights()[i], 1e-15) << sigma << " at " << i;
+    const auto lr = detail::low_rank_terms(centred(named));
+    ASSERT_TRUE(lr);
+    EXPECT_EQ(lr->terms.size(), 2u);
+  }
+  const Filter v = make_named_filter("log:sigma=1,truncate=2", 3);
+  ASSERT_EQ(v.extents()[0], 5);
+  const double g0 = 1 / (1 + 2 * std::exp(-0.5) + 2 * std::exp(-2.0));
+  EXPECT_NEAR(v.weights()[62], -3 * g0 * g0 * g0, 1e-15);
+  const Filter aniso = make_named_filter("log:sigma=1x2", 2);
+  EXPECT_EQ(aniso.extents()[0], 9);
+  EXPECT_EQ(aniso.extents()[1], 17);
+  for (const char* bad : {"log", "log:sigma=0", "log:sigma=1x0", "log:sigma=1,order=2"})
+    EXPECT_THROW(make_named_filter(bad, 2), Error) << bad;
+  try {
+    make_named_filter("log:sigma=2x0", 2);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("sigma > 0 on every axis"), std::string::npos)
+        << e.what();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The `cpu_lowrank` strategy
 // ---------------------------------------------------------------------------------------------
@@ -277,14 +310,15 @@ TEST(LowRankCpu, MatchesTheReferenceOnEveryModeOriginOpAndDtype) {
 // Runs cpu_lowrank on p for `in` (outputs poisoned first); the number of outputs beyond the
 // tolerance of Summation::low_rank.
 template <class T>
-std::int64_t wrong_outputs(const Problem& p, const std::vector<T>& in) {
+std::int64_t wrong_outputs(const Problem& p, const std::vector<T>& in,
+                           const std::string& strategy = "cpu_lowrank") {
   std::vector<T> out(in.size());
   poison(out);
   std::vector<double> ref(in.size());
   cpu::reference_f64(p, in.data(), ref.data());
-  const std::vector<double> tol = tolerances("cpu_lowrank", p, in);
+  const std::vector<double> tol = tolerances(strategy, p, in);
   Options o;
-  o.strategy = "cpu_lowrank";
+  o.strategy = strategy;
   o.op = p.op();
   o.edges = p.edges();
   apply(ConstArrayView(in.data(), p.dtype(), p.rank(), p.extents(), p.batch()),
@@ -298,7 +332,7 @@ std::int64_t wrong_outputs(const Problem& p, const std::vector<T>& in) {
 // Inputs of magnitudes 1e-6 .. 1e6 (log-uniform, random signs), and an array whose first rows
 // are of size 1e6 and the rest 1e-6: the terms' partial sums cancel there, and the bound over
 // sum_t |u_t (x) v_t| |x| must hold them.
-TEST(LowRankCpu, BadlyScaledInputStaysWithinTheBound) {
+void badly_scaled_within_the_bound(const std::string& strategy) {
   std::uniform_real_distribution<double> mag(-6.0, 6.0), val(0.5, 1.0);
   std::bernoulli_distribution sign(0.5);
   for (const auto& make :
@@ -317,10 +351,14 @@ TEST(LowRankCpu, BadlyScaledInputStaysWithinTheBound) {
         v[k] = (sign(rng()) ? -1 : 1) * val(rng()) * m;
       }
       const std::vector<float> in32(v.begin(), v.end());
-      EXPECT_EQ(wrong_outputs(p32, in32), 0) << p32.describe() << "; seed " << fresh_seed();
-      EXPECT_EQ(wrong_outputs(p64, v), 0) << p64.describe() << "; seed " << fresh_seed();
+      EXPECT_EQ(wrong_outputs(p32, in32, strategy), 0)
+          << strategy << ": " << p32.describe() << "; seed " << fresh_seed();
+      EXPECT_EQ(wrong_outputs(p64, v, strategy), 0)
+          << strategy << ": " << p64.describe() << "; seed " << fresh_seed();
     }
 }
+
+TEST(LowRankCpu, BadlyScaledInputStaysWithinTheBound) { badly_scaled_within_the_bound("cpu_lowrank"); }
 
 // The tolerance is tight enough to catch a term dropped or of the wrong sign: the result of
 // the filter less one term, or with one term negated, fails it at most outputs.
@@ -418,6 +456,166 @@ TEST(LowRankCpu, PlanNamesTheTerms) {
   EXPECT_NE(s->can_implement(Problem(2, {9, 9, 1}, 1, random_filter({1, 5}), DType::f32))
                 .reason.find("fewer than two"),
             std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The `lowrank` strategy (CUDA): each term a rank-1 filter's passes, every term after the first
+// adding into the output.
+// ---------------------------------------------------------------------------------------------
+
+// Cases beyond lr_cases(): strip and chunk edges of the fused kernel, a term whose x factor
+// takes long rows first (two passes through the scratch array, the second adding), rank 5.
+std::vector<LrCase> lr_cuda_cases() {
+  std::vector<LrCase> v = lr_cases();
+  v.push_back({2, {70, 513, 1}, 1, [] { return random_low_rank({17, 33}, 2); }, "17x33, strips"});
+  v.push_back({2, {21, 2100, 1}, 1, [] { return random_low_rank({3, 161}, 2); },
+               "3x161 on rows of 2100: long rows, then y adding"});
+  v.push_back({2, {130, 90, 1}, 2, [] { return random_low_rank({11, 13}, 5); }, "rank 5"});
+  v.push_back({3, {7, 40, 50}, 2,
+               [] {
+                 const Filter f = log_filter(2.0);
+                 return Filter(f.weights(), {1, 17, 17});
+               },
+               "LoG per plane, batch"});
+  return v;
+}
+
+TEST(LowRankCuda, MatchesTheReferenceOnEveryModeOriginOpAndDtype) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  int ran = 0, i = 0;
+  for (const LrCase& c : lr_cuda_cases())
+    for (const Edges& edges : edge_sets()) {
+      const Filter f = c.filter();
+      Edges e = edges;
+      for (int a = 0; a < c.rank; ++a)
+        e.origin[a] =
+            std::clamp<std::int64_t>(e.origin[a], -(f.extents()[a] / 2), (f.extents()[a] - 1) / 2);
+      const Op op = i++ % 2 ? Op::convolve : Op::correlate;
+      const Problem p(c.rank, c.ext, c.batch, f, DType::f32, op, e);
+      const Status st = find_strategy("lowrank")->can_implement(p);
+      const Dims3 k = p.filter_dims3();
+      if (!st && (k.z > 1) + (k.y > 1) + (k.x > 1) < 2) continue;  // folded to one long axis
+      ASSERT_TRUE(st) << c.what << ": " << p.describe() << ": " << st.reason;
+      EXPECT_EQ(check_strategy<float>("lowrank", c.rank, c.ext, c.batch, f, op, false, e), "")
+          << c.what;
+      // float64's fused kernel stops at radius 16.
+      const Problem p64(c.rank, c.ext, c.batch, f, DType::f64, op, e);
+      if (find_strategy("lowrank")->can_implement(p64))
+        EXPECT_EQ(check_strategy<double>("lowrank", c.rank, c.ext, c.batch, f, op, false, e), "")
+            << c.what;
+      ++ran;
+    }
+  EXPECT_GT(ran, 150);
+}
+
+TEST(LowRankCuda, BadlyScaledInputStaysWithinTheBound) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  badly_scaled_within_the_bound("lowrank");
+}
+
+// Small cases for compute-sanitizer (memcheck's filter CudaSanitizer.*): the fused pass adding
+// into the output at strip, chunk and array edges, and a term of two passes.
+TEST(CudaSanitizer, LowRankTerms) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  for (const Edges& e : {Edges::all(Boundary::reflect), Edges::all(Boundary::constant, 2.5)}) {
+    EXPECT_EQ(check_strategy<float>("lowrank", 2, {37, 260, 1}, 1, log_filter(2.0),
+                                    Op::correlate, false, e),
+              "");
+    EXPECT_EQ(check_strategy<float>("lowrank", 2, {9, 2049, 1}, 1, random_low_rank({3, 131}, 2),
+                                    Op::correlate, false, e),
+              "");
+    EXPECT_EQ(check_strategy<double>("lowrank", 3, {9, 11, 13}, 1,
+                                     make_named_filter("laplacian", 3), Op::convolve, false, e),
+              "");
+  }
+}
+
+// Large Laplacians of Gaussians and other low-rank filters go to `lowrank`, past the FFT and the
+// dense sum; the 3x3 Laplacian stays dense (at copy speed in `fast`), full-rank filters on
+// `fast` or `fft`, rank 1 on `separable`. Asked of the priorities, so without a GPU too (the
+// CUDA strategies plan from an H100's facts there).
+TEST(LowRankCuda, AutoTakesLargeLowRankFiltersOnly) {
+  const Strategy* lr = find_strategy("lowrank");
+  const Strategy* fast = find_strategy("fast");
+  const Strategy* fft = find_strategy("fft");
+  if (!lr || !fast || !fft) GTEST_SKIP() << "halo was built without CUDA";
+  const auto best = [&](const Problem& p) {
+    return std::max(fast->priority(p), fft->priority(p));
+  };
+  for (double sigma : {2.0, 4.0, 8.0}) {
+    const Problem p(2, {4096, 4096, 1}, 1, log_filter(sigma), DType::f32);
+    EXPECT_GT(lr->priority(p), best(p)) << sigma << ": " << lr->plan(p);
+  }
+  const Problem r2(2, {4096, 4096, 1}, 1, random_low_rank({31, 31}, 2), DType::f32);
+  EXPECT_GT(lr->priority(r2), best(r2));
+  // The FFT's cost scaled down a thousandfold: the FFT then.
+  Problem cheap = r2;
+  cheap.set_tuning(detail::parse_fast_tuning("fft_cost=1", "test"));
+  EXPECT_LT(lr->priority(cheap), fft->priority(cheap));
+  for (const Problem& p :
+       {Problem(2, {4096, 4096, 1}, 1, make_named_filter("laplacian", 2), DType::f32),
+        Problem(3, {256, 256, 256}, 1, make_named_filter("laplacian", 3), DType::f32),
+        Problem(2, {4096, 4096, 1}, 1, random_filter({31, 31}), DType::f32),
+        Problem(2, {4096, 4096, 1}, 1, random_low_rank({7, 7}, 3), DType::f32)})
+    EXPECT_LT(lr->priority(p), best(p)) << p.describe() << ": " << lr->plan(p);
+  // Rank 1: `separable`'s.
+  const Status one = lr->can_implement(
+      Problem(2, {512, 512, 1}, 1, make_named_filter("gaussian:sigma=3", 2), DType::f32));
+  EXPECT_FALSE(one);
+  EXPECT_NE(one.reason.find("rank 1"), std::string::npos) << one.reason;
+}
+
+TEST(LowRankCuda, RefusesWhatItCannotRunAndSaysWhy) {
+  const Strategy* s = find_strategy("lowrank");
+  if (!s) GTEST_SKIP() << "halo was built without CUDA";
+  const auto reason = [&](const Problem& p) { return s->can_implement(p).reason; };
+  EXPECT_NE(reason(Problem(2, {300, 300, 1}, 1, random_filter({40, 40}), DType::f32))
+                .find("40 separable terms: more than 32"),
+            std::string::npos);
+  EXPECT_NE(reason(Problem(3, {9, 9, 9}, 1, random_filter({3, 3, 3}), DType::f32))
+                .find("neither axis lines"),
+            std::string::npos);
+  EXPECT_NE(reason(Problem(2, {9, 9, 1}, 1, random_filter({1, 5}), DType::f32))
+                .find("fewer than two"),
+            std::string::npos);
+  // A y factor beyond the fused kernel's radius 64: its last pass cannot add.
+  EXPECT_NE(reason(Problem(2, {300, 300, 1}, 1, random_low_rank({131, 3}, 2), DType::f32))
+                .find("cannot add into the output"),
+            std::string::npos);
+  // Direct sums: SVD sums refused, axis lines kept (each output a plain sum of its taps).
+  Problem log = Problem(2, {50, 50, 1}, 1, log_filter(1.0), DType::f32);
+  EXPECT_EQ(s->summation(log), Summation::low_rank);
+  log.require_direct_sums();
+  EXPECT_NE(reason(log).find("direct sums"), std::string::npos) << reason(log);
+  for (int rank : {2, 3}) {
+    Problem p(rank, {20, 20, 20}, 1, make_named_filter("laplacian", rank), DType::f32);
+    p.require_direct_sums();
+    EXPECT_TRUE(s->can_implement(p)) << reason(p);
+    EXPECT_EQ(s->summation(p), Summation::direct);
+  }
+}
+
+TEST(LowRankCuda, PlanNamesTheTermsAndTheirPasses) {
+  const Strategy* s = find_strategy("lowrank");
+  if (!s) GTEST_SKIP() << "halo was built without CUDA";
+  const std::string plan =
+      s->plan(Problem(2, {512, 512, 1}, 1, log_filter(4.0), DType::f32));
+  EXPECT_NE(plan.find("2 separable terms (SVD"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("term 2, factors of radius 16 (x), 16 (y): x and y fused"),
+            std::string::npos)
+      << plan;
+  EXPECT_NE(plan.find("adds its last pass into the output"), std::string::npos) << plan;
+  const Problem lap3(3, {16, 16, 16}, 1, make_named_filter("laplacian", 3), DType::f32);
+  const std::string plan3 = s->plan(lap3);
+  EXPECT_NE(plan3.find("3 separable terms (axis lines, exact)"), std::string::npos) << plan3;
+  EXPECT_NE(plan3.find("z alone"), std::string::npos) << plan3;
+  EXPECT_TRUE(s->workspace(lap3).empty());
+  const Problem rows(2, {21, 2100, 1}, 1, random_low_rank({3, 161}, 2), DType::f32);
+  EXPECT_NE(s->plan(rows).find("long rows"), std::string::npos) << s->plan(rows);
+  EXPECT_EQ(s->workspace(rows).size(), 1u);
 }
 
 }  // namespace

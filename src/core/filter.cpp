@@ -198,10 +198,13 @@ Filter make_named_filter(const std::string& spec, int rank) {
     a[k / 2] = 1.0;
     return outer(std::vector<std::vector<double>>(rank, a));
   }
-  if (name == "gaussian") {
+  if (name == "gaussian" || name == "log") {
     // SciPy's gaussian_filter: sigma per axis (one value for all, or one per axis, axis 0
     // first, separated by 'x'), truncate (radius int(truncate * sigma + 0.5) per axis, 4 by
     // default) or an explicit radius per axis; an axis of sigma 0 is not filtered.
+    // log: SciPy's gaussian_laplace, the sum over the axes of the Gaussian with its second
+    // derivative along that axis (gaussian_filter's order=2 factor, (x^2/s^4 - 1/s^2) g(x)).
+    const bool log = name == "log";
     std::string sigma_text, radius_text;
     double truncate = 4.0;
     bool have_truncate = false;
@@ -216,12 +219,13 @@ Filter make_named_filter(const std::string& spec, int rank) {
                                       std::numeric_limits<double>::max(), quoted + ": truncate");
         have_truncate = true;
       } else {
-        throw Error(quoted + ": unknown parameter '" + detail::printable(key) +
-                    "' (gaussian takes sigma=S[xS...][,truncate=T][,radius=R[xR...]])");
+        throw Error(quoted + ": unknown parameter '" + detail::printable(key) + "' (" + name +
+                    " takes sigma=S[xS...][,truncate=T][,radius=R[xR...]])");
       }
     }
     if (sigma_text.empty())
-      throw Error(quoted + ": gaussian needs sigma=S with S > 0, e.g. gaussian:sigma=2");
+      throw Error(quoted + ": " + name + " needs sigma=S with S > 0, e.g. " + name +
+                  ":sigma=2");
     if (have_truncate && !radius_text.empty())
       throw Error(quoted + ": give truncate=T or radius=R, not both");
     // One value for every axis, or one per axis.
@@ -237,13 +241,16 @@ Filter make_named_filter(const std::string& spec, int rank) {
     const std::vector<std::string> sig = per_axis(sigma_text, "sigma");
     std::vector<std::string> rad;
     if (!radius_text.empty()) rad = per_axis(radius_text, "radius");
-    std::vector<std::vector<double>> factors;
+    std::vector<std::vector<double>> factors, second;  // order 0, and 2 (log)
     for (int a = 0; a < rank; ++a) {
       const double sigma = detail::parse_real(sig[std::size_t(a)], 0.0,
                                               std::numeric_limits<double>::max(),
                                               quoted + ": sigma");
-      // SciPy leaves an axis whose sigma is at most 1e-15 unfiltered.
+      // SciPy leaves an axis whose sigma is at most 1e-15 unfiltered (and its derivative
+      // with it: no Laplacian there, so log refuses it).
       if (!(sigma > 1e-15)) {
+        if (log)
+          throw Error(quoted + ": log needs sigma > 0 on every axis, got " + sig[std::size_t(a)]);
         factors.push_back({1.0});
         continue;
       }
@@ -273,13 +280,28 @@ Filter make_named_filter(const std::string& spec, int rank) {
       if (!(sum >= 1.0) || !std::isfinite(sum))
         throw Error(quoted + ": sigma " + sig[std::size_t(a)] + " gives no finite Gaussian weights");
       for (double& v : f) v /= sum;
+      std::vector<double> d2(f.size());
+      for (std::int64_t i = -radius; i <= radius; ++i) {
+        const double t = double(i) / sigma;
+        d2[std::size_t(i + radius)] = (t * t - 1) / (sigma * sigma) * f[std::size_t(i + radius)];
+      }
       factors.push_back(std::move(f));
+      second.push_back(std::move(d2));
     }
     // Every sigma 0: the identity, as SciPy returns the input unchanged.
     std::vector<std::int64_t> ext;
     for (const auto& f : factors) ext.push_back(std::int64_t(f.size()));
     check_named_size(spec, ext);
-    return outer(factors);
+    if (!log) return outer(factors);
+    std::vector<double> w;
+    for (int a = 0; a < rank; ++a) {
+      std::vector<std::vector<double>> term = factors;
+      term[std::size_t(a)] = second[std::size_t(a)];
+      const Filter t = outer(term);
+      if (w.empty()) w.assign(t.weights().size(), 0.0);
+      for (std::size_t i = 0; i < w.size(); ++i) w[i] += t.weights()[i];
+    }
+    return Filter(std::move(w), ext);
   }
   if (name == "sobel-x") {
     no_args();
@@ -315,6 +337,9 @@ std::vector<std::pair<std::string, std::string>> named_filter_help() {
       {"gaussian:sigma=S[,truncate=T][,radius=R]",
        "normalised Gaussian (SciPy's gaussian_filter): radius int(T*S+0.5), T = 4 unless given; "
        "S and R one value or one per axis (SxS...), an axis of sigma 0 unfiltered"},
+      {"log:sigma=S[,truncate=T][,radius=R]",
+       "Laplacian of Gaussian (SciPy's gaussian_laplace): the sum over the axes of the Gaussian "
+       "with its second derivative along that axis; parameters as gaussian's, S > 0"},
       {"sobel-x", "Sobel derivative along the last axis ([-1,0,1], smoothed [1,2,1] on others)"},
       {"sobel-y", "Sobel derivative along the second-to-last axis (2-D, 3-D)"},
       {"sobel-z", "Sobel derivative along axis 0 (3-D)"},

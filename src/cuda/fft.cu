@@ -503,14 +503,9 @@ void run_typed(const Problem& p, const T* in, T* out, cudaStream_t stream) {
 }
 
 // The direct sum's modelled time (detail::cuda_fft_tiling's FMA rate) over the window `fast`
-// runs: the filter zero-padded to its compiled radius.
+// runs.
 double direct_ns(const Problem& p, const detail::FftTiling& t) {
-  const int r = int(std::min<i64>(p.max_radius(), 1 << 20));
-  const int rc = fast::compiled_radius(p.rank(), p.dtype(), r);
-  if (rc < 0) return t.direct_ns;
-  double window = 1;
-  for (int a = 0; a < p.rank(); ++a) window *= 2.0 * rc + 1;
-  return t.direct_ns * window / double(p.taps());
+  return fast::window_ns(p, t.direct_ns);
 }
 
 class FftStrategy final : public Strategy {

@@ -98,6 +98,7 @@ void register_cuda_strategies(StrategyList& out) {
   out.push_back(cuda::make_cached_strategy());
   out.push_back(cuda::fast::make_strategy());
   out.push_back(cuda::make_separable_strategy());
+  out.push_back(cuda::make_lowrank_strategy());
   out.push_back(cuda::make_fft_strategy());
 }
 

@@ -40,6 +40,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -48,6 +50,7 @@
 #include "core/detail.hpp"
 #include "core/dtype.hpp"
 #include "core/factor.hpp"
+#include "core/fft_tiling.hpp"
 #include "cuda/device_buffer.cuh"
 #include "cuda/fast/kernels.cuh"
 #include "cuda/fast/policy.hpp"
@@ -141,6 +144,7 @@ struct SepGeom {
   // summed as running sums over a thread's 8 outputs along x or its step's outputs down y.
   int xbox, xlo, xk, ybox, ylo, yk;
   double xc, yc;
+  int add;  // add the pass's sums to the output (a term of a sum: `lowrank`) instead of storing
 };
 
 // Index i of an axis of n through `mode`, where i lies outside [0, n) by at most n - 1 and
@@ -298,7 +302,7 @@ __device__ __forceinline__ T box_sum_row(const T* b, int off, int k) {
 HALO_HOST_DEVICE constexpr int min_blocks(int rx, int ry) {
   return rx <= 8 && ry <= 8 ? 3 : rx <= 32 && ry <= 32 ? 2 : 1;
 }
-template <class T, int RX, int RY, bool BOX>
+template <class T, int RX, int RY, bool BOX, bool ADD = false>
 __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
     separable_kernel(const T* __restrict__ in, T* __restrict__ out, SepGeom g, Taps<T, RX> wx,
                      Taps<T, RY> wy) {
@@ -313,6 +317,10 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
   T* ring = tile + (RX > 0 ? ROWS * TP : 0);  // [RS (x2 doubled)][RP]
   const int t = threadIdx.x;
   const T cval = T(g.cval);
+  // Whether the sums are added into the output (SepGeom::add): compiled in for the kernels
+  // with a y pass, whose schedule a check at run time disturbed (a rank-1 Gaussian of sigma 8
+  // ran 7% slower in 2-D, of sigma 2 3% in 3-D), a parameter for passes along x alone.
+  const bool add = RY > 0 ? ADD : g.add != 0;
 
   // Row r of the step that starts at (first row `y`, strip column `x0`): where its elements
   // start (`off`), the column its loads start at, whether it is a ghost row (constant mode:
@@ -538,6 +546,15 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
           if (x < g.nx) {
             T* o = out + base + yo * g.row_stride + x;
             const int n = int(min(i64(ROWS), y_end - yo));  // rows of this step in the chunk
+            if (add) {
+              // A term of a sum: the outputs so far, every load in flight before the first add
+              // (a load after each store would wait out DRAM's latency once per row).
+              T prev[ROWS];
+#pragma unroll
+              for (int q = 0; q < ROWS; ++q) prev[q] = q < n ? o[q * g.row_stride] : T(0);
+#pragma unroll
+              for (int q = 0; q < ROWS; ++q) acc[q] += prev[q];
+            }
 #pragma unroll
             for (int q = 0; q < ROWS; ++q) {
               if (q < n) *o = acc[q];
@@ -576,6 +593,23 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
       }
       x_pass(0);
       __syncthreads();
+      if (add) {
+        // A term of a sum: the step's outputs so far loaded first, as in the march above.
+        T v[kSepRows];
+        T* o[kSepRows];
+#pragma unroll
+        for (int r = 0; r < kSepRows; ++r) {
+          i64 off, xr;
+          bool ghost, ok;
+          row_of(0, y, x0, r, off, xr, ghost, ok);
+          o[r] = ok && xr + t < g.nx ? out + off + xr + t : nullptr;
+          v[r] = o[r] ? *o[r] : T(0);
+        }
+#pragma unroll
+        for (int r = 0; r < kSepRows; ++r)
+          if (o[r]) *o[r] = v[r] + ring[r * RP + t];
+        continue;
+      }
 #pragma unroll
       for (int r = 0; r < kSepRows; ++r) {
         i64 off, xr;
@@ -1330,18 +1364,17 @@ std::string shared_memory_why_not(const SepPlan& plan, DType t) {
   return "";
 }
 
-SepPlan make_plan(const Problem& p) {
+// The passes that run the separable windows `win` over p's array. A `term` of a sum (the
+// `lowrank` strategy) keeps every pass a plain sum of its taps (no box forms) and takes no
+// one-pass volume kernel: its last pass adds into the output, which only separable_kernel does.
+SepPlan make_plan(const Problem& p, const detail::AxisWindows& win_in, bool term) {
   SepPlan plan;
   if (p.dtype() != DType::f32 && p.dtype() != DType::f64) {
     plan.why_not = "compiled for f32 and f64 only";
     return plan;
   }
-  const auto win = detail::separable_windows(p);
-  if (!win) {
-    plan.why_not = "the filter is not an outer product of 1-D factors (rank 1)";
-    return plan;
-  }
-  plan.win = *win;
+  plan.win = win_in;
+  const detail::AxisWindows* win = &plan.win;
   if (win->long_axes == 0) {
     plan.why_not = "a filter of one tap has nothing to separate";
     return plan;
@@ -1358,7 +1391,7 @@ SepPlan make_plan(const Problem& p) {
   std::array<bool, 3> lng{};
   for (int a = 0; a < 2; ++a)
     if (p.dtype() == DType::f32 && sep_radius(p.dtype(), R[a]) < 0) {
-      if (!p.direct_sums()) col[a] = detail::box_run(win->w[a]);
+      if (!p.direct_sums() && !term) col[a] = detail::box_run(win->w[a]);
       if (col[a] && (col[a]->k > kColMaxTaps || col[a]->k < kSepBoxTaps)) col[a].reset();
       lng[a] = !col[a] && 2 * R[a] + 1 <= kLongMaxTaps;
     }
@@ -1398,7 +1431,7 @@ SepPlan make_plan(const Problem& p) {
   // on volumes at least 4 halos deep (the two passes beyond: each chunk re-filters its 2 PZ
   // halo planes along x and y).
   const int rv = sep_radius(DType::f32, std::max({R[0], R[1], R[2]}));
-  if (rank == 3 && p.dtype() == DType::f32 && R[0] > 0 && (R[1] > 0 || R[2] > 0) && !xl &&
+  if (!term && rank == 3 && p.dtype() == DType::f32 && R[0] > 0 && (R[1] > 0 || R[2] > 0) && !xl &&
       !beyond_ring(0) && !beyond_ring(1) && rv <= kVolTop && d.x < (i64(1) << 26) &&
       d.z >= 4 * vol_pad_z(rv)) {
     SepPass s;
@@ -1497,7 +1530,7 @@ SepPlan make_plan(const Problem& p) {
   // measured faster on an H100 (docs/TUNING.md): down y and z always, along x in passes along x
   // alone (1-D box 255: 3.50 -> 3.00 ms), not in the fused kernel (2-D box 31: y alone 1.12 ms,
   // x and y 1.20, neither 1.16: the x form's scalar shared-memory reads cost more than its FMAs).
-  if (p.dtype() == DType::f32 && !p.direct_sums()) {
+  if (p.dtype() == DType::f32 && !p.direct_sums() && !term) {
     for (SepPass& s : plan.passes) {
       if (s.rx > 0 && s.ry == 0) s.g.xbox = box_fields(win->w[2], s.g.xlo, s.g.xk, s.g.xc);
       if (s.ry > 0) s.g.ybox = box_fields(win->w[s.wy], s.g.ylo, s.g.yk, s.g.yc);
@@ -1505,6 +1538,16 @@ SepPlan make_plan(const Problem& p) {
   }
   plan.why_not = shared_memory_why_not(plan, p.dtype());
   return plan;
+}
+
+SepPlan make_plan(const Problem& p) {
+  const auto win = detail::separable_windows(p);
+  if (!win) {
+    SepPlan plan;
+    plan.why_not = "the filter is not an outer product of 1-D factors (rank 1)";
+    return plan;
+  }
+  return make_plan(p, *win, false);
 }
 
 // The window of radius `have` centred in one of radius R (zeros outside), in T.
@@ -1516,10 +1559,10 @@ Taps<T, R> taps_of(const std::vector<double>& w) {
   return t;
 }
 
-template <class T, int RX, int RY, bool BOX>
+template <class T, int RX, int RY, bool BOX, bool ADD = false>
 void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win, const Problem& p,
                  cudaStream_t stream, int sms) {
-  const auto kernel = separable_kernel<T, RX, RY, BOX>;
+  const auto kernel = separable_kernel<T, RX, RY, BOX, ADD>;
   Launch L;
   L.block = {kSepThreads, 1, 1};
   L.shared_bytes = sep_shared_bytes<T>(RX, RY);
@@ -1568,14 +1611,20 @@ bool with_radius(int r, F&& f) {
 template <class T, bool BOX>
 bool run_pass_as(const T* in, T* out, const SepPass& s, const detail::AxisWindows& win,
                  const Problem& p, cudaStream_t stream, int sms) {
-  if (s.rx > 0 && s.ry > 0)
-    return with_radius<T>(
-        s.rx, [&](auto R) { launch_pass<T, R(), R(), BOX>(in, out, s, win, p, stream, sms); });
+  // Kernels with a y pass add into the output as compiled (ADD), and terms of a sum take no
+  // box forms (make_plan's `term`).
+  const auto with_y = [&](auto RX, auto RY) {
+    if constexpr (!BOX)
+      if (s.g.add)
+        return launch_pass<T, RX(), RY(), false, true>(in, out, s, win, p, stream, sms);
+    if (s.g.add) throw Error("separable: box forms do not add into the output");
+    launch_pass<T, RX(), RY(), BOX>(in, out, s, win, p, stream, sms);
+  };
+  if (s.rx > 0 && s.ry > 0) return with_radius<T>(s.rx, [&](auto R) { with_y(R, R); });
   if (s.rx > 0)
     return with_radius<T, true>(
         s.rx, [&](auto R) { launch_pass<T, R(), 0, BOX>(in, out, s, win, p, stream, sms); });
-  return with_radius<T>(
-      s.ry, [&](auto R) { launch_pass<T, 0, R(), BOX>(in, out, s, win, p, stream, sms); });
+  return with_radius<T>(s.ry, [&](auto R) { with_y(std::integral_constant<int, 0>{}, R); });
 }
 
 // Whether a pass runs as box rows (box_row_kernel): a box factor along x alone, rows long
@@ -1752,6 +1801,69 @@ const SepPlan& plan_of(const Problem& p) {
   return memo.put(p, device, make_plan(p));
 }
 
+// The taps a pass runs per output: its compiled windows' (zeros included), a box's, a long
+// pass's.
+double pass_taps(const SepPass& s, const detail::AxisWindows& win) {
+  return (s.vol ? 2 * s.rx + 1 : 0) + (s.rx ? 2 * s.rx + 1 : 0) + (s.ry ? 2 * s.ry + 1 : 0) +
+         s.colk + (s.lng || s.lrow ? long_taps_of(s, win) : 0);
+}
+
+// What a plan runs, in words (`halo apply -v`, `halo bench --explain`).
+std::string describe_factors(const Problem& p, const detail::AxisWindows& win) {
+  std::string s = "factors of radius " + std::to_string(win.radius[2]);
+  if (p.rank() >= 2) s += " (x), " + std::to_string(win.radius[1]) + " (y)";
+  if (p.rank() == 3) s += ", " + std::to_string(win.radius[0]) + " (z)";
+  return s;
+}
+std::string describe_passes(const SepPlan& plan) {
+  std::string s;
+  for (std::size_t i = 0; i < plan.passes.size(); ++i) {
+    const SepPass& q = plan.passes[i];
+    if (i) s += ", then ";
+    if (q.g.xbox || q.g.ybox)
+      s += std::string("box factors by running sums (") + (q.g.xbox ? "x" : "") +
+           (q.g.xbox && q.g.ybox ? ", " : "") + (q.g.ybox ? (q.rx ? "y" : "rows") : "") +
+           ") ";
+    if (q.vol)
+      s += "x, y and z fused in one pass (compiled radius " + std::to_string(q.rx) +
+           ", tiles of " + std::to_string(kVolTx) + "x" + std::to_string(kVolTy) +
+           " outputs marching along z in chunks, each plane filtered along x and y into a "
+           "ring of " +
+           std::to_string(vol_slots(q.rx)) + " planes, " + std::to_string(kVolSteps) +
+           " output planes per step from it)";
+    else if (q.rx && q.ry)
+      s += "x and y fused (compiled radius " + std::to_string(q.rx) +
+           ", strips of 256 columns, " + "chunks of " + std::to_string(q.g.chunk) +
+           " rows, a ring of " + std::to_string(ring_rows(q.ry)) + " filtered rows)";
+    else if (box_rows(q))
+      s += "x alone (segments of " + std::to_string(kBoxSeg) + " outputs of a row, each " +
+           "thread's first window from sums of " + std::to_string(kBoxRun) +
+           " inputs, then slid over its " + std::to_string(kBoxRun) + " outputs)";
+    else if (q.rx)
+      s += "x alone (compiled radius " + std::to_string(q.rx) + ", steps of " +
+           (q.g.wide ? "8 strips of a row)" : "8 rows of a strip)");
+    else if (q.colk)
+      s += std::string(q.wy == 0 ? "z" : "y") + " alone (a box of " + std::to_string(q.colk) +
+           " taps in box columns: a thread per column, runs of " + std::to_string(kColRun) +
+           " outputs from sums of " + std::to_string(kColRun) + " rows)";
+    else if (q.lrow)
+      s += "x alone (radius " + std::to_string(plan.win.radius[2]) +
+           " in long rows: segments of " + std::to_string(kLongRowSeg) +
+           " outputs of a row, 16 per thread from a shared-memory tile)";
+    else if (q.lng)
+      s += std::string(q.wy == 0 ? "z" : "y") + " alone (radius " +
+           std::to_string(plan.win.radius[q.wy]) +
+           " in long columns: warps of 16 outputs per column from a ring of " +
+           std::to_string(long_batches(long_taps_of(q, plan.win)) * kLongStep) +
+           " rows of strips of 32 columns)";
+    else
+      s += std::string(q.wy == 0 ? "z" : "y") + " alone (compiled radius " +
+           std::to_string(q.ry) + ", chunks of " + std::to_string(q.g.chunk) + " rows)";
+  }
+  if (plan.passes.size() > 1) s += "; two passes over DRAM through a scratch array";
+  return s;
+}
+
 class SeparableStrategy final : public Strategy {
  public:
   std::string name() const override { return "separable"; }
@@ -1803,10 +1915,7 @@ class SeparableStrategy final : public Strategy {
   Traffic model(const Problem& p) const override {
     const SepPlan& plan = plan_of(p);
     double taps = 0;
-    for (const SepPass& s : plan.passes)
-      taps += (s.vol ? 2 * s.rx + 1 : 0) + (s.rx ? 2 * s.rx + 1 : 0) + (s.ry ? 2 * s.ry + 1 : 0) +
-              s.colk +
-              (s.lng || s.lrow ? long_taps_of(s, plan.win) : 0);
+    for (const SepPass& s : plan.passes) taps += pass_taps(s, plan.win);
     return {p.bytes() * double(std::max<std::size_t>(plan.passes.size(), 1)),
             2.0 * taps * double(p.elements())};
   }
@@ -1819,55 +1928,7 @@ class SeparableStrategy final : public Strategy {
   std::string plan(const Problem& p) const override {
     const SepPlan& plan = plan_of(p);
     if (!plan.why_not.empty()) return plan.why_not;
-    std::string s = "rank-1 filter: factors of radius " + std::to_string(plan.win.radius[2]);
-    if (p.rank() >= 2) s += " (x), " + std::to_string(plan.win.radius[1]) + " (y)";
-    if (p.rank() == 3) s += ", " + std::to_string(plan.win.radius[0]) + " (z)";
-    s += "; ";
-    for (std::size_t i = 0; i < plan.passes.size(); ++i) {
-      const SepPass& q = plan.passes[i];
-      if (i) s += ", then ";
-      if (q.g.xbox || q.g.ybox)
-        s += std::string("box factors by running sums (") + (q.g.xbox ? "x" : "") +
-             (q.g.xbox && q.g.ybox ? ", " : "") + (q.g.ybox ? (q.rx ? "y" : "rows") : "") +
-             ") ";
-      if (q.vol)
-        s += "x, y and z fused in one pass (compiled radius " + std::to_string(q.rx) +
-             ", tiles of " + std::to_string(kVolTx) + "x" + std::to_string(kVolTy) +
-             " outputs marching along z in chunks, each plane filtered along x and y into a "
-             "ring of " +
-             std::to_string(vol_slots(q.rx)) + " planes, " + std::to_string(kVolSteps) +
-             " output planes per step from it)";
-      else if (q.rx && q.ry)
-        s += "x and y fused (compiled radius " + std::to_string(q.rx) +
-             ", strips of 256 columns, " + "chunks of " + std::to_string(q.g.chunk) +
-             " rows, a ring of " + std::to_string(ring_rows(q.ry)) + " filtered rows)";
-      else if (box_rows(q))
-        s += "x alone (segments of " + std::to_string(kBoxSeg) + " outputs of a row, each " +
-             "thread's first window from sums of " + std::to_string(kBoxRun) +
-             " inputs, then slid over its " + std::to_string(kBoxRun) + " outputs)";
-      else if (q.rx)
-        s += "x alone (compiled radius " + std::to_string(q.rx) + ", steps of " +
-             (q.g.wide ? "8 strips of a row)" : "8 rows of a strip)");
-      else if (q.colk)
-        s += std::string(q.wy == 0 ? "z" : "y") + " alone (a box of " + std::to_string(q.colk) +
-             " taps in box columns: a thread per column, runs of " + std::to_string(kColRun) +
-             " outputs from sums of " + std::to_string(kColRun) + " rows)";
-      else if (q.lrow)
-        s += "x alone (radius " + std::to_string(plan.win.radius[2]) +
-             " in long rows: segments of " + std::to_string(kLongRowSeg) +
-             " outputs of a row, 16 per thread from a shared-memory tile)";
-      else if (q.lng)
-        s += std::string(q.wy == 0 ? "z" : "y") + " alone (radius " +
-             std::to_string(plan.win.radius[q.wy]) +
-             " in long columns: warps of 16 outputs per column from a ring of " +
-             std::to_string(long_batches(long_taps_of(q, plan.win)) * kLongStep) +
-             " rows of strips of 32 columns)";
-      else
-        s += std::string(q.wy == 0 ? "z" : "y") + " alone (compiled radius " +
-             std::to_string(q.ry) + ", chunks of " + std::to_string(q.g.chunk) + " rows)";
-    }
-    if (plan.passes.size() > 1) s += "; two passes over DRAM through a scratch array";
-    return s;
+    return "rank-1 filter: " + describe_factors(p, plan.win) + "; " + describe_passes(plan);
   }
   void run(const Problem& p, const Buffers& b, void* stream) const override {
     const SepPlan& plan = plan_of(p);
@@ -1890,10 +1951,212 @@ class SeparableStrategy final : public Strategy {
   }
 };
 
+// ---------------------------------------------------------------------------------------------
+// strategy: lowrank — a filter of low rank as a sum of T separable terms (detail::low_rank_terms:
+// the axis lines of a Laplacian or cross, else an SVD in float64: a Laplacian of Gaussian, a
+// difference of Gaussians), each term run as a rank-1 filter's passes above. Every term after
+// the first adds its last pass's sums into the output (SepGeom::add), so DRAM sees T reads of
+// the input, T writes and T - 1 reads of the output, against the FFT's transforms or the dense
+// sum's K^2 taps per output.
+// ---------------------------------------------------------------------------------------------
+struct LowRankPlan {
+  std::vector<SepPlan> terms;  // in the analysis' order (the largest singular value first)
+  bool axis_lines = false;
+  double dropped = 0;         // SVD: the dropped singular values' sum over the largest
+  bool single_passes = true;  // every term one 1-D pass: each output a plain sum of its taps
+  std::string why_not;        // non-empty: cannot run
+};
+
+// The most terms run: each is a pass over DRAM, so beyond a few the FFT wins anyway.
+constexpr std::size_t kMaxGpuTerms = 32;
+
+LowRankPlan make_lowrank_plan(const Problem& p) {
+  LowRankPlan lp;
+  const Dims3 k = p.filter_dims3();
+  if ((k.z > 1) + (k.y > 1) + (k.x > 1) < 2) {
+    lp.why_not = "the filter has fewer than two axes longer than 1 (one pass: separable or fast)";
+    return lp;
+  }
+  const auto lr = detail::low_rank_terms(p);
+  if (!lr) {
+    lp.why_not = "the filter is neither axis lines through one point nor, with two long axes, "
+                 "an SVD of at most " +
+                 std::to_string(detail::kMaxSvdTaps) + " taps";
+    return lp;
+  }
+  if (lr->terms.size() < 2) {
+    lp.why_not = "the filter is rank 1 (an outer product of 1-D factors: separable)";
+    return lp;
+  }
+  if (lr->terms.size() > kMaxGpuTerms) {
+    lp.why_not = std::to_string(lr->terms.size()) + " separable terms: more than " +
+                 std::to_string(kMaxGpuTerms);
+    return lp;
+  }
+  for (const detail::AxisWindows& t : lr->terms) lp.single_passes &= t.long_axes <= 1;
+  if (p.direct_sums() && !lp.single_passes) {
+    lp.why_not = "direct sums required: a sum of separable terms sums each output in stages";
+    return lp;
+  }
+  lp.axis_lines = lr->axis_lines;
+  lp.dropped = lr->largest > 0 ? lr->dropped / lr->largest : 0;
+  for (std::size_t i = 0; i < lr->terms.size(); ++i) {
+    SepPlan sp = make_plan(p, lr->terms[i], true);
+    const std::string term = "term " + std::to_string(i + 1) + " of " +
+                             std::to_string(lr->terms.size()) + ": ";
+    if (!sp.why_not.empty()) {
+      lp.why_not = term + sp.why_not;
+      return lp;
+    }
+    const SepPass& last = sp.passes.back();
+    if (last.colk || last.lng || last.lrow || last.vol) {
+      lp.why_not = term + "a factor longer than the fused kernel's radii (" +
+                   std::to_string(sep_top(p.dtype())) +
+                   ") in the last pass, which cannot add into the output";
+      return lp;
+    }
+    lp.terms.push_back(std::move(sp));
+  }
+  return lp;
+}
+
+// make_lowrank_plan(p) for the last few problems of this thread and their device (the SVD of up
+// to kMaxSvdTaps weights is not repeated per question).
+const LowRankPlan& lowrank_plan_of(const Problem& p) {
+  thread_local detail::ProblemMemo<LowRankPlan> memo;
+  const int device = detail::current_cuda_device();
+  if (const LowRankPlan* plan = memo.find(p, device)) return *plan;
+  return memo.put(p, device, make_lowrank_plan(p));
+}
+
+// The time model `auto` weighs the terms by (H100): each pass moves its arrays at copy speed
+// (2980 B/ns: a 16384^2 float32 copy in 0.72 ms) and runs its compiled taps at the fused
+// kernel's FMA rate (60 TFLOP/s in float32: 2-D Gaussians of sigma 2, 4 and 8 in 0.93, 1.13 and
+// 1.88 ms, docs/BENCHMARKS.md; half in float64). One copy's time stands in for `fast` where its
+// model says less: it runs at copy speed at best.
+constexpr double kSepBytesPerNs = 2980, kSepFlopsPerNs[2] = {60e3, 30e3};  // f32, f64
+
+double lowrank_ns(const Problem& p, const LowRankPlan& lp) {
+  const double n = double(p.elements()), size = double(dtype_size(p.dtype()));
+  const double flops = kSepFlopsPerNs[p.dtype() == DType::f64 ? 1 : 0];
+  double ns = 0;
+  for (std::size_t i = 0; i < lp.terms.size(); ++i) {
+    const SepPlan& sp = lp.terms[i];
+    for (std::size_t j = 0; j < sp.passes.size(); ++j) {
+      const bool adds = i > 0 && j + 1 == sp.passes.size();
+      ns += n * size * (adds ? 3 : 2) / kSepBytesPerNs +
+            2 * n * pass_taps(sp.passes[j], sp.win) / flops;
+    }
+  }
+  return ns;
+}
+
+class LowRankStrategy final : public Strategy {
+ public:
+  std::string name() const override { return "lowrank"; }
+  Backend backend() const override { return Backend::cuda; }
+  std::string description() const override {
+    return "filters of low rank as sums of separable terms (axis lines, or an SVD in float64), "
+           "each term's x and y fused in one pass as `separable`'s, every term after the first "
+           "adding into the output";
+  }
+  Status can_implement(const Problem& p) const override {
+    const LowRankPlan& lp = lowrank_plan_of(p);
+    return lp.why_not.empty() ? Status::success() : Status::failure(lp.why_not);
+  }
+  // Above `fft` (105) and `fast` (100) where the model's time of the terms beats both theirs
+  // (the FFT's scaled by FastTuning::fft_cost), else below them.
+  int priority(const Problem& p) const override {
+    constexpr int kBelow = 5, kAbove = 107;
+    const LowRankPlan& lp = lowrank_plan_of(p);
+    if (!lp.why_not.empty()) return kBelow;
+    const double ns = lowrank_ns(p, lp);
+    const double copy = p.bytes() / kSepBytesPerNs;
+    const Strategy* fast = find_strategy("fast");
+    const bool fast_runs = fast && fast->can_implement(p).ok;
+    double best = std::numeric_limits<double>::infinity();
+    try {
+      const detail::FftTiling t = detail::cuda_fft_tiling(p);
+      best = t.fft_ns * p.tuning().fft_cost.value_or(100) / 100.0;
+      if (fast_runs) best = std::min(best, std::max(copy, fast::window_ns(p, t.direct_ns)));
+    } catch (const Error&) {
+      if (fast_runs) return kBelow;  // no transform fits: leave it to the direct sum
+    }
+    return ns < best ? kAbove : kBelow;
+  }
+  Summation summation(const Problem& p) const override {
+    const LowRankPlan& lp = lowrank_plan_of(p);
+    return lp.why_not.empty() && !lp.single_passes ? Summation::low_rank : Summation::direct;
+  }
+  Traffic model(const Problem& p) const override {
+    const LowRankPlan& lp = lowrank_plan_of(p);
+    double bytes = 0, taps = 0;
+    for (std::size_t i = 0; i < lp.terms.size(); ++i)
+      for (const SepPass& s : lp.terms[i].passes) {
+        const bool adds = i > 0 && &s == &lp.terms[i].passes.back();
+        bytes += p.bytes() * (adds ? 1.5 : 1.0);
+        taps += pass_taps(s, lp.terms[i].win);
+      }
+    return {bytes, 2.0 * taps * double(p.elements())};
+  }
+  std::vector<MemoryUse> workspace(const Problem& p) const override {
+    const LowRankPlan& lp = lowrank_plan_of(p);
+    for (const SepPlan& sp : lp.terms)
+      if (sp.passes.size() > 1)
+        return {{"scratch array between a term's passes",
+                 double(p.elements()) * double(dtype_size(p.dtype())), MemorySpace::device}};
+    return {};
+  }
+  std::string plan(const Problem& p) const override {
+    const LowRankPlan& lp = lowrank_plan_of(p);
+    if (!lp.why_not.empty()) return lp.why_not;
+    char form[96];
+    if (lp.axis_lines)
+      std::snprintf(form, sizeof form, "axis lines, exact");
+    else
+      std::snprintf(form, sizeof form, "SVD, dropped singular values %.1e of the largest",
+                    lp.dropped);
+    std::string s = std::to_string(lp.terms.size()) + " separable terms (" + form + ")";
+    for (std::size_t i = 0; i < lp.terms.size(); ++i)
+      s += "; term " + std::to_string(i + 1) + ", " + describe_factors(p, lp.terms[i].win) +
+           ": " + describe_passes(lp.terms[i]);
+    char model[64];
+    std::snprintf(model, sizeof model, "; modelled %.3g ms", lowrank_ns(p, lp) * 1e-6);
+    return s + "; each term after the first adds its last pass into the output" + model;
+  }
+  void run(const Problem& p, const Buffers& b, void* stream) const override {
+    const LowRankPlan& lp = lowrank_plan_of(p);
+    if (!lp.why_not.empty())
+      throw Error("strategy 'lowrank' cannot run " + p.describe() + ": " + lp.why_not);
+    const auto st = static_cast<cudaStream_t>(stream);
+    const int sms = fast::current_device_facts().multiprocessors;
+    dispatch_buffers(p.dtype(), b.input, b.output, [&](auto* in, auto* out) {
+      using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
+      std::optional<DeviceBuffer> scratch;  // between a term's two passes, where one has two
+      for (std::size_t i = 0; i < lp.terms.size(); ++i) {
+        const SepPlan& sp = lp.terms[i];
+        SepPass last = sp.passes.back();
+        last.g.add = i > 0;
+        if (sp.passes.size() == 1) {
+          run_pass<T>(in, out, last, sp.win, p, st, sms);
+          continue;
+        }
+        if (!scratch)
+          scratch.emplace(std::size_t(p.elements()) * sizeof(T),
+                          "the scratch array of the low-rank terms of " + p.describe(), st);
+        T* mid = static_cast<T*>(scratch->p);
+        run_pass<T>(in, mid, sp.passes[0], sp.win, p, st, sms);
+        run_pass<T>(mid, out, last, sp.win, p, st, sms);
+      }
+    });
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<Strategy> make_separable_strategy() {
   return std::make_unique<SeparableStrategy>();
 }
+std::unique_ptr<Strategy> make_lowrank_strategy() { return std::make_unique<LowRankStrategy>(); }
 
 }  // namespace halo::cuda

@@ -85,6 +85,7 @@ std::vector<BenchProblem> suite_problems(const std::string& suite, bool gpu,
          {"gaussian:sigma=1", "gaussian:sigma=2", "gaussian:sigma=4", "gaussian:sigma=8", "box:31"})
       out.push_back({suite, 2, e2, 0, f});
     out.push_back({suite, 2, e2, 15, ""});
+    out.push_back({suite, 2, e2, 0, "log:sigma=4"});  // 33x33, rank 2
     for (const char* f : {"gaussian:sigma=16", "box:255"}) out.push_back({suite, 1, e1, 0, f});
     for (const char* f : {"gaussian:sigma=1", "gaussian:sigma=2", "box:9"})
       out.push_back({suite, 3, e3, 0, f});
@@ -193,11 +194,19 @@ Filter bench_filter(const BenchProblem& bp) {
 }
 
 // 2 FLOPs per tap per output of the cheapest exact form of p's filter: the sum of its factors'
-// taps for a rank-1 filter of two or more long axes, else all of its taps.
+// taps for a rank-1 filter of two or more long axes, of its separable terms' taps for a sum of
+// fewer taps (detail::low_rank_terms), else all of its taps.
 double work_flops(const Problem& p) {
   const auto win = detail::separable_windows(p);
-  if (!win || win->long_axes < 2) return p.flops();
-  return 2.0 * double(win->taps) * double(p.elements());
+  if (win && win->long_axes >= 2) return 2.0 * double(win->taps) * double(p.elements());
+  // A sum of separable terms (a Laplacian of Gaussian: two), where their taps are fewer.
+  if (p.rank() >= 2 && p.taps() <= detail::kMaxSvdTaps)
+    if (const auto lr = detail::low_rank_terms(p)) {
+      double taps = 0;
+      for (const auto& t : lr->terms) taps += double(t.taps);
+      if (taps < double(p.taps())) return 2.0 * taps * double(p.elements());
+    }
+  return p.flops();
 }
 
 // By halo's output rules (io/npy.hpp): a file is replaced atomically, a device, FIFO or '-'
