@@ -159,6 +159,32 @@ TEST(LowRankAnalysis, LaplacianOfGaussianIsTwoSymmetricTerms) {
   }
 }
 
+// Weights rounded to float32 (a LoG built in float32, as NumPy and CuPy users pass it): the
+// rounding spreads singular values of about 1e-8 s_0 over every rank, which float32's tolerance
+// (2^-20 s_0 dropped) leaves out and float64's (1e-12) keeps.
+TEST(LowRankAnalysis, WeightsRoundedToFloat32KeepTheirRankInFloat32) {
+  for (double sigma : {1.0, 4.0, 8.0}) {
+    const Filter exact = log_filter(sigma);
+    std::vector<double> w = exact.weights();
+    for (double& v : w) v = double(float(v));
+    const Filter rounded(w, {exact.extents()[0], exact.extents()[1]});
+    const Problem p32(2, {300, 300, 1}, 1, rounded, DType::f32);
+    const Problem p64(2, {300, 300, 1}, 1, rounded, DType::f64);
+    const auto lr32 = detail::low_rank_terms(p32), lr64 = detail::low_rank_terms(p64);
+    ASSERT_TRUE(lr32 && lr64);
+    EXPECT_EQ(lr32->terms.size(), 2u) << sigma;
+    EXPECT_GT(lr64->terms.size(), 2u) << sigma;
+    EXPECT_LE(lr32->dropped, 0x1p-20 * lr32->largest);
+    EXPECT_GT(lr32->dropped, 0.0);
+    // The float32 terms stay within the bound: the analysis' E is what the tests' tolerance
+    // adds (low_rank_tolerances), and cpu_lowrank holds it.
+    EXPECT_EQ(check_strategy<float>("cpu_lowrank", 2, {70, 90, 1}, 1, rounded, Op::correlate,
+                                    false, Edges::all(Boundary::reflect)),
+              "");
+    EXPECT_EQ(find_strategy("cpu_lowrank")->summation(p32), Summation::low_rank);
+  }
+}
+
 // Origins, even extents, convolve, a folded filter: the terms rebuild the problem's weights.
 TEST(LowRankAnalysis, TermsRebuildShiftedFlippedAndFoldedWeights) {
   Edges e;
@@ -551,6 +577,12 @@ TEST(LowRankCuda, AutoTakesLargeLowRankFiltersOnly) {
   }
   const Problem r2(2, {4096, 4096, 1}, 1, random_low_rank({31, 31}, 2), DType::f32);
   EXPECT_GT(lr->priority(r2), best(r2));
+  // A LoG whose weights were rounded to float32 (from NumPy or CuPy): still two terms.
+  std::vector<double> w = log_filter(4.0).weights();
+  for (double& v : w) v = double(float(v));
+  const Problem rounded(2, {4096, 4096, 1}, 1, Filter(w, {33, 33}), DType::f32);
+  EXPECT_GT(lr->priority(rounded), best(rounded)) << lr->plan(rounded);
+  EXPECT_NE(lr->plan(rounded).find("2 separable terms"), std::string::npos) << lr->plan(rounded);
   // The FFT's cost scaled down a thousandfold: the FFT then.
   Problem cheap = r2;
   cheap.set_tuning(detail::parse_fast_tuning("fft_cost=1", "test"));

@@ -191,14 +191,14 @@ AxisWindows make_term(std::array<std::vector<double>, 3> w) {
 }
 
 // Makes w exactly symmetric about its centre where it is so to 1e-14 of its largest weight.
-void symmetrise(std::vector<double>& w) {
+void symmetrise(std::vector<double>& w, double rel_tol) {
   double top = 0, asym = 0;
   const std::size_t n = w.size();
   for (std::size_t i = 0; i < n; ++i) {
     top = std::max(top, std::fabs(w[i]));
     asym = std::max(asym, std::fabs(w[i] - w[n - 1 - i]));
   }
-  if (asym == 0 || asym > 1e-14 * top) return;
+  if (asym == 0 || asym > rel_tol * top) return;
   for (std::size_t i = 0; i < n / 2; ++i) w[i] = w[n - 1 - i] = 0.5 * (w[i] + w[n - 1 - i]);
 }
 
@@ -268,6 +268,8 @@ std::vector<double> term_weights(const Problem& p, const AxisWindows& t) {
 }
 
 std::optional<LowRankTerms> low_rank_terms(const Problem& p, double rel_tol) {
+  const bool f32 = p.dtype() == DType::f32;
+  if (rel_tol < 0) rel_tol = f32 ? kLowRankTolF32 : kLowRankTolF64;
   const Frame f(p);
   const std::int64_t taps = f.k[0] * f.k[1] * f.k[2];
   int long_axes = 0, a = -1, b = -1;
@@ -320,8 +322,10 @@ std::optional<LowRankTerms> low_rank_terms(const Problem& p, double rel_tol) {
       for (int i = 0; i < 3; ++i) w[std::size_t(i)] = {1.0};
       w[std::size_t(a)] = f.window(a, u);
       w[std::size_t(b)] = f.window(b, v);
-      symmetrise(w[std::size_t(a)]);
-      symmetrise(w[std::size_t(b)]);
+      // Symmetric to 1e-14 of the largest weight (float64), or to float32's rounding there.
+      const double sym = f32 ? 0x1p-24 : 1e-14;
+      symmetrise(w[std::size_t(a)], sym);
+      symmetrise(w[std::size_t(b)], sym);
       r->terms.push_back(make_term(std::move(w)));
     }
   }

@@ -53,10 +53,14 @@ std::optional<AxisWindows> separable_windows(const Problem& p);
 //  - SVD (filters of exactly two long axes, K_a x K_b, at most kMaxSvdTaps taps): W = U S V^T in
 //    float64 (Eigen's BDCSVD); term t is s_t u_t along the first long axis and v_t along the
 //    second. The terms kept are the fewest whose dropped singular values sum to at most
-//    rel_tol * s_0 (1e-12: below float64's rounding of the sums over the terms, so the
-//    truncation E, of nuclear norm `dropped`, adds less than |E| sum |x|). Weights in rows or
-//    columns of W that are zero are set exactly zero in the vectors, and a vector symmetric to
-//    1e-14 of its largest weight is made exactly symmetric (the paired kernels then apply).
+//    rel_tol * s_0 (by default the problem's dtype's: kLowRankTolF64, 1e-12, below float64's
+//    rounding of the sums over the terms, so the truncation E, of nuclear norm `dropped`, adds
+//    less than |E| sum |x|; kLowRankTolF32, 2^-20 = 16 u of float32: an output moves by at
+//    most 16 u s_0 |x|_2 over its window, the order of the FFT's normwise bound, and weights
+//    rounded to float32, whose rounding spreads singular values of 1e-8 s_0 over every rank,
+//    keep the rank of the filter they round). Weights in rows or columns of W that are zero are
+//    set exactly zero in the vectors, and a vector symmetric to 1e-14 of its largest weight
+//    (float64; 2^-24 in float32) is made exactly symmetric (the paired kernels then apply).
 // nullopt for a filter with fewer than two long axes, a zero filter, or one that is neither
 // (three long axes and not axis lines; more than kMaxSvdTaps taps). A rank-1 filter gives one
 // term (cpu_separable's); `residual` is max |W - sum of terms| over the weights, in float64.
@@ -68,7 +72,9 @@ struct LowRankTerms {
   double residual = 0;  // max |W - sum_t term_t|
 };
 constexpr std::int64_t kMaxSvdTaps = 1 << 14;
-std::optional<LowRankTerms> low_rank_terms(const Problem& p, double rel_tol = 1e-12);
+constexpr double kLowRankTolF64 = 1e-12, kLowRankTolF32 = 0x1p-20;
+// rel_tol < 0: the problem's dtype's (kLowRankTolF32 or kLowRankTolF64).
+std::optional<LowRankTerms> low_rank_terms(const Problem& p, double rel_tol = -1);
 
 // The dense weights of one term in the problem's folded filter frame (filter_dims3, anchor3):
 // the product of its windows at each tap (what the term adds to the correlation weights).
