@@ -302,34 +302,48 @@ std::vector<LrCase> lr_cases() {
   };
 }
 
-// Every case under every edge set (origins clamped into the filter), both ops, both dtypes.
-TEST(LowRankCpu, MatchesTheReferenceOnEveryModeOriginOpAndDtype) {
-  int ran = 0;
-  for (const LrCase& c : lr_cases())
+// Runs check(case, filter, edges, op, problem, verdict of `strategy`) on every case under every
+// edge set (origins clamped into the filter, the ops alternating), except filters that fold to
+// one long axis (which the strategy refuses); returns how many it checked.
+template <class Check>
+int for_each_lr_case(const std::vector<LrCase>& cases, const std::string& strategy, Check check) {
+  int ran = 0, i = 0;
+  for (const LrCase& c : cases)
     for (const Edges& edges : edge_sets()) {
       const Filter f = c.filter();
       Edges e = edges;
       for (int a = 0; a < c.rank; ++a)
         e.origin[a] =
             std::clamp<std::int64_t>(e.origin[a], -(f.extents()[a] / 2), (f.extents()[a] - 1) / 2);
-      const Op op = ran++ % 2 ? Op::convolve : Op::correlate;
+      const Op op = i++ % 2 ? Op::convolve : Op::correlate;
       const Problem p(c.rank, c.ext, c.batch, f, DType::f32, op, e);
-      const Status st = find_strategy("cpu_lowrank")->can_implement(p);
+      const Status st = find_strategy(strategy)->can_implement(p);
       const Dims3 k = p.filter_dims3();
       if (!st && (k.z > 1) + (k.y > 1) + (k.x > 1) < 2) continue;  // folded to one long axis
-      // A 3-D cross whose centre an origin moves off the output: its z term would read a
-      // shifted column, or its x-y terms a shifted plane, which the stages do not (refused, and
-      // said so).
-      if (!st && c.rank == 3 && (e.origin[0] != 0 || e.origin[1] != 0 || e.origin[2] != 0)) {
-        EXPECT_NE(st.reason.find("spans z"), std::string::npos) << st.reason;
-        continue;
-      }
-      ASSERT_TRUE(st) << c.what << ": " << p.describe() << ": " << st.reason;
-      EXPECT_EQ(check_strategy<float>("cpu_lowrank", c.rank, c.ext, c.batch, f, op, false, e), "")
-          << c.what;
-      EXPECT_EQ(check_strategy<double>("cpu_lowrank", c.rank, c.ext, c.batch, f, op, false, e), "")
-          << c.what;
+      check(c, f, e, op, p, st);
+      ++ran;
     }
+  return ran;
+}
+
+// Every case under every edge set (origins clamped into the filter), both ops, both dtypes.
+TEST(LowRankCpu, MatchesTheReferenceOnEveryModeOriginOpAndDtype) {
+  const int ran = for_each_lr_case(lr_cases(), "cpu_lowrank", [](const LrCase& c, const Filter& f,
+                                                                 const Edges& e, Op op,
+                                                                 const Problem& p,
+                                                                 const Status& st) {
+    // A 3-D cross whose centre an origin moves off the output: its z term would read a shifted
+    // column, or its x-y terms a shifted plane, which the stages do not (refused, and said so).
+    if (!st && c.rank == 3 && (e.origin[0] != 0 || e.origin[1] != 0 || e.origin[2] != 0)) {
+      EXPECT_NE(st.reason.find("spans z"), std::string::npos) << st.reason;
+      return;
+    }
+    ASSERT_TRUE(st) << c.what << ": " << p.describe() << ": " << st.reason;
+    EXPECT_EQ(check_strategy<float>("cpu_lowrank", c.rank, c.ext, c.batch, f, op, false, e), "")
+        << c.what;
+    EXPECT_EQ(check_strategy<double>("cpu_lowrank", c.rank, c.ext, c.batch, f, op, false, e), "")
+        << c.what;
+  });
   EXPECT_GT(ran, 100);
 }
 
@@ -509,29 +523,19 @@ std::vector<LrCase> lr_cuda_cases() {
 TEST(LowRankCuda, MatchesTheReferenceOnEveryModeOriginOpAndDtype) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << why;
-  int ran = 0, i = 0;
-  for (const LrCase& c : lr_cuda_cases())
-    for (const Edges& edges : edge_sets()) {
-      const Filter f = c.filter();
-      Edges e = edges;
-      for (int a = 0; a < c.rank; ++a)
-        e.origin[a] =
-            std::clamp<std::int64_t>(e.origin[a], -(f.extents()[a] / 2), (f.extents()[a] - 1) / 2);
-      const Op op = i++ % 2 ? Op::convolve : Op::correlate;
-      const Problem p(c.rank, c.ext, c.batch, f, DType::f32, op, e);
-      const Status st = find_strategy("lowrank")->can_implement(p);
-      const Dims3 k = p.filter_dims3();
-      if (!st && (k.z > 1) + (k.y > 1) + (k.x > 1) < 2) continue;  // folded to one long axis
-      ASSERT_TRUE(st) << c.what << ": " << p.describe() << ": " << st.reason;
-      EXPECT_EQ(check_strategy<float>("lowrank", c.rank, c.ext, c.batch, f, op, false, e), "")
+  const int ran = for_each_lr_case(lr_cuda_cases(), "lowrank", [](const LrCase& c,
+                                                                  const Filter& f, const Edges& e,
+                                                                  Op op, const Problem& p,
+                                                                  const Status& st) {
+    ASSERT_TRUE(st) << c.what << ": " << p.describe() << ": " << st.reason;
+    EXPECT_EQ(check_strategy<float>("lowrank", c.rank, c.ext, c.batch, f, op, false, e), "")
+        << c.what;
+    // float64's fused kernel stops at radius 16.
+    const Problem p64(c.rank, c.ext, c.batch, f, DType::f64, op, e);
+    if (find_strategy("lowrank")->can_implement(p64))
+      EXPECT_EQ(check_strategy<double>("lowrank", c.rank, c.ext, c.batch, f, op, false, e), "")
           << c.what;
-      // float64's fused kernel stops at radius 16.
-      const Problem p64(c.rank, c.ext, c.batch, f, DType::f64, op, e);
-      if (find_strategy("lowrank")->can_implement(p64))
-        EXPECT_EQ(check_strategy<double>("lowrank", c.rank, c.ext, c.batch, f, op, false, e), "")
-            << c.what;
-      ++ran;
-    }
+  });
   EXPECT_GT(ran, 150);
 }
 
