@@ -3,17 +3,22 @@
 // bench/cpu_realworld_scipy.py), in one run.
 //
 // Problems (float32, values uniform in [-1, 1]): 2-D 4096^2 Gaussians sigma = 1, 2, 4, 8, a 31x31
-// box and a random dense 31x31; 1-D 2^24 Gaussian sigma = 16 and a 255-wide box; 3-D 256^3
-// Gaussians sigma = 1, 2 and a 9^3 box (OpenCV has no 3-D filters). Gaussians as SciPy builds
-// them (radius int(4 sigma + 0.5)); OpenCV's GaussianBlur gets the same kernel size and sigma.
+// box, a random dense 31x31 and a Laplacian of Gaussian sigma = 4 (33x33); 1-D 2^24 Gaussian
+// sigma = 16 and a 255-wide box; 3-D 256^3 Gaussians sigma = 1, 2 and a 9^3 box (OpenCV has no
+// 3-D filters). Gaussians as SciPy builds them (radius int(4 sigma + 0.5)); OpenCV's GaussianBlur
+// gets the same kernel size and sigma. OpenCV has no LoG of a given sigma: its side is what
+// SciPy's gaussian_laplace computes, two sepFilter2D calls (the second derivative of the
+// Gaussian along one axis, the Gaussian along the other) added.
 // Each side: 2 warm-up runs, then the median of --reps timed runs (steady_clock) into a reused
 // output, default thread counts (all cores; SciPy runs on one). halo's output is checked against
 // OpenCV's (max |halo - cv| over max |cv|).
 //
 //   cpu_realworld [--mode zero|reflect] [--reps 5] [--scale 1] [--threads N] [--scipy FILE]
+//                 [--only NAME[,NAME...]]
 //   FILE: lines "name milliseconds" as printed by bench/cpu_realworld_scipy.py.
 //   --scale S divides every extent by S (per axis) for a quick run; --threads N sets both
-//   libraries' thread counts (default: theirs, all cores).
+//   libraries' thread counts (default: theirs, all cores); --only runs the named problems
+//   (2d-gauss-1 ... 3d-box-9, as in the first column).
 #include <omp.h>
 
 #include <algorithm>
@@ -57,7 +62,7 @@ double time_ms(const std::function<void()>& f, int warmup, int reps) {
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "cpu_realworld: %s\nusage: cpu_realworld [--mode zero|reflect] [--reps 5] "
-               "[--scale 1] [--threads N] [--scipy FILE]\n",
+               "[--scale 1] [--threads N] [--scipy FILE] [--only NAME[,NAME...]]\n",
                why);
   std::exit(2);
 }
@@ -67,7 +72,7 @@ struct Problem {
   int rank;
   halo::Extents ext;   // halo's order: axis 0 first
   std::string filter;  // a named filter, or "dense:K"
-  enum Kind { gaussian, box, dense } kind;
+  enum Kind { gaussian, box, dense, log } kind;
   double sigma = 0;
   int k = 0;  // box or dense width, Gaussian window
 };
@@ -75,7 +80,7 @@ struct Problem {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string mode = "zero", scipy_file;
+  std::string mode = "zero", scipy_file, only;
   int reps = 5;
   std::int64_t scale = 1;
   int threads = 0;
@@ -95,6 +100,8 @@ int main(int argc, char** argv) {
       threads = std::stoi(next());
     else if (a == "--scipy")
       scipy_file = next();
+    else if (a == "--only")
+      only = "," + next() + ",";
     else
       usage(("unknown argument " + a).c_str());
   }
@@ -129,6 +136,7 @@ int main(int argc, char** argv) {
                      gauss_k(s)});
   probs.push_back({"2d-box-31", 2, {n2, n2, 1}, "box:31", Problem::box, 0, 31});
   probs.push_back({"2d-dense-31", 2, {n2, n2, 1}, "dense:31", Problem::dense, 0, 31});
+  probs.push_back({"2d-log-4", 2, {n2, n2, 1}, "log:sigma=4", Problem::log, 4, gauss_k(4)});
   probs.push_back(
       {"1d-gauss-16", 1, {n1, 1, 1}, "gaussian:sigma=16", Problem::gaussian, 16, gauss_k(16)});
   probs.push_back({"1d-box-255", 1, {n1, 1, 1}, "box:255", Problem::box, 0, 255});
@@ -157,6 +165,7 @@ int main(int argc, char** argv) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   bool ok = true;
   for (const Problem& pr : probs) {
+    if (!only.empty() && only.find("," + pr.name + ",") == std::string::npos) continue;
     std::int64_t n = 1;
     for (int a = 0; a < pr.rank; ++a) n *= pr.ext[a];
     std::vector<float> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
@@ -201,6 +210,28 @@ int main(int argc, char** argv) {
         run_cv = [&] {
           cv::GaussianBlur(src, dst, cv::Size(pr.k, kh), pr.sigma, pr.rank == 2 ? pr.sigma : 0,
                            border);
+        };
+      } else if (pr.kind == Problem::log) {
+        // SciPy's gaussian_laplace: (d2 along x, g along y) + (g along x, d2 along y).
+        cv_call = "sepFilter2D x2 + add";
+        const int r = pr.k / 2;
+        std::vector<float> g(std::size_t(pr.k)), d2(std::size_t(pr.k));
+        double sum = 0;
+        for (int i = -r; i <= r; ++i) sum += std::exp(-0.5 * (i / pr.sigma) * (i / pr.sigma));
+        for (int i = -r; i <= r; ++i) {
+          const double gi = std::exp(-0.5 * (i / pr.sigma) * (i / pr.sigma)) / sum;
+          const double t = i / pr.sigma;
+          g[std::size_t(i + r)] = float(gi);
+          d2[std::size_t(i + r)] = float((t * t - 1) / (pr.sigma * pr.sigma) * gi);
+        }
+        // Copies: g and d2 end with this block, the call runs later.
+        const cv::Mat kg = cv::Mat(1, pr.k, CV_32F, g.data()).clone(),
+                      kd = cv::Mat(1, pr.k, CV_32F, d2.data()).clone();
+        cv::Mat tmp(rows, cols, CV_32F);
+        run_cv = [&, kg, kd, tmp]() mutable {
+          cv::sepFilter2D(src, dst, -1, kd, kg, cv::Point(-1, -1), 0.0, border);
+          cv::sepFilter2D(src, tmp, -1, kg, kd, cv::Point(-1, -1), 0.0, border);
+          cv::add(dst, tmp, dst);
         };
       } else if (pr.kind == Problem::box) {
         cv_call = "blur";

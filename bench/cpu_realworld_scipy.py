@@ -2,8 +2,8 @@
 """SciPy's side of bench/cpu_realworld: scipy.ndimage on the realworld problems.
 
 The problems of cpu_realworld (float32, uniform random values in [-1, 1]): gaussian_filter
-(truncate 4), uniform_filter, and correlate for the dense 31x31; 1-D gaussian_filter1d and
-uniform_filter1d. Output into a preallocated array. SciPy's ndimage runs on one thread. Median
+(truncate 4), uniform_filter, correlate for the dense 31x31 and gaussian_laplace for the LoG;
+1-D gaussian_filter1d and uniform_filter1d. Output into a preallocated array. SciPy's ndimage runs on one thread. Median
 of --reps runs (3 by default; the dense 31x31 once: it takes minutes) after a warm-up on a crop.
 
 Prints one line "name milliseconds" per problem on stdout (the --scipy input of cpu_realworld),
@@ -25,6 +25,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--scale", type=int, default=1, help="divide every extent by this")
     ap.add_argument("--skip-dense", action="store_true", help="leave out the dense 31x31")
+    ap.add_argument("--only", default="", help="comma-separated problem names: only these")
     a = ap.parse_args()
     mode = "constant" if a.mode == "zero" else "reflect"
     rng = np.random.default_rng(12345)
@@ -43,6 +44,8 @@ def main():
     if not a.skip_dense:
         problems.append(("2d-dense-31", (n2, n2),
                          lambda x, o: ndi.correlate(x, dense, output=o, mode=mode)))
+    problems.append(("2d-log-4", (n2, n2),
+                     lambda x, o: ndi.gaussian_laplace(x, 4, output=o, mode=mode)))
     problems.append(("1d-gauss-16", (n1,),
                      lambda x, o: ndi.gaussian_filter1d(x, 16, output=o, mode=mode)))
     problems.append(("1d-box-255", (n1,),
@@ -56,6 +59,8 @@ def main():
     print(f"SciPy {scipy.__version__}, NumPy {np.__version__}: mode {mode}, median of {a.reps}",
           file=sys.stderr)
     for name, shape, f in problems:
+        if a.only and name not in a.only.split(","):
+            continue
         x = arr(shape)
         out = np.zeros_like(x)  # touch the pages before timing
         crop = tuple(slice(0, min(64, e)) for e in shape)

@@ -155,9 +155,13 @@ TEST(Bench, CrossoversFromMeasuredPoints) {
       {"fft_cost", 7, 2.0, 1.0, 0.25},
       {"fft_cost", 10, 1.0, 3.0, 1.0},
       {"fft_cost", 12, 2.0, 2.0, 0.4},
+      // cpu_fft_cost: measured 0.5 where the model said 1.0 (50), 1.2 where it said 1.5 (80).
+      {"cpu_fft_cost", 7, 2.0, 1.0, 1.0},
+      {"cpu_fft_cost", 9, 1.0, 1.2, 1.5},
   };
   EXPECT_EQ(tool::crossovers_from(pts),
-            "sep_radius_2d=4,sep_radius_3d=0,box_rows_taps=65,long_rows_taps=321,fft_cost=250");
+            "sep_radius_2d=4,sep_radius_3d=0,box_rows_taps=65,long_rows_taps=321,fft_cost=250,"
+            "cpu_fft_cost=65");
   // Each field only where it was measured; a winner everywhere puts the crossover beyond.
   EXPECT_EQ(tool::crossovers_from({{"box_rows_taps", 33, 0.5, 1.0}, {"box_rows_taps", 65, 0.5, 1.0}}),
             "box_rows_taps=66");
@@ -167,14 +171,30 @@ TEST(Bench, CrossoversFromMeasuredPoints) {
   const FastTuning t = detail::parse_fast_tuning(tool::crossovers_from(pts), "test");
   EXPECT_EQ(t.sep_radius_2d, 4);
   EXPECT_EQ(t.fft_cost, 250);
+  EXPECT_EQ(t.cpu_fft_cost, 65);
 }
 
-TEST(Bench, CrossoversSuiteNeedsAGpu) {
-  std::string why;
-  if (cuda_available(&why)) GTEST_SKIP() << "a GPU is here: the suite runs (see docs/TUNING.md)";
-  const Result r = run_cli("bench --suite crossovers");
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.output.find("no CUDA device"), std::string::npos) << r.output;
+// On the CPU the suite times `cpu` against `cpu_fft` on dense filters (here on a small array)
+// and prints the cpu_fft_cost that makes `auto` choose as measured, a tuning the core takes.
+TEST(Bench, CrossoversSuiteOnTheCpu) {
+  const Result r = run_cli("bench --suite crossovers --backend cpu --size 96x96 --reps 1 "
+                           "--warmup 0 --format json");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto doc = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  ASSERT_TRUE(doc.contains("crossovers")) << r.output;
+  const std::string tune = doc["crossovers"]["tune"].get<std::string>();
+  EXPECT_EQ(tune.rfind("cpu_fft_cost=", 0), 0u) << tune;
+  EXPECT_EQ(doc["crossovers"]["points"].size(), 5u);
+  for (const auto& q : doc["crossovers"]["points"]) {
+    EXPECT_GT(q["below_ms"].get<double>(), 0.0);
+    EXPECT_GT(q["above_ms"].get<double>(), 0.0);
+    EXPECT_GT(q["model"].get<double>(), 0.0);
+  }
+  EXPECT_TRUE(detail::parse_fast_tuning(tune, "test").cpu_fft_cost.has_value());
+  for (const auto& row : doc["rows"]) {
+    const std::string s = row["strategy"].get<std::string>();
+    EXPECT_TRUE(s == "cpu" || s == "cpu_fft") << s;
+  }
 }
 
 }  // namespace

@@ -358,6 +358,16 @@ TEST(CpuFft, AutoTakesItForLargeDenseFiltersOnly) {
       apply(ConstArrayView(in.data(), DType::f32, 2, ext), array_view(out, 2, ext), f, opt);
   EXPECT_EQ(info.strategy, kFft);
   EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](float x) { return std::isfinite(x); }));
+  // The tuning's cpu_fft_cost scales the FFT's modelled time (`halo bench --suite crossovers
+  // --backend cpu` measures it): a thousandfold cost leaves the 31x31 to `cpu`, a hundredth
+  // takes a 9x9 to the FFT.
+  const auto tuned = [&](const Filter& w, const char* tune) {
+    Problem p(2, {1024, 1024, 1}, 1, w, DType::f32);
+    p.set_tuning(detail::parse_fast_tuning(tune, "test"));
+    return choose(p, opt).strategy;
+  };
+  EXPECT_EQ(tuned(random_filter({31, 31}), "cpu_fft_cost=100000"), "cpu");
+  EXPECT_EQ(tuned(random_filter({9, 9}), "cpu_fft_cost=1"), kFft);
 }
 
 TEST(CpuFft, PlanAndWorkspaceNameTheTiles) {

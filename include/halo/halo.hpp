@@ -240,6 +240,8 @@ struct FastTuning {
                                       // to this many taps, on `fft` beyond (321)
   std::optional<int> fft_cost;        // 1..100000: % applied to the FFT's modelled time where
                                       // `auto` weighs it against the direct sum's (100)
+  // On the CPU (unset: the development VM's; `halo bench --suite crossovers --backend cpu`):
+  std::optional<int> cpu_fft_cost;    // 1..100000: the same for `cpu_fft` against `cpu` (100)
 
   bool empty() const;  // no field set: the defaults everywhere
 };

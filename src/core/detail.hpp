@@ -72,6 +72,8 @@ int current_cuda_device();
 // (before FastTuning::fft_cost): what `halo bench --suite crossovers` calibrates that cost by.
 // Throws halo::Error where the FFT cannot run p (or halo has no CUDA).
 double cuda_fft_model_ratio(const Problem& p);
+// The same for the CPU's `cpu_fft` against `cpu` (before FastTuning::cpu_fft_cost).
+double cpu_fft_model_ratio(const Problem& p);
 
 // What a strategy's decisions read from a Problem (shape, dtype, the folded correlation and its
 // anchor, the modes and cval, direct sums), compared value for value: the key of the caches that

@@ -430,7 +430,8 @@ class FftStrategy final : public Strategy {
     if (p.rank() > 1 && detail::separable_windows(p)) return kBelow;  // kept per thread
     const FftTiling t = fft_tiling(p);
     if (t.direct_ns < kMinDirectNs) return kBelow;
-    return t.fft_ns < t.direct_ns ? kAbove : kBelow;
+    const double cost = p.tuning().cpu_fft_cost.value_or(100) / 100.0;  // a machine's scale
+    return t.fft_ns * cost < t.direct_ns ? kAbove : kBelow;
   }
   std::string plan(const Problem& p) const override {
     const FftTiling t = fft_tiling(p);
@@ -489,3 +490,12 @@ std::vector<double> filter_spectrum(const Problem& p, const FftTiling& t) {
 std::unique_ptr<Strategy> make_fft_strategy() { return std::make_unique<FftStrategy>(); }
 
 }  // namespace halo::cpu
+
+namespace halo::detail {
+
+double cpu_fft_model_ratio(const Problem& p) {
+  const FftTiling t = cpu::fft_tiling(p);
+  return t.fft_ns / t.direct_ns;
+}
+
+}  // namespace halo::detail

@@ -46,7 +46,7 @@ std::vector<std::int64_t> parse_size(const std::string& text) {
 
 // The suites. Default sizes are several times the H100's 50 MB L2 on the GPU; a CPU-only run
 // uses smaller arrays so a suite finishes in minutes on a few cores.
-std::vector<BenchProblem> suite_problems(const std::string& suite, bool gpu,
+std::vector<BenchProblem> suite_problems(const std::string& suite, bool gpu, bool cpu,
                                          const std::string& size, const std::string& radii) {
   std::vector<BenchProblem> out;
   std::vector<std::int64_t> radii_override;
@@ -91,13 +91,26 @@ std::vector<BenchProblem> suite_problems(const std::string& suite, bool gpu,
       out.push_back({suite, 3, e3, 0, f});
   }
   // Each crossover of `auto` between the CUDA strategies, measured around the H100's value: the
-  // two strategies on either side on the sizes of the realworld suite (FastTuning's fields).
+  // two strategies on either side on the sizes of the realworld suite (FastTuning's fields);
+  // where CPU strategies run, `cpu` against `cpu_fft` on 2048^2 (--size replaces the sizes).
   if (suite == "crossovers") {
     const Extents e2{16384, 16384, 1}, e1{std::int64_t(1) << 28, 1, 1}, e3{512, 512, 512};
     const auto add_x = [&](int rank, Extents e, std::int64_t radius, const std::string& f,
                            const char* key, int x, const char* below, const char* above) {
+      if (!size.empty()) {
+        const auto s = parse_size(size);
+        if (int(s.size()) == rank) {
+          e = {1, 1, 1};
+          for (int i = 0; i < rank; ++i) e[i] = s[i];
+        }
+      }
       out.push_back({suite, rank, e, radius, f, key, x, below, above});
     };
+    // Dense random filters either side of the CPU's FFT crossover (about 19x19 on 2048^2).
+    if (cpu)
+      for (int r : {5, 7, 9, 11, 13})
+        add_x(2, {2048, 2048, 1}, r, "", "cpu_fft_cost", r, "cpu", "cpu_fft");
+    if (!gpu) return out;
     // Gaussians of truncate 4 of radius 3..6 (2-D) and 1..3 (3-D): sigma = r / 4.
     for (int r : {3, 4, 5, 6})
       add_x(2, e2, 0, "gaussian:sigma=" + std::to_string(r / 4.0), "sep_radius_2d", r, "fast",
@@ -312,12 +325,13 @@ std::string crossovers_from(const std::vector<CrossoverPoint>& points) {
   }
   if (const auto v = of("long_rows_taps"); !v.empty())
     emit("long_rows_taps", std::clamp(last_below(v), 1, 1025));
-  if (const auto v = of("fft_cost"); !v.empty()) {
-    std::vector<double> c;
-    for (const CrossoverPoint& q : v)
-      if (q.model > 0) c.push_back(100.0 * (q.above_ms / q.below_ms) / q.model);
-    if (!c.empty()) emit("fft_cost", std::clamp<long long>(std::llround(detail::median(c)), 1, 100000));
-  }
+  for (const char* key : {"fft_cost", "cpu_fft_cost"})
+    if (const auto v = of(key); !v.empty()) {
+      std::vector<double> c;
+      for (const CrossoverPoint& q : v)
+        if (q.model > 0) c.push_back(100.0 * (q.above_ms / q.below_ms) / q.model);
+      if (!c.empty()) emit(key, std::clamp<long long>(std::llround(detail::median(c)), 1, 100000));
+    }
   return out;
 }
 
@@ -358,9 +372,7 @@ int run_bench(const BenchArgs& a) {
                                    [](const Strategy* s) { return s->backend() == Backend::cuda; });
   const bool any_cpu = std::any_of(strats.begin(), strats.end(),
                                    [](const Strategy* s) { return s->backend() != Backend::cuda; });
-  if (a.suite == "crossovers" && !gpu)
-    throw Error("--suite crossovers measures the CUDA strategies: no CUDA device (" + why + ")");
-  const auto problems = suite_problems(a.suite, any_gpu, a.size, a.radii);
+  const auto problems = suite_problems(a.suite, any_gpu, any_cpu, a.size, a.radii);
   for (const BenchProblem& bp : problems)
     if (modes.size() > 1 && int(modes.size()) != bp.rank)
       throw Error("--mode '" + detail::printable(a.mode) + "': " + std::to_string(modes.size()) +
@@ -428,6 +440,7 @@ int run_bench(const BenchArgs& a) {
     }
     if (!bp.tuning_key.empty() && point.below_ms > 0 && point.above_ms > 0) {
       if (bp.tuning_key == "fft_cost") point.model = detail::cuda_fft_model_ratio(p);
+      if (bp.tuning_key == "cpu_fft_cost") point.model = detail::cpu_fft_model_ratio(p);
       points.push_back(point);
     }
     if (a.explain) {
@@ -516,9 +529,10 @@ int run_bench(const BenchArgs& a) {
           "element); floor = max(bytes / copy, FLOPs / FMA peak); of roof = floor / median.\n";
     for (const auto& l : explain_lines) os << l << "\n";
     if (!crossovers.empty())
-      os << "crossovers of " << gpu_c.device << ": " << crossovers
+      os << "crossovers of " << (any_gpu ? gpu_c.device : "") << (any_gpu && any_cpu ? " and " : "")
+         << (any_cpu ? cpu_c.device : "") << ": " << crossovers
          << "\n(`auto` chooses as measured here with --tune " << crossovers
-         << "; the defaults are an H100's)\n";
+         << "; the defaults are an H100's and the development VM's)\n";
   }
   std::cout << os.str();
   if (!a.output.empty()) write_file(a.output, os.str());

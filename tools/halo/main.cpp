@@ -518,11 +518,12 @@ int main(int argc, char** argv) {
       ->add_option(
           "--suite", ba.suite,
           "seed (2-D, 9x9), radii (2-D, r = 1-5, 7, 15), 1d (r = 4, 16, 64), "
-          "3d (r = 1-3) or all; realworld (not in all): Gaussians of sigma 1-8, box 31 and "
-          "a dense 31x31 in 2-D, Gaussian sigma 16 and box 255 in 1-D, Gaussians of "
-          "sigma 1, 2 and box 9 in 3-D (512^3); crossovers (GPU): the problems on either "
-          "side of each of auto's crossovers between fast, separable and fft, and the --tune "
-          "that makes auto choose as measured on this device. Sizes: runs with a GPU "
+          "3d (r = 1-3) or all; realworld (not in all): Gaussians of sigma 1-8, box 31, "
+          "a dense 31x31 and a LoG of sigma 4 in 2-D, Gaussian sigma 16 and box 255 in 1-D, "
+          "Gaussians of sigma 1, 2 and box 9 in 3-D (512^3); crossovers: the problems on "
+          "either side of each of auto's crossovers (GPU: between fast, separable and fft; "
+          "CPU: cpu and cpu_fft, dense filters on 2048^2), and the --tune that makes auto "
+          "choose as measured on this machine. Sizes: runs with a GPU "
           "strategy 16384^2 (seed, radii), 2^28 (1d), 640^3 (3d); CPU-only runs 4096^2, "
           "2^24, 256^3")
       ->capture_default_str();
