@@ -36,6 +36,9 @@
  * defined: box rows and box columns (running sums, any width up to 257 along x and 1025 down y
  * or z), long rows and long columns (FMAs from shared-memory tiles, up to 1025 taps), so that
  * no radius falls to the FFT's or the seed kernels' speed. A plan has at most two passes.
+ *
+ * strategy: lowrank (at the end of this file) — a filter of low rank as a sum of separable
+ * terms, each term these passes, every term after the first adding into the output.
  */
 #include <cuda_runtime.h>
 
