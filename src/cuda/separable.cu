@@ -535,9 +535,18 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
             }
           }
           if (!boxed) {
+            // The wrap is W0 plus a multiple of ROWS (a step's first slot is a multiple of
+            // ROWS), so the rows in groups of ROWS from W0 on lie on one side of it together:
+            // one select per group, and every row of it an immediate offset from that base.
+            constexpr int W0 = (ROWS - (PY - RY) % ROWS) % ROWS;
+            constexpr int NGR = 1 + (ROWS + 2 * RY - W0 + ROWS - 1) / ROWS;
+            const T* gb[NGR];
+#pragma unroll
+            for (int k = 0; k < NGR; ++k)
+              gb[k] = DOUBLED || (k == 0 ? 0 : W0 + (k - 1) * ROWS) < wrap ? col : wrapped;
 #pragma unroll
             for (int i = 0; i < ROWS + 2 * RY; ++i) {
-              const T v = (DOUBLED || i < wrap ? col : wrapped)[i * RP];
+              const T v = gb[i < W0 ? 0 : (i - W0) / ROWS + 1][i * RP];
 #pragma unroll
               for (int q = 0; q < ROWS; ++q) {
                 const int j = i - q;
