@@ -2043,8 +2043,8 @@ const LowRankPlan& lowrank_plan_of(const Problem& p) {
 
 // The time model `auto` weighs the terms by (H100): each pass moves its arrays at copy speed
 // (2980 B/ns: a 16384^2 float32 copy in 0.72 ms) and runs its compiled taps at the fused
-// kernel's FMA rate (60 TFLOP/s in float32: 2-D Gaussians of sigma 2, 4 and 8 in 0.93, 1.13 and
-// 1.88 ms, docs/BENCHMARKS.md; half in float64). One copy's time stands in for `fast` where its
+// kernel's FMA rate (60 TFLOP/s in float32: 2-D Gaussians of sigma 2, 4 and 8 in 0.93, 1.06 and
+// 1.75 ms, docs/BENCHMARKS.md; half in float64). One copy's time stands in for `fast` where its
 // model says less: it runs at copy speed at best.
 constexpr double kSepBytesPerNs = 2980, kSepFlopsPerNs[2] = {60e3, 30e3};  // f32, f64
 
