@@ -64,7 +64,7 @@ namespace {
 
 constexpr int kSepThreads = 256;  // threads per block
 constexpr int kSepCols = 256;     // columns per strip: one per thread in step 3
-constexpr int kSepRows = 8;       // rows per step, 16 where the y radius is 12 or more
+constexpr int kSepRows = 8;       // rows per step, 16 where the y radius is 8 or more
 constexpr int kSepWide = 2048;    // RY = 0: rows longer than this take 8 strips of one row per step
 
 // The compiled radii of the factors' windows (a factor is zero-padded to the smallest that
@@ -106,25 +106,33 @@ template <class T>
 HALO_HOST_DEVICE constexpr int ring_pitch() {
   return kSepCols + 16 / int(sizeof(T));
 }
-// Rows per step: 16 outputs per thread along y from radius 12, so that each ring row read
-// feeds 16 FFMAs (the large radii issue-bound otherwise), else 8.
-HALO_HOST_DEVICE constexpr int step_rows(int ry) { return ry >= 12 ? 16 : kSepRows; }
-// The rows of y halo a step fills the ring with: RY rounded up to half a step.
-HALO_HOST_DEVICE constexpr int pad_y(int ry) {
-  return (ry + step_rows(ry) / 2 - 1) / (step_rows(ry) / 2) * (step_rows(ry) / 2);
+// Rows per step: 16 outputs per thread along y from radius 8, so that each ring row read feeds
+// 16 FFMAs (the large radii issue-bound otherwise) and a step has twice the loads in flight
+// (radius 8 latency-bound with 8), else 8. Box kernels (running sums down y) keep 8 up to
+// radius 11: at radius 8, 16 rows measured 18% slower for them (docs/TUNING.md).
+HALO_HOST_DEVICE constexpr int step_rows(int ry, bool box = false) {
+  return ry >= 12 || (ry >= 8 && !box) ? 16 : kSepRows;
 }
-// Rows of the ring: the 2 PY + S rows the outputs of a step read (S under RY = 0). Up to
+// The rows of y halo a step fills the ring with: RY rounded up to half a step.
+HALO_HOST_DEVICE constexpr int pad_y(int ry, bool box = false) {
+  const int half = step_rows(ry, box) / 2;
+  return (ry + half - 1) / half * half;
+}
+// Rows of the ring: the 2 PY + S rows the outputs of a step read (S under RY = 0). Below
 // radius 8 every row is kept twice, at i and i + rows, so that a step reads its rows in one
 // run with no wrap (immediate offsets, no index arithmetic); larger radii wrap (one select per
-// row), where shared memory matters more.
-HALO_HOST_DEVICE constexpr int ring_rows(int ry) {
-  return ry > 0 ? 2 * pad_y(ry) + step_rows(ry) : step_rows(ry);
+// group of a step's rows), where shared memory matters more.
+HALO_HOST_DEVICE constexpr int ring_rows(int ry, bool box = false) {
+  return ry > 0 ? 2 * pad_y(ry, box) + step_rows(ry, box) : step_rows(ry, box);
 }
-HALO_HOST_DEVICE constexpr bool ring_doubled(int ry) { return ry > 0 && ry <= 8; }
+HALO_HOST_DEVICE constexpr bool ring_doubled(int ry, bool box = false) {
+  return ry > 0 && (ry < 8 || (box && ry == 8));
+}
 template <class T>
-std::size_t sep_shared_bytes(int rx, int ry) {
-  return sizeof(T) * (std::size_t(rx > 0 ? step_rows(ry) * tile_pitch<T>(rx) : 0) +
-                      std::size_t(ring_rows(ry) * (ring_doubled(ry) ? 2 : 1)) * ring_pitch<T>());
+std::size_t sep_shared_bytes(int rx, int ry, bool box) {
+  return sizeof(T) *
+         (std::size_t(rx > 0 ? step_rows(ry, box) * tile_pitch<T>(rx) : 0) +
+          std::size_t(ring_rows(ry, box) * (ring_doubled(ry, box) ? 2 : 1)) * ring_pitch<T>());
 }
 
 template <class T, int R>
@@ -309,12 +317,12 @@ template <class T, int RX, int RY, bool BOX, bool ADD = false>
 __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
     separable_kernel(const T* __restrict__ in, T* __restrict__ out, SepGeom g, Taps<T, RX> wx,
                      Taps<T, RY> wy) {
-  constexpr int ROWS = step_rows(RY), PX = pad4(RX), PY = pad_y(RY);
+  constexpr int ROWS = step_rows(RY, BOX), PX = pad4(RX), PY = pad_y(RY, BOX);
   constexpr int FILL = 2 * PY / ROWS;          // steps that only fill the ring
   constexpr int W4 = (kSepCols + 2 * PX) / 4;  // groups of 4 columns of a loaded row
   constexpr int NL = (ROWS * W4 + kSepThreads - 1) / kSepThreads;  // groups per thread
-  constexpr int TP = tile_pitch<T>(RX), RP = ring_pitch<T>(), RS = ring_rows(RY);
-  constexpr bool DOUBLED = ring_doubled(RY);
+  constexpr int TP = tile_pitch<T>(RX), RP = ring_pitch<T>(), RS = ring_rows(RY, BOX);
+  constexpr bool DOUBLED = ring_doubled(RY, BOX);
   extern __shared__ __align__(16) unsigned char sep_smem[];
   T* tile = reinterpret_cast<T*>(sep_smem);   // [8][TP], RX > 0
   T* ring = tile + (RX > 0 ? ROWS * TP : 0);  // [RS (x2 doubled)][RP]
@@ -1326,9 +1334,9 @@ i64 ceil_div64(i64 a, i64 b) { return (a + b - 1) / b; }
 // Chunks of a march: work items of a strip by a chunk of rows, many more than the blocks that
 // fit the device (persistent blocks take them in turn, so the last wave is short), each long
 // enough that refilling the ring (2 PY rows filtered along x again) costs at most 1/8 of it.
-void size_march(SepGeom& g, int ry) {
-  const i64 rows = step_rows(ry);
-  i64 chunk = std::max<i64>(64, 16 * pad_y(ry));
+void size_march(SepGeom& g, int ry, bool box = false) {
+  const i64 rows = step_rows(ry, box);
+  i64 chunk = std::max<i64>(64, 16 * pad_y(ry, box));
   chunk = std::min<i64>(chunk, ceil_div64(g.rows, rows) * rows);
   g.chunk = chunk;
   g.chunks = ceil_div64(g.rows, chunk);
@@ -1359,6 +1367,10 @@ int box_fields(const std::vector<double>& w, int& lo, int& k, double& c) {
   return 1;
 }
 
+// Whether a pass of the fused kernels runs its box instantiation (running sums; float32 only,
+// where box factors are found).
+bool box_kernel(const SepPass& s) { return s.g.xbox || s.g.ybox; }
+
 // Empty where every pass's kernel fits the current device's shared memory per block, else why.
 std::string shared_memory_why_not(const SepPlan& plan, DType t) {
   const std::size_t limit = current_device_limits().shared_per_block_optin;
@@ -1367,8 +1379,8 @@ std::string shared_memory_why_not(const SepPlan& plan, DType t) {
                           : s.colk          ? col_shared_bytes(s.colk)
                           : s.lng           ? long_shared_bytes(long_taps_of(s, plan.win))
                           : s.lrow          ? long_row_shared_bytes(long_taps_of(s, plan.win))
-                          : t == DType::f32 ? sep_shared_bytes<float>(s.rx, s.ry)
-                                            : sep_shared_bytes<double>(s.rx, s.ry);
+                          : t == DType::f32 ? sep_shared_bytes<float>(s.rx, s.ry, box_kernel(s))
+                                            : sep_shared_bytes<double>(s.rx, s.ry, false);
     if (b > limit)
       return "needs " + std::to_string(b) + " B of shared memory per block, the device has " +
              std::to_string(limit);
@@ -1545,7 +1557,10 @@ SepPlan make_plan(const Problem& p, const detail::AxisWindows& win_in, bool term
   if (p.dtype() == DType::f32 && !p.direct_sums() && !term) {
     for (SepPass& s : plan.passes) {
       if (s.rx > 0 && s.ry == 0) s.g.xbox = box_fields(win->w[2], s.g.xlo, s.g.xk, s.g.xc);
-      if (s.ry > 0) s.g.ybox = box_fields(win->w[s.wy], s.g.ylo, s.g.yk, s.g.yc);
+      if (s.ry > 0) {
+        s.g.ybox = box_fields(win->w[s.wy], s.g.ylo, s.g.yk, s.g.yc);
+        if (s.g.ybox) size_march(s.g, s.ry, true);  // the box kernel's steps
+      }
     }
   }
   plan.why_not = shared_memory_why_not(plan, p.dtype());
@@ -1577,7 +1592,7 @@ void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win,
   const auto kernel = separable_kernel<T, RX, RY, BOX, ADD>;
   Launch L;
   L.block = {kSepThreads, 1, 1};
-  L.shared_bytes = sep_shared_bytes<T>(RX, RY);
+  L.shared_bytes = sep_shared_bytes<T>(RX, RY, BOX);
   // Persistent blocks, as many as fit the device at once, take the work items in turn.
   L.grid = {unsigned(std::min<i64>(
                 s.g.work, fast::resident_blocks(kernel, kSepThreads, L.shared_bytes, sms))),
@@ -1794,7 +1809,7 @@ void run_pass(const T* in, T* out, const SepPass& s, const detail::AxisWindows& 
     if (box_rows(s)) return launch_box_rows(in, out, s, win, p, stream, sms);
   }
   if constexpr (std::is_same_v<T, float>)
-    ok = s.g.xbox || s.g.ybox ? run_pass_as<T, true>(in, out, s, win, p, stream, sms)
+    ok = box_kernel(s) ? run_pass_as<T, true>(in, out, s, win, p, stream, sms)
                               : run_pass_as<T, false>(in, out, s, win, p, stream, sms);
   else
     ok = run_pass_as<T, false>(in, out, s, win, p, stream, sms);
@@ -1846,7 +1861,7 @@ std::string describe_passes(const SepPlan& plan) {
     else if (q.rx && q.ry)
       s += "x and y fused (compiled radius " + std::to_string(q.rx) +
            ", strips of 256 columns, " + "chunks of " + std::to_string(q.g.chunk) +
-           " rows, a ring of " + std::to_string(ring_rows(q.ry)) + " filtered rows)";
+           " rows, a ring of " + std::to_string(ring_rows(q.ry, box_kernel(q))) + " filtered rows)";
     else if (box_rows(q))
       s += "x alone (segments of " + std::to_string(kBoxSeg) + " outputs of a row, each " +
            "thread's first window from sums of " + std::to_string(kBoxRun) +
