@@ -8,7 +8,7 @@
  *
  * One kernel, separable_kernel<T, RX, RY>, serves every pass. Persistent blocks take work items
  * of a strip of 256 columns by a chunk of rows, and march down the chunk, S rows per step (S = 8,
- * or 16 from a y radius of 12, so that each ring row read feeds 16 FFMAs):
+ * or 16 from a y radius of 8, 12 in the box kernels, so that each ring row read feeds 16 FFMAs):
  *   1. load S input rows of the strip and PX >= RX columns each side into shared memory (`tile`),
  *      16 bytes per load inside the array and through the boundary modes' maps at its edges
  *      (ghost rows and columns read the cells the mode maps them to, or cval); the next step's
