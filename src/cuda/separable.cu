@@ -530,14 +530,29 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
             // A box: running sums down the column over the step's outputs (restarted every
             // step), as along x.
             if (g.ybox) {
+              // The first window's rows in two runs, those before the wrap and those after (no
+              // select per row); the rows each slide adds and drops through pointers that step
+              // back by the ring's size once they pass its end.
               const T c = T(g.yc);
-              auto row = [&](int i) { return (DOUBLED || i < wrap ? col : wrapped)[i * RP]; };
-              T sum = box_sum<T>(g.yk, [&](int i) { return row(g.ylo + i); });
+              const int lo = g.ylo, k = g.yk;
+              const int n1 = DOUBLED ? k : min(k, max(0, wrap - lo));
+              const T* a = col + lo * RP;
+              const T* b = wrapped + (lo + n1) * RP;
+              T sum = box_sum<T>(n1, [&](int i) { return a[i * RP]; });
+              if (!DOUBLED) sum += box_sum<T>(k - n1, [&](int i) { return b[i * RP]; });
               acc[0] = c * sum;
+              const T* end = ring + RS * RP + t;
+              auto at = [&](int i) { return (DOUBLED || i < wrap ? col : wrapped) + i * RP; };
+              const T* in = at(lo + k);
+              const T* gone = at(lo);
 #pragma unroll
               for (int q = 1; q < ROWS; ++q) {
-                sum = (sum + row(g.ylo + q + g.yk - 1)) - row(g.ylo + q - 1);
+                sum = (sum + *in) - *gone;
                 acc[q] = c * sum;
+                in += RP;
+                gone += RP;
+                if (!DOUBLED && in >= end) in -= RS * RP;
+                if (!DOUBLED && gone >= end) gone -= RS * RP;
               }
               boxed = true;
             }
