@@ -467,21 +467,57 @@ TEST(SeparableCuda, VolumesRunInOnePass) {
   EXPECT_EQ(ran, int(volume_cases().size() * edge_sets().size()));
   for_each_case({{3, {40, 30, 50}, 2, {7, 7, 7}}, {3, {35, 20, 70}, 1, {7, 5, 3}}}, box_filter,
                 check);
-  // Radius 4 (9 taps: Gaussians of sigma 1, boxes of 9) at tile and chunk edges, every mode.
+  // Radius 4 (9 taps: Gaussians of sigma 1, boxes of 9) and 8 (17 taps: sigma 2; 13 and 15
+  // padded to it) at tile and chunk edges, every mode,
+  // and under per-axis modes (the edge sets' mixes without their origins), by both kernels:
+  // tiles copied by the tensor memory accelerator (rows 16-byte aligned, an sm_90 device: every
+  // case here but those of 65, 70 and 41 columns) and through registers (feed=prefetch, and
+  // unaligned rows). Tiles of 64 x 24 and 64 x 16: partial last tiles along x and y, one tile
+  // beyond both faces of x and y (3 rows of 4 columns), batches.
+  const std::vector<DeviceInfo> devices = cuda_devices();
+  const bool tma = !devices.empty() && devices[0].sm_major >= 9;
+  std::vector<Edges> edges;
+  for (Edges e : edge_sets()) {
+    e.origin = {0, 0, 0};
+    edges.push_back(e);
+  }
   int i = 0;
   for (const PassCase& c : {PassCase{3, {40, 17, 65}, 1, {9, 9, 9}},
-                            PassCase{3, {100, 33, 70}, 1, {9, 5, 9}}})
-    for (const Edges& e : edge_sets())
-      if (e.origin == std::array<std::int64_t, kMaxRank>{0, 0, 0})
-        for (const Filter& f : {random_outer_product(c.filter), box_filter(c.filter)}) {
-          const Op op = i++ % 2 ? Op::convolve : Op::correlate;
-          check(Problem(c.rank, c.ext, c.batch, f, DType::f32, op, e), f, op, e);
-        }
-  EXPECT_EQ(i, 24);
-  // Two passes for wider factors, shallower volumes, and float64.
+                            PassCase{3, {100, 33, 70}, 1, {9, 5, 9}},
+                            PassCase{3, {65, 17, 40}, 1, {9, 9, 9}},
+                            PassCase{3, {70, 33, 100}, 1, {9, 5, 9}},
+                            PassCase{3, {20, 49, 68}, 2, {3, 9, 9}},
+                            PassCase{3, {37, 3, 4}, 1, {9, 9, 9}},
+                            PassCase{3, {18, 26, 41}, 1, {9, 9, 3}},
+                            PassCase{3, {40, 20, 68}, 1, {17, 17, 17}},
+                            PassCase{3, {33, 35, 100}, 2, {13, 17, 5}},
+                            PassCase{3, {34, 7, 8}, 1, {17, 11, 15}}})
+    for (const Edges& e : edges)
+      for (const char* tune : {"", "feed=prefetch"}) {
+        const Filter f = i % 3 == 2 ? box_filter(c.filter) : random_outer_product(c.filter);
+        const Op op = i++ % 2 ? Op::convolve : Op::correlate;
+        Problem p(c.rank, c.ext, c.batch, f, DType::f32, op, e);
+        const FastTuning tuning = *tune ? detail::parse_fast_tuning(tune, "t") : FastTuning{};
+        p.set_tuning(tuning);
+        const std::string plan = find_strategy("separable")->plan(p);
+        const bool copied = plan.find("tensor memory accelerator") != std::string::npos;
+        EXPECT_EQ(copied, tma && !*tune) << p.describe() << ": " << plan;
+        // Radii 5 to 8 take one pass only through the tensor-map tiles.
+        const bool one = plan.find("z fused in one pass") != std::string::npos;
+        EXPECT_EQ(one, c.filter[0] <= 9 || (tma && !*tune)) << p.describe() << ": " << plan;
+        EXPECT_EQ(check_strategy<float>("separable", c.rank, c.ext, c.batch, f, op, false, e,
+                                        tuning),
+                  "")
+            << tune;
+      }
+  EXPECT_EQ(i, 10 * 8 * 2);
+  // Two passes for wider factors, shallower volumes, rows not a multiple of 16 bytes at radius
+  // 8, and float64.
   const Strategy* s = find_strategy("separable");
   for (const Problem& p :
-       {Problem(3, {64, 30, 50}, 1, make_named_filter("gaussian:sigma=2", 3), DType::f32),
+       {Problem(3, {64, 30, 50}, 1, make_named_filter("gaussian:sigma=3", 3), DType::f32),
+        Problem(3, {64, 30, 50}, 1, make_named_filter("gaussian:sigma=2", 3), DType::f32),
+        Problem(3, {28, 30, 52}, 1, make_named_filter("gaussian:sigma=2", 3), DType::f32),
         Problem(3, {12, 30, 50}, 1, make_named_filter("gaussian:sigma=1", 3), DType::f32),
         Problem(3, {40, 30, 50}, 1, make_named_filter("gaussian:sigma=1", 3), DType::f64)})
     EXPECT_NE(s->plan(p).find("two passes"), std::string::npos) << s->plan(p);
@@ -527,6 +563,16 @@ TEST(CudaSanitizer, SeparableVolumes) {
   sanitizer_cases({{3, {26, 17, 65}, 1, {7, 7, 7}}, {3, {37, 5, 7}, 1, {7, 3, 5}}},
                   [](const std::vector<std::int64_t>& k) { return random_outer_product(k); },
                   [](const PassCase&) { return "one pass"; });
+  // Radius 4, the tiles copied by the tensor memory accelerator: cells beyond every face
+  // rewritten under reflect and a per-axis mix (without its origins, which widen the window).
+  Edges mix = edge_sets()[6];
+  mix.origin = {0, 0, 0};
+  for (const Edges& e : {Edges::all(Boundary::reflect), mix})
+    for (const PassCase& c :
+         {PassCase{3, {20, 27, 68}, 1, {9, 9, 9}}, PassCase{3, {17, 3, 4}, 1, {9, 7, 9}}})
+      EXPECT_EQ(check_strategy<float>("separable", c.rank, c.ext, c.batch,
+                                      random_outer_product(c.filter), Op::correlate, false, e),
+                "");
 }
 
 // Long columns and long rows: chunk, strip and segment ends, edges through the modes' maps, y

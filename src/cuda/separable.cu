@@ -678,9 +678,13 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
 constexpr int kVolTx = 64, kVolTy = 16;  // outputs of a tile's plane
 constexpr int kVolThreads = 256;
 constexpr int kVolSteps = 4;  // output planes per z step
-// The largest compiled radius: beyond, the two passes measured faster on an H100 (512^3, radius
-// 6: 1.82 ms against 1.23; radius 8: 1.92 against 1.20; docs/TUNING.md, "Volumes in one pass").
-constexpr int kVolTop = 4;
+// The largest radius run through registers everywhere: beyond, the two passes measured faster
+// on an H100 (512^3, radius 6: 1.82 ms against 1.23; radius 8: 1.92 against 1.20;
+// docs/TUNING.md, "Volumes in one pass"). Radii 5 to kVolTmaTop run in one pass (as radius
+// kVolTmaTop) where vol_tma_kernel takes them: rows a multiple of 16 bytes on a device with
+// tensor maps (0.70 ms against 1.0 for the two passes at radius 8); vol_kernel<kVolTmaTop> is
+// only the fallback for a base address that is not 16-byte aligned.
+constexpr int kVolTop = 4, kVolTmaTop = 8;
 // z halo planes a chunk loads on each side: R rounded up to half a step (the ring's slots then
 // fall in whole steps).
 HALO_HOST_DEVICE constexpr int vol_pad_z(int r) {
@@ -902,6 +906,324 @@ __global__ void __launch_bounds__(kVolThreads, 3)
       if (slot == NS) slot = 0;
     }
     __syncthreads();  // the next item's first stash overwrites the tile
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Volumes in one pass, tiles by the tensor memory accelerator (vol_tma_kernel): vol_kernel's
+// work where the rows are 16-byte aligned on an sm_90 device, with three changes that take the
+// loads, the ring of planes and one barrier per plane off the threads:
+//   - each input plane's tile (vt_ty(R) + 2R rows of vol_tile_pitch(R) columns) is one tensor copy
+//     into a stage of a ring of kVtStages, issued kVtStages - 1 planes ahead by one thread, its
+//     landing counted on the stage's mbarrier (zeros beyond the volume; a ghost plane of the
+//     other modes is the copy of the plane it maps to);
+//   - along z each thread keeps its 6 columns' outputs in registers, a queue of 2R + 1 partial
+//     sums per column that each x-y-filtered plane adds into (the sum leaving the queue is
+//     complete), instead of a ring of planes in shared memory;
+//   - plane i's x pass and plane i - 1's y and z passes share one barrier interval (the
+//     x-filtered rows kept twice), so each plane costs one __syncthreads.
+// At the faces, where a mode other than zero ghosts applies, the threads overwrite the tile's
+// cells outside the volume with the mode's values after the copy lands (a few warps' worth of
+// loads from L2, at edge tiles only). Tiles of 64 x 24 outputs: at R = 4 the x pass's 32 rows
+// of 8 runs give each of the 256 threads one run.
+// ---------------------------------------------------------------------------------------------
+
+// Output rows of a tile: at R = 4, 24 (32 tile rows, 64 x 24 outputs); at R = 8, 16.
+HALO_HOST_DEVICE constexpr int vt_ty(int r) { return r <= 4 ? 24 : 16; }
+constexpr int kVtStages = 3;  // tile copies in flight: two ahead of the one read
+// Cells outside the volume per thread that a tile may need rewritten: R rows above and below
+// (64 + 2P cells each), P columns on the left and R on the right of every tile row.
+HALO_HOST_DEVICE constexpr int vt_fix(int r) {
+  return (2 * r * (kVolTx + 2 * pad4(r)) + (pad4(r) + r) * (vt_ty(r) + 2 * r) + kVolThreads - 1) /
+         kVolThreads;
+}
+HALO_HOST_DEVICE constexpr int vt_stage_floats(int r) {
+  return fast::slot_size((vt_ty(r) + 2 * r) * vol_tile_pitch(r) * int(sizeof(float))) /
+         int(sizeof(float));
+}
+std::size_t vol_tma_shared_bytes(int r) {
+  return sizeof(float) * (std::size_t(kVtStages) * vt_stage_floats(r) +
+                          2 * std::size_t(vt_ty(r) + 2 * r) * vol_x_pitch()) +
+         (sizeof(i64) + sizeof(int)) * vt_fix(r) * kVolThreads +
+         sizeof(int) * (kVolTx + 2 * pad4(r)) + sizeof(float) * vol_tile_pitch(r) +
+         kVtStages * sizeof(std::uint64_t);
+}
+
+// Whether a volume of radius r takes vol_tma_kernel where its rows are 16-byte aligned: the
+// compiled radius, a device with tensor maps, and no tuning asking for the register prefetch
+// (FastTuning::feed = prefetch keeps vol_kernel, for comparisons and its tests).
+bool vol_tma_wanted(int r, const Problem& p) {
+  if ((r != kVolTop && r != kVolTmaTop) ||
+      p.tuning().feed.value_or(FastFeed::tma) == FastFeed::prefetch)
+    return false;
+  try {
+    return fast::current_device_facts().tensor_maps();
+  } catch (const Error&) {  // no device (a plan described on a machine without one)
+    return false;
+  }
+}
+
+// x_run8 on a row read through a map of its columns (`map`: the run's 8 + 2 PAD source columns,
+// 16-byte aligned; -1: cval): the runs that reach a face.
+template <int R, int PAD>
+__device__ __forceinline__ void x_run8_mapped(const float* row, const int* map, float cval,
+                                              const Taps<float, R>& w, float (&acc)[8]) {
+#pragma unroll
+  for (int i0 = 0; i0 < 8 + 2 * PAD; i0 += 4) {
+    const int4 m = *reinterpret_cast<const int4*>(map + i0);
+    const float v[4] = {m.x < 0 ? cval : row[m.x], m.y < 0 ? cval : row[m.y],
+                        m.z < 0 ? cval : row[m.z], m.w < 0 ? cval : row[m.w]};
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+#pragma unroll
+      for (int q = 0; q < 8; ++q) {
+        const int j = i0 + e - (PAD - R) - q;
+        if (j >= 0 && j <= 2 * R) acc[q] = fmaf(w.w[j], v[e], acc[q]);
+      }
+  }
+}
+
+template <int R>
+__global__ void __launch_bounds__(kVolThreads, 2)
+    vol_tma_kernel(const float* __restrict__ in, float* __restrict__ out, VolGeom g,
+                   const __grid_constant__ CUtensorMap map, Taps<float, R> wx, Taps<float, R> wy,
+                   Taps<float, R> wz) {
+  constexpr int P = pad4(R), TY = vt_ty(R), TR = TY + 2 * R, TP = vol_tile_pitch(R);
+  constexpr int XP = vol_x_pitch(), FIX = vt_fix(R);
+  constexpr int W = kVolTx + 2 * P;  // tile columns the x pass reads
+  constexpr int NST = kVtStages, K = 2 * R + 1, RY = TY / 4, ST = vt_stage_floats(R);
+  static_assert(TR * (kVolTx / 8) <= kVolThreads, "one x run per thread");
+  extern __shared__ __align__(128) unsigned char vt_smem[];
+  float* stages = reinterpret_cast<float*>(vt_smem);  // [NST][TR][TP]
+  float* xs = stages + NST * ST;                      // [2][TR][XP]
+  i64* foff = reinterpret_cast<i64*>(xs + 2 * TR * XP);     // [FIX][threads]
+  int* fat = reinterpret_cast<int*>(foff + FIX * kVolThreads);  // [FIX][threads]
+  int* xmap = fat + FIX * kVolThreads;                          // [W]
+  float* crow = reinterpret_cast<float*>(xmap + W);             // [TP]: a row of cval
+  std::uint64_t* bar = reinterpret_cast<std::uint64_t*>(crow + TP);
+  const int t = threadIdx.x;
+  const int c = t % kVolTx, yq = (t / kVolTx) * RY;  // y and z: column c, rows yq .. + RY - 1
+  const i64 plane = g.nx * g.ny;
+  const bool zero_ghosts = g.cval == 0.f;
+  for (int e = t; e < TP; e += kVolThreads) crow[e] = g.cval;
+  if (t == 0) {
+    for (int k = 0; k < NST; ++k) fast::mbarrier_init<1>(fast::shared_address(bar + k));
+    fast::mbarrier_init_fence();
+  }
+  __syncthreads();
+  int fill = 0, use = 0;   // the stages the next copy fills and the next plane reads
+  std::uint32_t phase = 0; // the parity of the next read's phase (of stage `use`)
+
+  for (i64 w = blockIdx.x; w < g.work; w += gridDim.x) {
+    const i64 per_chunk = g.tiles_x * g.tiles_y, per_item = per_chunk * g.chunks;
+    const i64 item = w / per_item, rest = w - item * per_item;
+    const i64 ch = rest / per_chunk, tl = rest - ch * per_chunk;
+    // Tile columns skewed by the tile row: a block's items lie gridDim.x apart, a multiple of
+    // tiles_x at every size of the grid, so unskewed a block would take the same column of
+    // tiles each time (those at an x face every time, where the modes cost more).
+    const i64 ty = tl / g.tiles_x, txs = tl - ty * g.tiles_x + ty % g.tiles_x;
+    const i64 x0 = (txs < g.tiles_x ? txs : txs - g.tiles_x) * kVolTx, y0 = ty * TY;
+    const i64 z0 = ch * g.chunk, z_end = min(g.nz, z0 + g.chunk);
+    const int n_in = int(z_end - z0) + 2 * R;  // input planes z0 - R .. z_end + R - 1
+    const float* src = in + item * plane * g.nz;
+    // Input plane j's z in the tensor map: the plane it maps to, or -1 (beyond the volume:
+    // zeros) for a cval plane.
+    auto zcoord = [&](int j) -> int {
+      const i64 z = z0 - R + j;
+      if (z >= 0 && z < g.nz) return int(z);
+      const i64 m = sep_map(z, g.nz, g.zmode);
+      return m < 0 ? -1 : int(m);
+    };
+    auto issue = [&](int j) {
+      const std::uint32_t b = fast::shared_address(bar + fill);
+      fast::mbarrier_expect_bytes(b, std::uint32_t(TR * TP * sizeof(float)));
+      fast::copy_box(stages + fill * ST, &map, int(x0 - P), int(y0 - R), zcoord(j), int(item),
+                     b);
+      fill = fill + 1 == NST ? 0 : fill + 1;
+    };
+    if (t == 0)
+      for (int j = 0; j < NST - 1 && j < n_in; ++j) issue(j);
+
+    // The tile's cells outside the volume that its outputs read (rows [0, rt) and [rb, re),
+    // columns [0, cl) and [cr, ce)), which the copy fills with zeros: where the axis's mode is not
+    // zero ghosts, each thread rewrites up to FIX of them, listed once per item (`fat`: the
+    // cell, `foff`: the element of the plane it reads, -1: cval, -2 - e: element e of the stage,
+    // a cell inside the volume). Loads from the plane for plane i + 1 are issued in iteration i;
+    // copies within the stage (reflect, mirror and nearest beside a face) need no load at all.
+    const int rt = int(min(i64(TR), max(i64(0), R - y0)));
+    const int rb = int(max(i64(rt), min(i64(TR), g.ny - (y0 - R)))), re = min(TR, rb + R);
+    const int cl = int(min(i64(W), max(i64(0), P - x0)));
+    const int cr = int(max(i64(cl), min(i64(W), g.nx - (x0 - P)))), ce = min(W, cr + R);
+    const bool fixy = (rt > 0 || rb < re) && !(g.ymode == int(Boundary::constant) && zero_ghosts);
+    const bool fixx = (cl > 0 || cr < ce) && !(g.xmode == int(Boundary::constant) && zero_ghosts);
+    const int ny_cells = fixy ? (rt + re - rb) * W : 0, nc = cl + ce - cr;
+    const int n_fix = ny_cells + (fixx ? (rb - rt) * nc : 0);
+    // Where every such cell maps into the tile or to cval (reflect, mirror, nearest and
+    // constant beside a face the halo does not cross), nothing is rewritten: the x pass reads
+    // each tile row from its source row (`sr`, -1: crow) and, in the runs that reach the cells
+    // outside along x, each column through `xmap` (-1: cval). Otherwise (wrap, short axes) the
+    // cells are rewritten in every plane, and the maps stay the identity.
+    const int xr = t % TR, c0 = (t / TR) * 8;  // this thread's x run: row xr, columns c0 ..
+    int sr = xr;
+    bool far = false;
+    if (fixy && (xr < rt || (xr >= rb && xr < re))) {
+      const i64 my = sep_map(y0 - R + xr, g.ny, g.ymode), s = my - (y0 - R);
+      if (my < 0)
+        sr = -1;
+      else if (s >= 0 && s < TR)
+        sr = int(s);
+      else
+        far = true;
+    }
+    if (t < W) {
+      int sc = t;
+      if (fixx && (t < cl || (t >= cr && t < ce))) {
+        const i64 mx = sep_map(x0 - P + t, g.nx, g.xmode), s = mx - (x0 - P);
+        if (mx < 0)
+          sc = -1;
+        else if (s >= 0 && s < W)
+          sc = int(s);
+        else
+          far = true;
+      }
+      xmap[t] = sc;
+    }
+    const bool fix = __syncthreads_or(far);
+    if (fix) sr = xr;
+    const bool mapped_run = !fix && fixx && (c0 < cl || c0 + 8 + 2 * P > cr);
+    if (fix) {
+#pragma unroll
+      for (int k = 0; k < FIX; ++k) {
+        const int e = t + k * kVolThreads;
+        if (e < n_fix) {
+          int r, cc;
+          if (e < ny_cells) {
+            const int ri = e / W;
+            cc = e - ri * W;
+            r = ri < rt ? ri : rb + ri - rt;
+          } else {
+            const int ri = (e - ny_cells) / nc, kk = e - ny_cells - ri * nc;
+            r = rt + ri;
+            cc = kk < cl ? kk : cr + kk - cl;
+          }
+          const i64 y = y0 - R + r, xx = x0 - P + cc;
+          const i64 my = y >= 0 && y < g.ny ? y : sep_map(y, g.ny, g.ymode);
+          const i64 mx = xx >= 0 && xx < g.nx ? xx : sep_map(xx, g.nx, g.xmode);
+          // A source inside the tile (reflect, mirror and nearest beside a face long enough):
+          // a copy within the stage, -2 - its index.
+          const i64 sr = my - (y0 - R), sc = mx - (x0 - P);
+          fat[k * kVolThreads + t] = r * TP + cc;
+          foff[k * kVolThreads + t] = my < 0 || mx < 0 ? -1
+                                      : sr >= 0 && sr < TR && sc >= 0 && sc < W
+                                          ? -2 - (sr * TP + sc)
+                                          : my * g.nx + mx;
+        }
+      }
+    }
+    float fv[FIX];  // plane i + 1's values of this thread's cells
+    auto fetch = [&](int j) {
+      const int zc = j < n_in ? zcoord(j) : -1;
+      if (!fix || zc < 0) return;
+      const float* pl = src + zc * plane;
+#pragma unroll
+      for (int k = 0; k < FIX; ++k)
+        if (t + k * kVolThreads < n_fix) {
+          const i64 f = foff[k * kVolThreads + t];
+          if (f >= -1) fv[k] = f < 0 ? g.cval : __ldg(pl + f);
+        }
+    };
+    // Plane j's cells into stage st, once its copy has landed: fv, or cval everywhere for a
+    // cval plane (zeros from the copy where cval is 0).
+    auto put = [&](float* st, int j) {
+      const int zc = zcoord(j);
+      if (zc < 0) {
+        if (!zero_ghosts)
+          for (int e = t; e < TR * W; e += kVolThreads) st[(e / W) * TP + e % W] = g.cval;
+      } else if (fix) {
+#pragma unroll
+        for (int k = 0; k < FIX; ++k)
+          if (t + k * kVolThreads < n_fix) {
+            const i64 f = foff[k * kVolThreads + t];
+            st[fat[k * kVolThreads + t]] = f >= -1 ? fv[k] : st[-2 - f];
+          }
+      }
+    };
+    fetch(0);
+
+    float q[RY][K];  // the z queue: q[p][o % K], output plane o of row yq + p
+#pragma unroll
+    for (int p = 0; p < RY; ++p)
+#pragma unroll
+      for (int k = 0; k < K; ++k) q[p][k] = 0.f;
+    const i64 x = x0 + c;
+    const int rows = int(min(i64(RY), max(i64(0), g.ny - (y0 + yq))));  // this thread's rows
+    float* o = out + item * plane * g.nz + z0 * plane + (y0 + yq) * g.nx + x;
+    int slot = 0;  // plane i - 1's slot in the queue: (i - 1) mod K
+    for (int i = 0; i <= n_in; ++i) {
+      if (i < n_in) {
+        fast::mbarrier_wait(fast::shared_address(bar + use), phase);
+        if (fix || !zero_ghosts) {
+          put(stages + use * ST, i);
+          fast::fence_proxy_async_shared();  // before the stage's next copy
+        }
+      }
+      __syncthreads();
+      if (t == 0 && i + NST - 1 < n_in) issue(i + NST - 1);
+      fetch(i + 1);
+      if (i < n_in) {
+        // Plane i along x: thread t takes run t, row t % TR (the 8 threads of a shared-memory
+        // phase read 8 rows, x_run8), columns 8 (t / TR) .. + 7.
+        if (t < TR * (kVolTx / 8)) {
+          const float* row = sr >= 0 ? stages + use * ST + sr * TP : crow;
+          float acc[8];
+#pragma unroll
+          for (int e = 0; e < 8; ++e) acc[e] = 0.f;
+          if (mapped_run)
+            x_run8_mapped<R, P>(row, xmap + c0, g.cval, wx, acc);
+          else
+            x_run8<float, R, P>(row + c0, wx, acc);
+          float* d = xs + (i & 1) * TR * XP + xr * XP + c0;
+          store4(d, acc);
+          store4(d + 4, acc + 4);
+        }
+        use = use + 1 == NST ? 0 : use + 1;
+        if (use == 0) phase ^= 1u;
+      }
+      if (i >= 1) {
+        // Plane i - 1 along y, then into the z queue: it completes output plane i - 1 - 2R.
+        const float* col = xs + ((i - 1) & 1) * TR * XP + yq * XP + c;
+        float v[RY];
+#pragma unroll
+        for (int p = 0; p < RY; ++p) v[p] = 0.f;
+#pragma unroll
+        for (int a = 0; a < RY + 2 * R; ++a) {
+          const float u = col[a * XP];
+#pragma unroll
+          for (int p = 0; p < RY; ++p) {
+            const int j = a - p;
+            if (j >= 0 && j <= 2 * R) v[p] = fmaf(wy.w[j], u, v[p]);
+          }
+        }
+        const bool done = i - 1 >= 2 * R;
+        vol_case<K>(slot, [&](auto sc) {
+          constexpr int S = decltype(sc)::value, DONE = (S + 1) % K;
+#pragma unroll
+          for (int m = 0; m <= 2 * R; ++m)
+#pragma unroll
+            for (int p = 0; p < RY; ++p)
+              q[p][(S - m + K) % K] = fmaf(wz.w[m], v[p], q[p][(S - m + K) % K]);
+          if (done && x < g.nx) {
+#pragma unroll
+            for (int p = 0; p < RY; ++p)
+              if (p < rows) o[p * g.nx] = q[p][DONE];
+          }
+#pragma unroll
+          for (int p = 0; p < RY; ++p) q[p][DONE] = 0.f;
+        });
+        if (done) o += plane;
+        slot = slot + 1 == K ? 0 : slot + 1;
+      }
+    }
   }
 }
 
@@ -1467,11 +1789,14 @@ SepPlan make_plan(const Problem& p, const detail::AxisWindows& win_in, bool term
     s.colc = b.c;
   };
   // x, y and z in one pass: float32 factors within vol_kernel's radii (padded to the largest),
-  // on volumes at least 4 halos deep (the two passes beyond: each chunk re-filters its 2 PZ
-  // halo planes along x and y).
-  const int rv = sep_radius(DType::f32, std::max({R[0], R[1], R[2]}));
-  if (!term && rank == 3 && p.dtype() == DType::f32 && R[0] > 0 && (R[1] > 0 || R[2] > 0) && !xl &&
-      !beyond_ring(0) && !beyond_ring(1) && rv <= kVolTop && d.x < (i64(1) << 26) &&
+  // or up to kVolTmaTop (padded to it) where the tensor-map tiles take them, on volumes at least
+  // 4 halos deep (the two passes beyond: each chunk re-filters its halo planes along x and y).
+  int rv = sep_radius(DType::f32, std::max({R[0], R[1], R[2]}));
+  if (rv > kVolTop && rv <= kVolTmaTop)
+    rv = d.x % 4 == 0 && vol_tma_wanted(kVolTmaTop, p) ? kVolTmaTop : -1;
+  if (!term && rank == 3 && p.dtype() == DType::f32 && R[0] > 0 && (R[1] > 0 || R[2] > 0) &&
+      !xl && !beyond_ring(0) && !beyond_ring(1) && rv > 0 && (rv <= kVolTop || rv == kVolTmaTop) &&
+      d.x < (i64(1) << 26) &&
       d.z >= 4 * vol_pad_z(rv)) {
     SepPass s;
     s.vol = true;
@@ -1776,6 +2101,34 @@ void launch_long_rows(const float* in, float* out, const SepPass& s,
                     "long_row_kernel", k, p, in, out, g, long_taps(w));
 }
 
+// vol_tma_kernel<R> where vol_tma_wanted() and its tensor map can be made (rows 16-byte aligned,
+// extents below 2^31); false otherwise.
+template <int R>
+bool launch_vol_tma(const float* in, float* out, VolGeom g, const detail::AxisWindows& win,
+                    const Problem& p, cudaStream_t stream, int sms) {
+  CUtensorMap map;
+  if (!g.vec || !vol_tma_wanted(R, p) ||
+      !fast::make_row_map(&map, in, int(sizeof(float)), g.nx, g.ny, g.nz, g.items,
+                          vol_tile_pitch(R), vt_ty(R) + 2 * R, 256))
+    return false;
+  const auto kernel = vol_tma_kernel<R>;
+  const std::size_t smem = vol_tma_shared_bytes(R);
+  g.tiles_y = ceil_div64(g.ny, vt_ty(R));
+  const i64 resident = fast::resident_blocks(kernel, kVolThreads, smem, sms);
+  const fast::Chunking c = fast::fit_chunks(g.nz, g.tiles_x * g.tiles_y * g.items, R, resident);
+  g.chunk = c.chunk;
+  g.chunks = c.chunks;
+  g.work = g.tiles_x * g.tiles_y * g.items * g.chunks;
+  Launch L;
+  L.block = {kVolThreads, 1, 1};
+  L.shared_bytes = smem;
+  L.grid = {unsigned(std::min<i64>(g.work, resident)), 1, 1};
+  launch_kernel(kernel, L, stream, "vol_tma_kernel", 2 * R + 1, p, in, out, g, map,
+                taps_of<float, R>(win.w[2]), taps_of<float, R>(win.w[1]),
+                taps_of<float, R>(win.w[0]));
+  return true;
+}
+
 template <int R>
 void launch_vol_as(const float* in, float* out, const SepPass& s, const detail::AxisWindows& win,
                    const Problem& p, cudaStream_t stream, int sms) {
@@ -1784,6 +2137,8 @@ void launch_vol_as(const float* in, float* out, const SepPass& s, const detail::
   VolGeom g = s.vg;
   g.vec = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && g.nx % 4 == 0;
   g.near_x = g.nx > pad4(R);  // (so the row has 2 elements or more)
+  if constexpr (R == kVolTop || R == kVolTmaTop)
+    if (launch_vol_tma<R>(in, out, g, win, p, stream, sms)) return;
   const i64 resident = fast::resident_blocks(kernel, kVolThreads, smem, sms);
   // z-chunks: the split that wastes least of the last wave and of the halo planes re-filtered.
   const fast::Chunking c =
@@ -1805,7 +2160,7 @@ void launch_vol(const float* in, float* out, const SepPass& s, const detail::Axi
 #define HALO_CASE(R)                                          \
   case R:                                                     \
     return launch_vol_as<R>(in, out, s, win, p, stream, sms);
-    HALO_CASE(1) HALO_CASE(2) HALO_CASE(3) HALO_CASE(4)
+    HALO_CASE(1) HALO_CASE(2) HALO_CASE(3) HALO_CASE(4) HALO_CASE(8)
 #undef HALO_CASE
   }
   throw Error("separable: no volume kernel compiled for radius " + std::to_string(s.rx));
@@ -1857,7 +2212,7 @@ std::string describe_factors(const Problem& p, const detail::AxisWindows& win) {
   if (p.rank() == 3) s += ", " + std::to_string(win.radius[0]) + " (z)";
   return s;
 }
-std::string describe_passes(const SepPlan& plan) {
+std::string describe_passes(const SepPlan& plan, const Problem& p) {
   std::string s;
   for (std::size_t i = 0; i < plan.passes.size(); ++i) {
     const SepPass& q = plan.passes[i];
@@ -1866,13 +2221,25 @@ std::string describe_passes(const SepPlan& plan) {
       s += std::string("box factors by running sums (") + (q.g.xbox ? "x" : "") +
            (q.g.xbox && q.g.ybox ? ", " : "") + (q.g.ybox ? (q.rx ? "y" : "rows") : "") +
            ") ";
-    if (q.vol)
-      s += "x, y and z fused in one pass (compiled radius " + std::to_string(q.rx) +
-           ", tiles of " + std::to_string(kVolTx) + "x" + std::to_string(kVolTy) +
-           " outputs marching along z in chunks, each plane filtered along x and y into a "
-           "ring of " +
-           std::to_string(vol_slots(q.rx)) + " planes, " + std::to_string(kVolSteps) +
-           " output planes per step from it)";
+    if (q.vol) {
+      const std::string prefetch =
+          "tiles of " + std::to_string(kVolTx) + "x" + std::to_string(kVolTy) +
+          " outputs marching along z in chunks, each plane's tile loaded through registers and "
+          "filtered along x and y into a ring of " +
+          std::to_string(vol_slots(q.rx)) + " planes, " + std::to_string(kVolSteps) +
+          " output planes per step from it";
+      s += "x, y and z fused in one pass (compiled radius " + std::to_string(q.rx) + ", ";
+      if (vol_tma_wanted(q.rx, p))
+        s += "where the rows are 16-byte aligned tiles of " + std::to_string(kVolTx) + "x" +
+             std::to_string(vt_ty(q.rx)) +
+             " outputs marching along z in chunks, each plane's tile copied by the tensor "
+             "memory accelerator (" + std::to_string(kVtStages - 1) +
+             " planes ahead), filtered along x and y, and added into a queue of " +
+             std::to_string(2 * q.rx + 1) + " partial sums per output column along z; else " +
+             prefetch + ")";
+      else
+        s += prefetch + ")";
+    }
     else if (q.rx && q.ry)
       s += "x and y fused (compiled radius " + std::to_string(q.rx) +
            ", strips of 256 columns, " + "chunks of " + std::to_string(q.g.chunk) +
@@ -1970,7 +2337,7 @@ class SeparableStrategy final : public Strategy {
   std::string plan(const Problem& p) const override {
     const SepPlan& plan = plan_of(p);
     if (!plan.why_not.empty()) return plan.why_not;
-    return "rank-1 filter: " + describe_factors(p, plan.win) + "; " + describe_passes(plan);
+    return "rank-1 filter: " + describe_factors(p, plan.win) + "; " + describe_passes(plan, p);
   }
   void run(const Problem& p, const Buffers& b, void* stream) const override {
     const SepPlan& plan = plan_of(p);
@@ -2161,7 +2528,7 @@ class LowRankStrategy final : public Strategy {
     std::string s = std::to_string(lp.terms.size()) + " separable terms (" + form + ")";
     for (std::size_t i = 0; i < lp.terms.size(); ++i)
       s += "; term " + std::to_string(i + 1) + ", " + describe_factors(p, lp.terms[i].win) +
-           ": " + describe_passes(lp.terms[i]);
+           ": " + describe_passes(lp.terms[i], p);
     char model[64];
     std::snprintf(model, sizeof model, "; modelled %.3g ms", lowrank_ns(p, lp) * 1e-6);
     return s + "; each term after the first adds its last pass into the output" + model;
