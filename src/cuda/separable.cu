@@ -27,8 +27,10 @@
  *     strips of one row.
  *   RX = 0 (a pass along y alone, and z in 3-D, where a "row" is a whole plane): step 1 loads
  *     straight into the ring.
- * 3-D filters whose factors fit radius 4 (float32) run x, y and z in one pass (vol_kernel, below);
- * others as two passes over DRAM: x and y fused on every plane into a scratch array, then z from
+ * 3-D filters whose factors fit radius 4 (float32) run x, y and z in one pass (vol_kernel, or
+ * vol_tma_kernel where the rows are 16-byte aligned on an sm_90 device; that one takes radii 5
+ * to 8 too, padded to 8, where the rows are a multiple of 16 bytes); others as two passes over
+ * DRAM: x and y fused on every plane into a scratch array, then z from
  * it (under constant mode its ghost planes read cval times the sums of the x and y factors, a
  * ghost plane of the input seen through them).
  *
@@ -913,19 +915,21 @@ __global__ void __launch_bounds__(kVolThreads, 3)
 // Volumes in one pass, tiles by the tensor memory accelerator (vol_tma_kernel): vol_kernel's
 // work where the rows are 16-byte aligned on an sm_90 device, with three changes that take the
 // loads, the ring of planes and one barrier per plane off the threads:
-//   - each input plane's tile (vt_ty(R) + 2R rows of vol_tile_pitch(R) columns) is one tensor copy
-//     into a stage of a ring of kVtStages, issued kVtStages - 1 planes ahead by one thread, its
-//     landing counted on the stage's mbarrier (zeros beyond the volume; a ghost plane of the
-//     other modes is the copy of the plane it maps to);
-//   - along z each thread keeps its 6 columns' outputs in registers, a queue of 2R + 1 partial
-//     sums per column that each x-y-filtered plane adds into (the sum leaving the queue is
-//     complete), instead of a ring of planes in shared memory;
+//   - each input plane's tile (vt_ty(R) + 2R rows of vol_tile_pitch(R) columns) is one tensor
+//     copy into a stage of a ring of kVtStages, issued kVtStages - 1 planes ahead by one thread,
+//     its landing counted on the stage's mbarrier (zeros beyond the volume; a ghost plane of
+//     the other modes is the copy of the plane it maps to);
+//   - along z each thread keeps its outputs (one column, vt_ty(R) / 4 rows) in registers, a
+//     queue of 2R + 1 partial sums per output that each x-y-filtered plane adds into (the sum
+//     leaving the queue is complete), instead of a ring of planes in shared memory;
 //   - plane i's x pass and plane i - 1's y and z passes share one barrier interval (the
 //     x-filtered rows kept twice), so each plane costs one __syncthreads.
-// At the faces, where a mode other than zero ghosts applies, the threads overwrite the tile's
-// cells outside the volume with the mode's values after the copy lands (a few warps' worth of
-// loads from L2, at edge tiles only). Tiles of 64 x 24 outputs: at R = 4 the x pass's 32 rows
-// of 8 runs give each of the 256 threads one run.
+// At the faces, where a mode other than zero ghosts applies, the x pass reads each tile row
+// beyond a y face from its source row in the tile (or a row of cval), and the runs that reach an
+// x face read their columns through a map of the tile's columns; where a source lies outside the
+// tile (wrap, axes shorter than the halo), the threads rewrite those cells after each copy
+// lands instead. Tiles of 64 x 24 outputs at R = 4 (64 x 16 at R = 8): the x pass's 32 rows of 8
+// runs give each of the 256 threads one run (docs/TUNING.md, "Volumes by tensor-map tiles").
 // ---------------------------------------------------------------------------------------------
 
 // Output rows of a tile: at R = 4, 24 (32 tile rows, 64 x 24 outputs); at R = 8, 16.
@@ -1791,13 +1795,16 @@ SepPlan make_plan(const Problem& p, const detail::AxisWindows& win_in, bool term
   // x, y and z in one pass: float32 factors within vol_kernel's radii (padded to the largest),
   // or up to kVolTmaTop (padded to it) where the tensor-map tiles take them, on volumes at least
   // 4 halos deep (the two passes beyond: each chunk re-filters its halo planes along x and y).
+  // Radii below 4 are padded to 4 there too: the tensor-map tiles are memory-bound at 4.
   int rv = sep_radius(DType::f32, std::max({R[0], R[1], R[2]}));
+  const bool tma_rows = d.x % 4 == 0 && vol_tma_wanted(kVolTop, p);
   if (rv > kVolTop && rv <= kVolTmaTop)
-    rv = d.x % 4 == 0 && vol_tma_wanted(kVolTmaTop, p) ? kVolTmaTop : -1;
+    rv = tma_rows ? kVolTmaTop : -1;
+  else if (rv > 0 && rv < kVolTop && tma_rows && d.z >= 4 * vol_pad_z(kVolTop))
+    rv = kVolTop;
   if (!term && rank == 3 && p.dtype() == DType::f32 && R[0] > 0 && (R[1] > 0 || R[2] > 0) &&
-      !xl && !beyond_ring(0) && !beyond_ring(1) && rv > 0 && (rv <= kVolTop || rv == kVolTmaTop) &&
-      d.x < (i64(1) << 26) &&
-      d.z >= 4 * vol_pad_z(rv)) {
+      !xl && !beyond_ring(0) && !beyond_ring(1) && rv > 0 &&
+      (rv <= kVolTop || rv == kVolTmaTop) && d.x < (i64(1) << 26) && d.z >= 4 * vol_pad_z(rv)) {
     SepPass s;
     s.vol = true;
     s.rx = s.ry = rv;
@@ -2288,9 +2295,9 @@ class SeparableStrategy final : public Strategy {
   }
   // Above `fast` where its dense window is larger than it runs at copy speed: beyond 9x9 in 2-D
   // (fast 0.80 ms at r = 4, 1.09 at r = 5; these passes about 1.0 at every radius up to 8) and
-  // 3x3x3 in 3-D (on 512^3, fast 0.44 ms at r = 1, 0.75 at r = 2, 1.92 at r = 3; one pass 0.67,
-  // 0.70, 0.76), or where `fast` has no
-  // kernel (H100, docs/TUNING.md, Separable passes). Below it on 1-D arrays, whose kernels
+  // 3x3x3 in 3-D (on 512^3, fast 0.45 ms at r = 1, 0.76 at r = 2, 1.94 at r = 3; one pass by
+  // the tensor-map tiles 0.45 at each), or where `fast` has no kernel (H100, docs/TUNING.md,
+  // Separable passes and Volumes by tensor-map tiles). Below it on 1-D arrays, whose kernels
   // `fast` tunes further, except box factors of kBoxRowsOverFast taps or more on long rows.
   // The tuning's crossovers (FastTuning::sep_radius_2d ...) replace the H100's.
   int priority(const Problem& p) const override {
