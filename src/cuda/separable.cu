@@ -1070,26 +1070,22 @@ __global__ void __launch_bounds__(kVolThreads, 2)
     const int xr = t % TR, c0 = (t / TR) * 8;  // this thread's x run: row xr, columns c0 ..
     int sr = xr;
     bool far = false;
-    if (fixy && (xr < rt || (xr >= rb && xr < re))) {
-      const i64 my = sep_map(y0 - R + xr, g.ny, g.ymode), s = my - (y0 - R);
-      if (my < 0)
-        sr = -1;
-      else if (s >= 0 && s < TR)
-        sr = int(s);
+    // idx = the tile index of the source of coordinate v (outside an axis of n through `mode`)
+    // among the tile's `cells` from `first`, -1 for cval; far where it lies outside the tile.
+    auto source = [&](i64 v, i64 n, int mode, i64 first, int cells, int& idx) {
+      const i64 m = sep_map(v, n, mode), s = m - first;
+      if (m < 0)
+        idx = -1;
+      else if (s >= 0 && s < cells)
+        idx = int(s);
       else
         far = true;
-    }
+    };
+    if (fixy && (xr < rt || (xr >= rb && xr < re)))
+      source(y0 - R + xr, g.ny, g.ymode, y0 - R, TR, sr);
     if (t < W) {
       int sc = t;
-      if (fixx && (t < cl || (t >= cr && t < ce))) {
-        const i64 mx = sep_map(x0 - P + t, g.nx, g.xmode), s = mx - (x0 - P);
-        if (mx < 0)
-          sc = -1;
-        else if (s >= 0 && s < W)
-          sc = int(s);
-        else
-          far = true;
-      }
+      if (fixx && (t < cl || (t >= cr && t < ce))) source(x0 - P + t, g.nx, g.xmode, x0 - P, W, sc);
       xmap[t] = sc;
     }
     const bool fix = __syncthreads_or(far);
@@ -2108,6 +2104,27 @@ void launch_long_rows(const float* in, float* out, const SepPass& s,
                     "long_row_kernel", k, p, in, out, g, long_taps(w));
 }
 
+// A volume kernel over g's tiles, in the z-chunks that waste least of the last wave and of the
+// `halo` planes each chunk re-filters; `extra` goes between g and the factors' taps.
+template <int R, class Kernel, class... Extra>
+void launch_vol_chunks(Kernel kernel, const char* name, std::size_t smem, int halo, VolGeom g,
+                       const detail::AxisWindows& win, const Problem& p, cudaStream_t stream,
+                       int sms, const float* in, float* out, const Extra&... extra) {
+  const i64 resident = fast::resident_blocks(kernel, kVolThreads, smem, sms);
+  const fast::Chunking c =
+      fast::fit_chunks(g.nz, g.tiles_x * g.tiles_y * g.items, halo, resident);
+  g.chunk = c.chunk;
+  g.chunks = c.chunks;
+  g.work = g.tiles_x * g.tiles_y * g.items * g.chunks;
+  Launch L;
+  L.block = {kVolThreads, 1, 1};
+  L.shared_bytes = smem;
+  L.grid = {unsigned(std::min<i64>(g.work, resident)), 1, 1};
+  launch_kernel(kernel, L, stream, name, 2 * R + 1, p, in, out, g, extra...,
+                taps_of<float, R>(win.w[2]), taps_of<float, R>(win.w[1]),
+                taps_of<float, R>(win.w[0]));
+}
+
 // vol_tma_kernel<R> where vol_tma_wanted() and its tensor map can be made (rows 16-byte aligned,
 // extents below 2^31); false otherwise.
 template <int R>
@@ -2118,48 +2135,22 @@ bool launch_vol_tma(const float* in, float* out, VolGeom g, const detail::AxisWi
       !fast::make_row_map(&map, in, int(sizeof(float)), g.nx, g.ny, g.nz, g.items,
                           vol_tile_pitch(R), vt_ty(R) + 2 * R, 256))
     return false;
-  const auto kernel = vol_tma_kernel<R>;
-  const std::size_t smem = vol_tma_shared_bytes(R);
   g.tiles_y = ceil_div64(g.ny, vt_ty(R));
-  const i64 resident = fast::resident_blocks(kernel, kVolThreads, smem, sms);
-  const fast::Chunking c = fast::fit_chunks(g.nz, g.tiles_x * g.tiles_y * g.items, R, resident);
-  g.chunk = c.chunk;
-  g.chunks = c.chunks;
-  g.work = g.tiles_x * g.tiles_y * g.items * g.chunks;
-  Launch L;
-  L.block = {kVolThreads, 1, 1};
-  L.shared_bytes = smem;
-  L.grid = {unsigned(std::min<i64>(g.work, resident)), 1, 1};
-  launch_kernel(kernel, L, stream, "vol_tma_kernel", 2 * R + 1, p, in, out, g, map,
-                taps_of<float, R>(win.w[2]), taps_of<float, R>(win.w[1]),
-                taps_of<float, R>(win.w[0]));
+  launch_vol_chunks<R>(vol_tma_kernel<R>, "vol_tma_kernel", vol_tma_shared_bytes(R), R, g, win, p,
+                       stream, sms, in, out, map);
   return true;
 }
 
 template <int R>
 void launch_vol_as(const float* in, float* out, const SepPass& s, const detail::AxisWindows& win,
                    const Problem& p, cudaStream_t stream, int sms) {
-  const auto kernel = vol_kernel<R>;
-  const std::size_t smem = vol_shared_bytes(R);
   VolGeom g = s.vg;
   g.vec = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && g.nx % 4 == 0;
   g.near_x = g.nx > pad4(R);  // (so the row has 2 elements or more)
   if constexpr (R == kVolTop || R == kVolTmaTop)
     if (launch_vol_tma<R>(in, out, g, win, p, stream, sms)) return;
-  const i64 resident = fast::resident_blocks(kernel, kVolThreads, smem, sms);
-  // z-chunks: the split that wastes least of the last wave and of the halo planes re-filtered.
-  const fast::Chunking c =
-      fast::fit_chunks(g.nz, g.tiles_x * g.tiles_y * g.items, vol_pad_z(R), resident);
-  g.chunk = c.chunk;
-  g.chunks = c.chunks;
-  g.work = g.tiles_x * g.tiles_y * g.items * g.chunks;
-  Launch L;
-  L.block = {kVolThreads, 1, 1};
-  L.shared_bytes = smem;
-  L.grid = {unsigned(std::min<i64>(g.work, resident)), 1, 1};
-  launch_kernel(kernel, L, stream, "vol_kernel", 2 * R + 1, p, in, out, g,
-                taps_of<float, R>(win.w[2]), taps_of<float, R>(win.w[1]),
-                taps_of<float, R>(win.w[0]));
+  launch_vol_chunks<R>(vol_kernel<R>, "vol_kernel", vol_shared_bytes(R), vol_pad_z(R), g, win, p,
+                       stream, sms, in, out);
 }
 void launch_vol(const float* in, float* out, const SepPass& s, const detail::AxisWindows& win,
                 const Problem& p, cudaStream_t stream, int sms) {
