@@ -326,7 +326,7 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
   constexpr int TP = tile_pitch<T>(RX), RP = ring_pitch<T>(), RS = ring_rows(RY, BOX);
   constexpr bool DOUBLED = ring_doubled(RY, BOX);
   extern __shared__ __align__(16) unsigned char sep_smem[];
-  T* tile = reinterpret_cast<T*>(sep_smem);   // [8][TP], RX > 0
+  T* tile = reinterpret_cast<T*>(sep_smem);   // [ROWS][TP], RX > 0
   T* ring = tile + (RX > 0 ? ROWS * TP : 0);  // [RS (x2 doubled)][RP]
   const int t = threadIdx.x;
   const T cval = T(g.cval);
