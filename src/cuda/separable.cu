@@ -128,7 +128,7 @@ HALO_HOST_DEVICE constexpr int ring_rows(int ry, bool box = false) {
   return ry > 0 ? 2 * pad_y(ry, box) + step_rows(ry, box) : step_rows(ry, box);
 }
 HALO_HOST_DEVICE constexpr bool ring_doubled(int ry, bool box = false) {
-  return ry > 0 && (ry < 8 || (box && ry == 8));
+  return ry > 0 && ry <= 8 && step_rows(ry, box) == kSepRows;
 }
 template <class T>
 std::size_t sep_shared_bytes(int rx, int ry, bool box) {
@@ -244,6 +244,19 @@ __device__ __forceinline__ void store4(T* p, const T* v) {
 // 8 + 2 PAD inputs (PAD >= R: the run's first output reads src[PAD - R] on), read 16 bytes at a
 // time; the 8 threads of a shared-memory phase reading 8 rows an odd multiple of 16 bytes apart
 // see no bank conflicts.
+// Adds inputs i0 .. i0 + V - 1 of a run (v) into the run's 8 outputs: input i feeds output q
+// through tap i - (PAD - R) - q.
+template <class T, int R, int PAD, int V>
+__device__ __forceinline__ void x_taps8(int i0, const T (&v)[V], const Taps<T, R>& w,
+                                        T (&acc)[8]) {
+#pragma unroll
+  for (int e = 0; e < V; ++e)
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      const int j = i0 + e - (PAD - R) - q;  // the tap of output q reading this value
+      if (j >= 0 && j <= 2 * R) acc[q] = fma(w.w[j], v[e], acc[q]);
+    }
+}
 template <class T, int R, int PAD>
 __device__ __forceinline__ void x_run8(const T* src, const Taps<T, R>& w, T (&acc)[8]) {
   constexpr int V = 16 / int(sizeof(T));  // elements per 16-byte shared-memory access
@@ -257,13 +270,7 @@ __device__ __forceinline__ void x_run8(const T* src, const Taps<T, R>& w, T (&ac
       const double2 d = *reinterpret_cast<const double2*>(src + i0);
       v[0] = d.x, v[1] = d.y;
     }
-#pragma unroll
-    for (int e = 0; e < V; ++e)
-#pragma unroll
-      for (int q = 0; q < 8; ++q) {
-        const int j = i0 + e - (PAD - R) - q;  // the tap of output q reading this value
-        if (j >= 0 && j <= 2 * R) acc[q] = fma(w.w[j], v[e], acc[q]);
-      }
+    x_taps8<T, R, PAD>(i0, v, w, acc);
   }
 }
 
@@ -722,6 +729,24 @@ __device__ __forceinline__ void vol_case(int k, F&& f) {
   }
 }
 
+// acc[q] = the y factor's taps over column elements q .. q + 2R of col (elements `pitch` apart),
+// q = 0 .. N - 1: N outputs of a column of x-filtered rows.
+template <int N, int R>
+__device__ __forceinline__ void y_column(const float* col, int pitch, const Taps<float, R>& w,
+                                         float (&acc)[N]) {
+#pragma unroll
+  for (int q = 0; q < N; ++q) acc[q] = 0.f;
+#pragma unroll
+  for (int a = 0; a < N + 2 * R; ++a) {
+    const float u = col[a * pitch];
+#pragma unroll
+    for (int q = 0; q < N; ++q) {
+      const int j = a - q;
+      if (j >= 0 && j <= 2 * R) acc[q] = fmaf(w.w[j], u, acc[q]);
+    }
+  }
+}
+
 template <int R>
 __global__ void __launch_bounds__(kVolThreads, 3)
     vol_kernel(const float* __restrict__ in, float* __restrict__ out, VolGeom g,
@@ -849,16 +874,8 @@ __global__ void __launch_bounds__(kVolThreads, 3)
         }
         __syncthreads();
         // Step 3: along y into this plane's ring slot (read by this thread alone).
-        float acc[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-        for (int i = 0; i < 4 + 2 * R; ++i) {
-          const float v = xs[(yq + i) * XP + c];
-#pragma unroll
-          for (int q = 0; q < 4; ++q) {
-            const int j = i - q;
-            if (j >= 0 && j <= 2 * R) acc[q] = fmaf(wy.w[j], v, acc[q]);
-          }
-        }
+        float acc[4];
+        y_column(xs + yq * XP + c, XP, wy, acc);
         float* rs = ring + (slot + s) * PL + yq * kVolTx + c;
 #pragma unroll
         for (int q = 0; q < 4; ++q) rs[q * kVolTx] = acc[q];
@@ -977,13 +994,7 @@ __device__ __forceinline__ void x_run8_mapped(const float* row, const int* map, 
     const int4 m = *reinterpret_cast<const int4*>(map + i0);
     const float v[4] = {m.x < 0 ? cval : row[m.x], m.y < 0 ? cval : row[m.y],
                         m.z < 0 ? cval : row[m.z], m.w < 0 ? cval : row[m.w]};
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-#pragma unroll
-      for (int q = 0; q < 8; ++q) {
-        const int j = i0 + e - (PAD - R) - q;
-        if (j >= 0 && j <= 2 * R) acc[q] = fmaf(w.w[j], v[e], acc[q]);
-      }
+    x_taps8<float, R, PAD>(i0, v, w, acc);
   }
 }
 
@@ -1111,11 +1122,11 @@ __global__ void __launch_bounds__(kVolThreads, 2)
           const i64 mx = xx >= 0 && xx < g.nx ? xx : sep_map(xx, g.nx, g.xmode);
           // A source inside the tile (reflect, mirror and nearest beside a face long enough):
           // a copy within the stage, -2 - its index.
-          const i64 sr = my - (y0 - R), sc = mx - (x0 - P);
+          const i64 tr = my - (y0 - R), tc = mx - (x0 - P);
           fat[k * kVolThreads + t] = r * TP + cc;
           foff[k * kVolThreads + t] = my < 0 || mx < 0 ? -1
-                                      : sr >= 0 && sr < TR && sc >= 0 && sc < W
-                                          ? -2 - (sr * TP + sc)
+                                      : tr >= 0 && tr < TR && tc >= 0 && tc < W
+                                          ? -2 - (tr * TP + tc)
                                           : my * g.nx + mx;
         }
       }
@@ -1191,19 +1202,8 @@ __global__ void __launch_bounds__(kVolThreads, 2)
       }
       if (i >= 1) {
         // Plane i - 1 along y, then into the z queue: it completes output plane i - 1 - 2R.
-        const float* col = xs + ((i - 1) & 1) * TR * XP + yq * XP + c;
         float v[RY];
-#pragma unroll
-        for (int p = 0; p < RY; ++p) v[p] = 0.f;
-#pragma unroll
-        for (int a = 0; a < RY + 2 * R; ++a) {
-          const float u = col[a * XP];
-#pragma unroll
-          for (int p = 0; p < RY; ++p) {
-            const int j = a - p;
-            if (j >= 0 && j <= 2 * R) v[p] = fmaf(wy.w[j], u, v[p]);
-          }
-        }
+        y_column(xs + ((i - 1) & 1) * TR * XP + yq * XP + c, XP, wy, v);
         const bool done = i - 1 >= 2 * R;
         vol_case<K>(slot, [&](auto sc) {
           constexpr int S = decltype(sc)::value, DONE = (S + 1) % K;
