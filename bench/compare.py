@@ -147,6 +147,27 @@ def time_cuda(fn, reps, warmup=3, batch=1):
     return statistics.median(times)
 
 
+def time_cuda_pair(fa, fb, reps, warmup=3):
+    """(median ms of fa, of fb), one call between two events each, the two alternating (in
+    turn first) so that drifts of the GPU's or the host's speed reach both alike."""
+    import torch
+    for _ in range(warmup):
+        fa()
+        fb()
+    torch.cuda.synchronize()
+    ta, tb = [], []
+    for i in range(reps):
+        for fn, ts in ((fa, ta), (fb, tb)) if i % 2 == 0 else ((fb, tb), (fa, ta)):
+            a = torch.cuda.Event(enable_timing=True)
+            b = torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn()
+            b.record()
+            b.synchronize()
+            ts.append(a.elapsed_time(b))
+    return statistics.median(ta), statistics.median(tb)
+
+
 def free_gpu():
     """Give back what the last library held: CuPy's pools and FFT plans, torch's cache."""
     import gc
@@ -305,9 +326,22 @@ def bench_halo_python(rank, shape, kind, sigma, k, mode, reps):
         # are copied there first, which waits for the stream (docs/PYTHON.md, Speed).
         w = cp.random.uniform(-1, 1, (k,) * rank, dtype=cp.float32).get()
         fn = lambda: halo.correlate(x, w, mode=mode)
-    one = time_cuda(fn, reps)
+    halo._REPLAY.clear()
+    fn()
+    strategy = halo.last_run()["strategy"]
+    # The C++ API's one call for the same work: the core call the Python calls replay
+    # (halo::apply with its arguments converted once), into an output allocated beforehand,
+    # timed in turn with the Python call (at least 15 of each).
+    if len(halo._REPLAY) == 1:
+        prepared = next(iter(halo._REPLAY.values()))
+        o = cp.empty_like(x)
+        stream = cp.cuda.get_current_stream().ptr
+        one, core = time_cuda_pair(
+            fn, lambda: prepared.device(x.data.ptr, o.data.ptr, stream), max(15, reps))
+    else:
+        one, core = time_cuda(fn, reps), None
     queued = time_cuda(fn, max(3, reps // 2), batch=10)
-    return one, queued, halo.last_run()["strategy"]
+    return one, queued, strategy, core
 
 
 def python_entry(args, entry, rank, shape, kind, sigma, k):
@@ -317,9 +351,9 @@ def python_entry(args, entry, rank, shape, kind, sigma, k):
     got = attempt(f"{entry['problem']} halo Python", lambda: bench_halo_python(
         rank, shape, kind, sigma, k, args.mode, args.reps))
     if got:
-        ms, queued_ms, strategy = got
+        ms, queued_ms, strategy, core_ms = got
         entry["python"] = {"ms": ms, "queued_ms": queued_ms, "strategy": strategy,
-                           "cpp_ms": entry["halo"].get(strategy)}
+                           "cpp_ms": entry["halo"].get(strategy), "core_ms": core_ms}
 
 
 def run_npp(cmd):
@@ -513,18 +547,25 @@ def print_python(entries):
     if not rows:
         return
     w = max([36] + [len(e["problem"]) for e in rows])
-    print(f"{'problem':<{w}} {'strategy':>10} {'C++ ms':>8} {'Python':>8} {'ratio':>6} "
-          f"{'queued':>8} {'ratio':>6}")
+
+    def ratio(a, b):
+        return f"{a / b:6.3f}" if a and b else f"{'-':>6}"
+
+    print(f"{'problem':<{w}} {'strategy':>10} {'C++ ms':>8} {'API one':>8} {'Python':>8} "
+          f"{'ratio':>6} {'queued':>8} {'ratio':>6}")
     for e in rows:
         p, c = e["python"], e["python"]["cpp_ms"]
-        r1 = f"{p['ms'] / c:6.3f}" if c else f"{'-':>6}"
-        r2 = f"{p['queued_ms'] / c:6.3f}" if c else f"{'-':>6}"
-        print(f"{e['problem']:<{w}} {p['strategy']:>10} {fmt(c):>8} {p['ms']:8.3f} {r1} "
-              f"{p['queued_ms']:8.3f} {r2}")
+        core = p.get("core_ms")
+        print(f"{e['problem']:<{w}} {p['strategy']:>10} {fmt(c):>8} {fmt(core):>8} "
+              f"{p['ms']:8.3f} {ratio(p['ms'], core)} {p['queued_ms']:8.3f} "
+              f"{ratio(p['queued_ms'], c)}")
     print("halo's Python module on CuPy arrays (gaussian_filter / uniform_filter / correlate, "
-          "output allocated by the call)\nagainst the C++ API (`halo bench`: the strategy it "
-          "ran, between events); Python: one call between events,\nas the other libraries "
-          "are timed; queued: 10 calls queued back to back, per call; ratio: to C++")
+          "output allocated by the call).\nC++: `halo bench`, the strategy it ran, between "
+          "events; API one: one call of halo::apply (the core\ncall the Python calls replay, "
+          "arguments converted once) between events; Python: one call between\nevents, as the "
+          "other libraries are timed, ratio to API one (the two in turn, median of\n15 or "
+          "more each); queued: 10 calls back to back, per\n"
+          "call, ratio to C++")
 
 
 def main():

@@ -39,6 +39,11 @@ halo::FastTuning& process_tuning() {
   static halo::FastTuning t;
   return t;
 }
+// Counts set_tuning's calls, so that a prepared call takes up a tuning set after it was made.
+std::uint64_t& tuning_generation() {
+  static std::uint64_t g = 0;
+  return g;
+}
 
 // What every call shares: the filter, the operation and the options, checked before the GIL is
 // released. Mode names are parsed by the core (SciPy's names and aliases): an unknown one is a
@@ -161,6 +166,84 @@ py::tuple apply_device(
   return run(iv, ov, c);
 }
 
+// A core call kept for replays (halo._replayable): the filter, the options and the arrays'
+// geometry converted once, so that a replay hands over only the arrays (and the stream). The
+// info tuple is kept too and handed out again while the core's answer stays the same.
+class Prepared {
+ public:
+  Prepared(const std::vector<std::int64_t>& shape, const std::string& dtype,
+           const py::array_t<double, py::array::c_style | py::array::forcecast>& weights,
+           bool convolve, const std::vector<std::string>& modes, double cval,
+           const std::vector<std::int64_t>& origins, const std::string& backend,
+           const std::string& strategy, bool direct_sums)
+      : rank_(rank_of(shape)),
+        dtype_(dtype_named(dtype)),
+        batch_(shape[0]),
+        call_(make_call(weights, rank_, convolve, modes, cval, origins, backend, strategy,
+                        direct_sums, 0)) {
+    elements_ = batch_;
+    for (int a = 0; a < rank_; ++a) {
+      ext_[a] = shape[a + 1];
+      elements_ *= ext_[a];
+    }
+  }
+
+  // NumPy arrays of the prepared dtype and element count, C-contiguous (the caller's key holds
+  // their shape).
+  py::tuple host(const py::array& in, py::array& out) {
+    for (const py::array* a : {&in, static_cast<const py::array*>(&out)})
+      if (dtype_of(*a) != dtype_ || a->size() != elements_ ||
+          !(a->flags() & py::array::c_style))
+        throw py::value_error("a replay's arrays differ from the prepared call's");
+    if (!out.writeable()) throw py::value_error("output array is read-only");
+    return run(in.data(), out.mutable_data(), halo::MemorySpace::host);
+  }
+
+  // Pointers to device memory on the current CUDA device, queued on `stream`.
+  py::tuple device(std::uintptr_t in, std::uintptr_t out, std::uintptr_t stream) {
+    call_.options.stream = reinterpret_cast<void*>(stream);
+    return run(reinterpret_cast<const void*>(in), reinterpret_cast<void*>(out),
+               halo::MemorySpace::device);
+  }
+
+ private:
+  py::tuple run(const void* in, void* out, halo::MemorySpace space) {
+    if (generation_ != tuning_generation()) {
+      call_.options.tuning = process_tuning();
+      generation_ = tuning_generation();
+    }
+    const halo::ConstArrayView iv(in, dtype_, rank_, ext_, batch_, space);
+    halo::ArrayView ov;
+    ov.data = out;
+    ov.dtype = dtype_;
+    ov.rank = rank_;
+    ov.extents = ext_;
+    ov.batch = batch_;
+    ov.space = space;
+    halo::RunInfo info;
+    {
+      py::gil_scoped_release unlocked;
+      info = halo::apply(iv, ov, call_.filter, call_.options);
+    }
+    if (last_.empty() || info.strategy != info_.strategy || info.backend != info_.backend ||
+        info.note != info_.note) {
+      last_ = py::make_tuple(info.strategy, halo::to_string(info.backend), info.note);
+      info_ = std::move(info);
+    }
+    return last_;
+  }
+
+  int rank_;
+  halo::DType dtype_;
+  std::int64_t batch_;
+  halo::Extents ext_{1, 1, 1};
+  std::int64_t elements_ = 1;
+  Call call_;
+  std::uint64_t generation_ = tuning_generation();  // of the tuning call_ holds
+  halo::RunInfo info_;
+  py::tuple last_;  // empty before the first run
+};
+
 py::dict build() {
   const halo::BuildInfo b = halo::build_info();
   py::dict d;
@@ -216,6 +299,16 @@ PYBIND11_MODULE(_halo, m) {
         py::arg("shape"), py::arg("weights"), py::arg("convolve"), py::arg("modes"),
         py::arg("cval"), py::arg("origins"), py::arg("backend"), py::arg("strategy"),
         py::arg("direct_sums"), py::arg("stream"));
+  py::class_<Prepared>(m, "Prepared")
+      .def(py::init<const std::vector<std::int64_t>&, const std::string&,
+                    const py::array_t<double, py::array::c_style | py::array::forcecast>&, bool,
+                    const std::vector<std::string>&, double, const std::vector<std::int64_t>&,
+                    const std::string&, const std::string&, bool>(),
+           py::arg("shape"), py::arg("dtype"), py::arg("weights"), py::arg("convolve"),
+           py::arg("modes"), py::arg("cval"), py::arg("origins"), py::arg("backend"),
+           py::arg("strategy"), py::arg("direct_sums"))
+      .def("host", &Prepared::host, py::arg("input"), py::arg("output"))
+      .def("device", &Prepared::device, py::arg("input"), py::arg("output"), py::arg("stream"));
   m.def(
       "parse_mode", [](const std::string& s) { return halo::to_string(halo::parse_boundary(s)); },
       "The core's canonical name of a boundary mode; halo.Error (a RuntimeError) if unknown.");
@@ -225,6 +318,7 @@ PYBIND11_MODULE(_halo, m) {
         try {
           process_tuning() =
               text.empty() ? halo::FastTuning{} : halo::detail::parse_fast_tuning(text, "tuning");
+          ++tuning_generation();
         } catch (const halo::Error& e) {
           throw py::value_error(e.what());
         }

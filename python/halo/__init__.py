@@ -643,19 +643,24 @@ def _replayable(fn):
         out = args[out_at] if len(args) > out_at else kwargs.get("output")
         if out is not None and not _replay_output(xp, out, input, dt, shape):
             return fn(input, *args, **kwargs)
-        try:
-            key = (name, type(input), shape, dt.char,
-                   tuple(_OUT if i == out_at and a is not None else _tagged(a)
-                         for i, a in enumerate(args)),
-                   tuple(sorted((k, _OUT if k == "output" and v is not None else _tagged(v))
-                                for k, v in kwargs.items())))
-        except _NoKey:
-            return fn(input, *args, **kwargs)
-        plan = _REPLAY.get(key)
-        if plan is not None:
-            if out is None:
-                out = xp.empty(shape, dt, input)
-            _local.run = xp.run(input, out, *plan)
+        # Plain scalar arguments (the usual call) key the call as they are, with their types;
+        # anything else through _tagged.
+        values = args + tuple(kwargs.values()) if kwargs else args
+        types = tuple(map(type, values))
+        if out is None and _KEY_SCALARS.issuperset(types):
+            key = (name, type(input), shape, dt.char, values, types, tuple(kwargs))
+        else:
+            try:
+                key = (name, type(input), shape, dt.char,
+                       tuple(_OUT if i == out_at and a is not None else _tagged(a)
+                             for i, a in enumerate(args)),
+                       tuple(sorted((k, _OUT if k == "output" and v is not None else _tagged(v))
+                                    for k, v in kwargs.items())))
+            except _NoKey:
+                return fn(input, *args, **kwargs)
+        prepared = _REPLAY.get(key)
+        if prepared is not None:
+            out, _local.run = xp.replay(prepared, input, out, shape, dt)
             return out
         outer = getattr(_local, "record", None)  # a call inside another records on its own
         _local.record = []
@@ -671,7 +676,7 @@ def _replayable(fn):
                     and (out is None or result is out)):
                 if len(_REPLAY) >= 256:
                     _REPLAY.clear()
-                _REPLAY[key] = core_call
+                _REPLAY[key] = xp.prepare(dt, core_call)
         return result
 
     return call

@@ -90,6 +90,22 @@ class NumPy:
         return _halo.apply_host(src.reshape(shape), dst.reshape(shape), weights, convolve, modes,
                                 cval, origins, backend, strategy, direct_sums)
 
+    @staticmethod
+    def prepare(dtype, call):
+        """A replay of run(src, dst, *call) on host arrays of dtype (halo._replayable)."""
+        shape, weights, convolve, modes, cval, origins, backend, strategy, direct_sums = call
+        if backend == "auto" and not strategy:
+            backend = "cpu"
+        return _halo.Prepared(list(shape), _NAMES.get(dtype) or dtype.name, weights, convolve,
+                              modes, cval, origins, backend, strategy, direct_sums)
+
+    @staticmethod
+    def replay(prepared, src, dst, shape, dtype):
+        """(dst, run info): the prepared call on src into dst (a new array where None)."""
+        if dst is None:
+            dst = np.empty(shape, dtype)
+        return dst, prepared.host(src, dst)
+
 
 def _byte_span(ptr, shape, strides, itemsize):
     """[first, last) bytes an array of these strides touches."""
@@ -141,6 +157,27 @@ class _Device:
         b0, b1 = self.span(b)
         return a0 < b1 and b0 < a1
 
+    def prepare(self, dtype, call):
+        """A replay of run(src, dst, *call) on device arrays of dtype (halo._replayable)."""
+        shape, weights, convolve, modes, cval, origins, backend, strategy, direct_sums = call
+        return _halo.Prepared(list(shape), _NAMES.get(dtype) or dtype.name, weights, convolve,
+                              modes, cval, origins, backend, strategy, direct_sums)
+
+    def replay(self, prepared, src, dst, shape, dtype):
+        """(dst, run info): the prepared call on src into dst (a new array where None), on
+        src's device (made the current one only where it is not) and the current stream there."""
+        if self.current_device() == self.device_id(src):
+            if dst is None:
+                dst = self.empty_here(shape, dtype, src)
+            return dst, self.call_prepared(prepared, src, dst)
+        with self.on_device(src):
+            if dst is None:
+                dst = self.empty_here(shape, dtype, src)
+            return dst, self.call_prepared(prepared, src, dst)
+
+    def call_prepared(self, prepared, src, dst):
+        return prepared.device(self.ptr(src), self.ptr(dst), self.stream(src))
+
     def run(self, src, dst, shape, weights, convolve, modes, cval, origins, backend, strategy,
             direct_sums):
         """One core call on the device memory of src and dst (C-contiguous), seen as `shape`,
@@ -166,6 +203,16 @@ class CuPy(_Device):
     def empty(self, shape, dtype, like):
         with like.device:
             return self.cp.empty(shape, dtype)
+
+    def empty_here(self, shape, dtype, like):
+        """empty() where like's device is the current one."""
+        return self.cp.empty(shape, dtype)
+
+    def current_device(self):
+        return self.cp.cuda.runtime.getDevice()
+
+    def device_id(self, x):
+        return x.data.device_id
 
     def contiguous(self, x, dtype):
         return self.cp.ascontiguousarray(x, dtype)
@@ -238,6 +285,14 @@ class Torch(_Device):
 
     def empty(self, shape, dtype, like):
         return self.torch.empty(tuple(shape), dtype=self._t(dtype), device=like.device)
+
+    empty_here = empty
+
+    def current_device(self):
+        return self.torch.cuda.current_device()
+
+    def device_id(self, x):
+        return x.device.index
 
     def contiguous(self, x, dtype):
         return x.to(self._t(dtype)).contiguous()

@@ -3,6 +3,8 @@
 #include <memory>
 #include <sstream>
 
+#include <omp.h>
+
 #include "core/detail.hpp"
 #include "halo/halo.hpp"
 
@@ -140,28 +142,29 @@ std::string shape_of(int rank, const Extents& e, std::int64_t batch, DType t) {
 }  // namespace
 
 namespace {
-// choose(), remembered for the last few problems of this thread that went to a CUDA strategy:
-// asking every strategy costs 4-20 us of host time (filters factored, FFT tilings modelled),
-// which a single GPU run of a millisecond waits for. What choose() reads besides the problem is
-// the key too: the options' strategy and backend, where the arrays are, and the device (its
-// facts are fixed). Choices of CPU strategies are not kept (their cost models read the thread
-// count, which the caller may change between runs).
+// choose(), remembered for the last few problems of this thread: asking every strategy costs
+// 4-20 us of host time (filters factored, FFT tilings modelled), which a single GPU run of a
+// millisecond waits for, and which is most of a small array's CPU run. What choose() reads besides
+// the problem is the key too: the options' strategy and backend, where the arrays are, the
+// device (its facts are fixed) and the OpenMP thread count (the CPU cost models read it).
 RunInfo choose_again(const Problem& p, const Options& opt, MemorySpace space) {
   struct Choice {
     std::string strategy;
     Backend backend = Backend::automatic;
     MemorySpace space = MemorySpace::host;
+    int threads = 0;
     RunInfo info;
   };
   thread_local detail::ProblemMemo<Choice> memo;
   const int device = cuda_available() ? detail::current_cuda_device() : -1;
-  if (device < 0) return choose(p, opt, space);
+  const int threads = omp_get_max_threads();
   const auto same_options = [&](const Choice& c) {
-    return c.strategy == opt.strategy && c.backend == opt.backend && c.space == space;
+    return c.strategy == opt.strategy && c.backend == opt.backend && c.space == space &&
+           c.threads == threads;
   };
   if (const Choice* c = memo.find(p, device, same_options)) return c->info;
   RunInfo info = choose(p, opt, space);
-  if (info.backend == Backend::cuda) memo.put(p, device, {opt.strategy, opt.backend, space, info});
+  memo.put(p, device, {opt.strategy, opt.backend, space, threads, info});
   return info;
 }
 }  // namespace

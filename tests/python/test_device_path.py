@@ -73,6 +73,23 @@ class FakeCuPy(_arrays._Device):
     def on_device(self, x):
         return contextlib.nullcontext()
 
+    def current_device(self):
+        return 0
+
+    def device_id(self, x):
+        return 0
+
+    def empty_here(self, shape, dtype, like):
+        return self.empty(shape, dtype, like)
+
+    def call_prepared(self, prepared, src, dst):
+        """A replay: the prepared call on the arrays' host memory (as run, the backend as given:
+        the core's `auto` takes host arrays to a GPU where one is usable)."""
+        assert type(src) is FakeArray and type(dst) is FakeArray
+        assert src.flags.c_contiguous and dst.flags.c_contiguous
+        assert not np.may_share_memory(src, dst)
+        return prepared.host(np.asarray(src), np.asarray(dst))
+
     def run(self, src, dst, shape, weights, convolve, modes, cval, origins, backend, strategy,
             direct_sums):
         assert type(src) is FakeArray and type(dst) is FakeArray
@@ -98,13 +115,17 @@ def on_fake(x):
 def spy_on_runs(fake):
     """A list that receives (src, dst) of every core call the stand-in makes from now on."""
     seen = []
-    run = fake.run
+    run, call_prepared = fake.run, fake.call_prepared
 
     def spy(src, dst, *args):
         seen.append((src, dst))
         return run(src, dst, *args)
 
-    fake.run = spy
+    def spy_prepared(prepared, src, dst):
+        seen.append((src, dst))
+        return call_prepared(prepared, src, dst)
+
+    fake.run, fake.call_prepared = spy, spy_prepared
     return seen
 
 
