@@ -100,6 +100,19 @@ int rank_of(const std::vector<std::int64_t>& shape) {
   return rank;
 }
 
+// The output's view (ConstArrayView has a constructor of these; ArrayView is filled in).
+halo::ArrayView out_view(void* data, halo::DType dt, int rank, const halo::Extents& ext,
+                         std::int64_t batch, halo::MemorySpace space) {
+  halo::ArrayView v;
+  v.data = data;
+  v.dtype = dt;
+  v.rank = rank;
+  v.extents = ext;
+  v.batch = batch;
+  v.space = space;
+  return v;
+}
+
 py::tuple run(const halo::ConstArrayView& in, const halo::ArrayView& out, const Call& c) {
   halo::RunInfo info;
   {
@@ -130,13 +143,8 @@ py::tuple apply_host(const py::array& in, py::array& out,
   halo::Extents ext{1, 1, 1};
   for (int a = 0; a < rank; ++a) ext[a] = shape[a + 1];
   const halo::ConstArrayView iv(in.data(), dt, rank, ext, shape[0], halo::MemorySpace::host);
-  halo::ArrayView ov;
-  ov.data = out.mutable_data();
-  ov.dtype = dt;
-  ov.rank = rank;
-  ov.extents = ext;
-  ov.batch = shape[0];
-  return run(iv, ov, c);
+  return run(iv, out_view(out.mutable_data(), dt, rank, ext, shape[0], halo::MemorySpace::host),
+             c);
 }
 
 // Device arrays (CuPy, PyTorch): pointers to C-contiguous memory on the current CUDA device,
@@ -156,14 +164,10 @@ py::tuple apply_device(
   for (int a = 0; a < rank; ++a) ext[a] = shape[a + 1];
   const halo::ConstArrayView iv(reinterpret_cast<const void*>(in), dt, rank, ext, shape[0],
                                 halo::MemorySpace::device);
-  halo::ArrayView ov;
-  ov.data = reinterpret_cast<void*>(out);
-  ov.dtype = dt;
-  ov.rank = rank;
-  ov.extents = ext;
-  ov.batch = shape[0];
-  ov.space = halo::MemorySpace::device;
-  return run(iv, ov, c);
+  return run(iv,
+             out_view(reinterpret_cast<void*>(out), dt, rank, ext, shape[0],
+                      halo::MemorySpace::device),
+             c);
 }
 
 // A core call kept for replays (halo._replayable): the filter, the options and the arrays'
@@ -213,13 +217,7 @@ class Prepared {
       generation_ = tuning_generation();
     }
     const halo::ConstArrayView iv(in, dtype_, rank_, ext_, batch_, space);
-    halo::ArrayView ov;
-    ov.data = out;
-    ov.dtype = dtype_;
-    ov.rank = rank_;
-    ov.extents = ext_;
-    ov.batch = batch_;
-    ov.space = space;
+    const halo::ArrayView ov = out_view(out, dtype_, rank_, ext_, batch_, space);
     halo::RunInfo info;
     {
       py::gil_scoped_release unlocked;
