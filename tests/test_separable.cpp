@@ -434,6 +434,23 @@ TEST(SeparableCuda, BoxFactorsRunAsRunningSums) {
   EXPECT_EQ(find_strategy("separable")->summation(direct), Summation::direct);
 }
 
+// Box rows where each block takes several segments in turn (more segments than the device
+// holds blocks, 6 per SM).
+TEST(SeparableCuda, BoxRowsTakeSeveralSegmentsPerBlock) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  const std::int64_t rows = 2 * cuda_devices().at(0).multiprocessors + 7;  // 3 segments each
+  const Filter f = box_filter({1, 240});
+  Edges mixed = edge_sets()[6];
+  mixed.origin[0] = 0;  // the filter has one tap along y
+  for (const Edges& e : {Edges::all(Boundary::reflect), mixed}) {
+    const Problem p(2, {rows, 8195, 1}, 1, f, DType::f32, Op::correlate, e);
+    EXPECT_NE(find_strategy("separable")->plan(p).find("segments"), std::string::npos);
+    EXPECT_EQ(check_strategy<float>("separable", 2, p.extents(), 1, f, Op::correlate, false, e),
+              "");
+  }
+}
+
 // Volumes whose factors all fit radius 4 (float32, at least 4 halos deep) run x, y and z in one
 // pass: tile edges (64 x 16 outputs of a plane), primes, unaligned rows, 1-element axes, a
 // factor of one tap, filters wider than an axis, several z-chunks, batches, every compiled
