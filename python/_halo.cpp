@@ -205,23 +205,26 @@ class Prepared {
 
   // Pointers to device memory on the current CUDA device, queued on `stream`.
   py::tuple device(std::uintptr_t in, std::uintptr_t out, std::uintptr_t stream) {
-    call_.options.stream = reinterpret_cast<void*>(stream);
     return run(reinterpret_cast<const void*>(in), reinterpret_cast<void*>(out),
-               halo::MemorySpace::device);
+               halo::MemorySpace::device, reinterpret_cast<void*>(stream));
   }
 
  private:
-  py::tuple run(const void* in, void* out, halo::MemorySpace space) {
+  // The members change only while this thread holds the GIL: threads replaying one prepared
+  // call each run on their own copy of the options (their own stream), the filter shared.
+  py::tuple run(const void* in, void* out, halo::MemorySpace space, void* stream = nullptr) {
     if (generation_ != tuning_generation()) {
       call_.options.tuning = process_tuning();
       generation_ = tuning_generation();
     }
+    halo::Options options = call_.options;
+    options.stream = stream;
     const halo::ConstArrayView iv(in, dtype_, rank_, ext_, batch_, space);
     const halo::ArrayView ov = out_view(out, dtype_, rank_, ext_, batch_, space);
     halo::RunInfo info;
     {
       py::gil_scoped_release unlocked;
-      info = halo::apply(iv, ov, call_.filter, call_.options);
+      info = halo::apply(iv, ov, call_.filter, options);
     }
     if (last_.empty() || info.strategy != info_.strategy || info.backend != info_.backend ||
         info.note != info_.note) {

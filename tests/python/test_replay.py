@@ -144,3 +144,31 @@ def test_replay_into_an_output_given(rng, dtype):
     readonly.flags.writeable = False
     with pytest.raises(ValueError):
         halo.gaussian_filter(x, 1.5, output=readonly)
+
+
+def test_replays_from_several_threads(rng):
+    """Threads replaying one prepared call at once (the core runs with the GIL released) each get
+    their own input's result, bit for bit the full path's."""
+    import threading
+
+    xs = [random_array(rng, (48, 50), np.float32) for _ in range(4)]
+    want = []
+    for x in xs:  # the full path's results
+        halo._REPLAY.clear()
+        want.append(halo.gaussian_filter(x, 1.5, mode="nearest"))
+    assert len(halo._REPLAY) == 1  # the last call's: the threads replay it
+    bad = []
+
+    def work(i):
+        for _ in range(30):
+            got = halo.gaussian_filter(xs[i], 1.5, mode="nearest")
+            if not np.array_equal(got, want[i]):
+                bad.append(i)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(xs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
+    assert_matches(want[1], ndi.gaussian_filter(xs[1], 1.5, mode="nearest"), 4)
