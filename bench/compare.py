@@ -134,17 +134,20 @@ def time_cuda(fn, reps, warmup=3, batch=1):
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(batch):
-            fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / batch)
-    return statistics.median(times)
+    return statistics.median(between_events(fn, batch) for _ in range(reps))
+
+
+def between_events(fn, batch=1):
+    """ms per call of `batch` calls of fn queued between two CUDA events."""
+    import torch
+    a = torch.cuda.Event(enable_timing=True)
+    b = torch.cuda.Event(enable_timing=True)
+    a.record()
+    for _ in range(batch):
+        fn()
+    b.record()
+    b.synchronize()
+    return a.elapsed_time(b) / batch
 
 
 def time_cuda_pair(fa, fb, reps, warmup=3):
@@ -158,13 +161,7 @@ def time_cuda_pair(fa, fb, reps, warmup=3):
     ta, tb = [], []
     for i in range(reps):
         for fn, ts in ((fa, ta), (fb, tb)) if i % 2 == 0 else ((fb, tb), (fa, ta)):
-            a = torch.cuda.Event(enable_timing=True)
-            b = torch.cuda.Event(enable_timing=True)
-            a.record()
-            fn()
-            b.record()
-            b.synchronize()
-            ts.append(a.elapsed_time(b))
+            ts.append(between_events(fn))
     return statistics.median(ta), statistics.median(tb)
 
 

@@ -56,7 +56,7 @@ struct Call {
 Call make_call(const py::array_t<double, py::array::c_style | py::array::forcecast>& weights,
                int rank, bool convolve, const std::vector<std::string>& modes, double cval,
                const std::vector<std::int64_t>& origins, const std::string& backend,
-               const std::string& strategy, bool direct_sums, std::uintptr_t stream) {
+               const std::string& strategy, bool direct_sums) {
   if (weights.ndim() != rank)
     throw py::value_error("weights have " + std::to_string(weights.ndim()) +
                           " dimensions, the array " + std::to_string(rank));
@@ -87,7 +87,6 @@ Call make_call(const py::array_t<double, py::array::c_style | py::array::forceca
   c.options.strategy = strategy;
   c.options.direct_sums = direct_sums;
   c.options.tuning = process_tuning();
-  c.options.stream = reinterpret_cast<void*>(stream);
   return c;
 }
 
@@ -100,79 +99,10 @@ int rank_of(const std::vector<std::int64_t>& shape) {
   return rank;
 }
 
-// The output's view (ConstArrayView has a constructor of these; ArrayView is filled in).
-halo::ArrayView out_view(void* data, halo::DType dt, int rank, const halo::Extents& ext,
-                         std::int64_t batch, halo::MemorySpace space) {
-  halo::ArrayView v;
-  v.data = data;
-  v.dtype = dt;
-  v.rank = rank;
-  v.extents = ext;
-  v.batch = batch;
-  v.space = space;
-  return v;
-}
-
-py::tuple run(const halo::ConstArrayView& in, const halo::ArrayView& out, const Call& c) {
-  halo::RunInfo info;
-  {
-    py::gil_scoped_release unlocked;
-    info = halo::apply(in, out, c.filter, c.options);
-  }
-  return py::make_tuple(info.strategy, halo::to_string(info.backend), info.note);
-}
-
-// NumPy arrays (host memory): C-contiguous, float32 or float64, the same dtype and shape.
-py::tuple apply_host(const py::array& in, py::array& out,
-                     const py::array_t<double, py::array::c_style | py::array::forcecast>& weights,
-                     bool convolve, const std::vector<std::string>& modes, double cval,
-                     const std::vector<std::int64_t>& origins, const std::string& backend,
-                     const std::string& strategy, bool direct_sums) {
-  std::vector<std::int64_t> shape(in.shape(), in.shape() + in.ndim());
-  const int rank = rank_of(shape);
-  if (out.ndim() != in.ndim() || !std::equal(shape.begin(), shape.end(), out.shape()))
-    throw py::value_error("input and output shapes differ");
-  const halo::DType dt = dtype_of(in);
-  if (dtype_of(out) != dt) throw py::value_error("input and output dtypes differ");
-  const auto c_order = py::array::c_style;
-  if (!(in.flags() & c_order) || !(out.flags() & c_order))
-    throw py::value_error("arrays must be C-contiguous");
-  if (!out.writeable()) throw py::value_error("output array is read-only");
-  Call c =
-      make_call(weights, rank, convolve, modes, cval, origins, backend, strategy, direct_sums, 0);
-  halo::Extents ext{1, 1, 1};
-  for (int a = 0; a < rank; ++a) ext[a] = shape[a + 1];
-  const halo::ConstArrayView iv(in.data(), dt, rank, ext, shape[0], halo::MemorySpace::host);
-  return run(iv, out_view(out.mutable_data(), dt, rank, ext, shape[0], halo::MemorySpace::host),
-             c);
-}
-
-// Device arrays (CuPy, PyTorch): pointers to C-contiguous memory on the current CUDA device,
-// queued on `stream` (a cudaStream_t as an integer; 0 the legacy default stream).
-py::tuple apply_device(
-    std::uintptr_t in, std::uintptr_t out, const std::string& dtype,
-    const std::vector<std::int64_t>& shape,
-    const py::array_t<double, py::array::c_style | py::array::forcecast>& weights, bool convolve,
-    const std::vector<std::string>& modes, double cval, const std::vector<std::int64_t>& origins,
-    const std::string& backend, const std::string& strategy, bool direct_sums,
-    std::uintptr_t stream) {
-  const int rank = rank_of(shape);
-  const halo::DType dt = dtype_named(dtype);
-  Call c = make_call(weights, rank, convolve, modes, cval, origins, backend, strategy, direct_sums,
-                     stream);
-  halo::Extents ext{1, 1, 1};
-  for (int a = 0; a < rank; ++a) ext[a] = shape[a + 1];
-  const halo::ConstArrayView iv(reinterpret_cast<const void*>(in), dt, rank, ext, shape[0],
-                                halo::MemorySpace::device);
-  return run(iv,
-             out_view(reinterpret_cast<void*>(out), dt, rank, ext, shape[0],
-                      halo::MemorySpace::device),
-             c);
-}
-
-// A core call kept for replays (halo._replayable): the filter, the options and the arrays'
-// geometry converted once, so that a replay hands over only the arrays (and the stream). The
-// info tuple is kept too and handed out again while the core's answer stays the same.
+// A core call: the filter, the options and the arrays' geometry converted once. A call of the
+// package makes one and runs it; halo._replayable keeps it, so that a replay hands over only the
+// arrays (and the stream). The info tuple is kept too and handed out again while the core's
+// answer stays the same.
 class Prepared {
  public:
   Prepared(const std::vector<std::int64_t>& shape, const std::string& dtype,
@@ -184,7 +114,7 @@ class Prepared {
         dtype_(dtype_named(dtype)),
         batch_(shape[0]),
         call_(make_call(weights, rank_, convolve, modes, cval, origins, backend, strategy,
-                        direct_sums, 0)) {
+                        direct_sums)) {
     elements_ = batch_;
     for (int a = 0; a < rank_; ++a) {
       ext_[a] = shape[a + 1];
@@ -192,13 +122,13 @@ class Prepared {
     }
   }
 
-  // NumPy arrays of the prepared dtype and element count, C-contiguous (the caller's key holds
-  // their shape).
+  // NumPy arrays of the prepared dtype and element count, C-contiguous (the package has checked
+  // their shapes).
   py::tuple host(const py::array& in, py::array& out) {
     for (const py::array* a : {&in, static_cast<const py::array*>(&out)})
       if (dtype_of(*a) != dtype_ || a->size() != elements_ ||
           !(a->flags() & py::array::c_style))
-        throw py::value_error("a replay's arrays differ from the prepared call's");
+        throw py::value_error("arrays of another dtype, size or layout than the prepared call's");
     if (!out.writeable()) throw py::value_error("output array is read-only");
     return run(in.data(), out.mutable_data(), halo::MemorySpace::host);
   }
@@ -220,7 +150,13 @@ class Prepared {
     halo::Options options = call_.options;
     options.stream = stream;
     const halo::ConstArrayView iv(in, dtype_, rank_, ext_, batch_, space);
-    const halo::ArrayView ov = out_view(out, dtype_, rank_, ext_, batch_, space);
+    halo::ArrayView ov;
+    ov.data = out;
+    ov.dtype = dtype_;
+    ov.rank = rank_;
+    ov.extents = ext_;
+    ov.batch = batch_;
+    ov.space = space;
     halo::RunInfo info;
     {
       py::gil_scoped_release unlocked;
@@ -293,13 +229,6 @@ PYBIND11_MODULE(_halo, m) {
   m.doc() = "halo's C++ core (use the halo package, not this module)";
   // Every error the core reports: a RuntimeError, as SciPy's own errors from its C code are.
   py::register_exception<halo::Error>(m, "Error", PyExc_RuntimeError);
-  m.def("apply_host", &apply_host, py::arg("input"), py::arg("output"), py::arg("weights"),
-        py::arg("convolve"), py::arg("modes"), py::arg("cval"), py::arg("origins"),
-        py::arg("backend"), py::arg("strategy"), py::arg("direct_sums"));
-  m.def("apply_device", &apply_device, py::arg("input"), py::arg("output"), py::arg("dtype"),
-        py::arg("shape"), py::arg("weights"), py::arg("convolve"), py::arg("modes"),
-        py::arg("cval"), py::arg("origins"), py::arg("backend"), py::arg("strategy"),
-        py::arg("direct_sums"), py::arg("stream"));
   py::class_<Prepared>(m, "Prepared")
       .def(py::init<const std::vector<std::int64_t>&, const std::string&,
                     const py::array_t<double, py::array::c_style | py::array::forcecast>&, bool,

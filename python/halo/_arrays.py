@@ -80,24 +80,19 @@ class NumPy:
         return x.imag
 
     @staticmethod
-    def run(src, dst, shape, weights, convolve, modes, cval, origins, backend, strategy,
-            direct_sums):
-        """One core call on src and dst seen as `shape` (batch first; C-contiguous arrays).
-        'auto' means the CPU for NumPy arrays: the core's own 'auto' would take host arrays to a
-        GPU and back where one is usable."""
-        if backend == "auto" and not strategy:
-            backend = "cpu"
-        return _halo.apply_host(src.reshape(shape), dst.reshape(shape), weights, convolve, modes,
-                                cval, origins, backend, strategy, direct_sums)
+    def prepare(dtype, call):
+        """The core call (shape, weights, convolve, modes, cval, origins, backend, strategy,
+        direct_sums) on C-contiguous host arrays of dtype, seen as `shape` (batch first),
+        prepared once (halo._replayable keeps it). 'auto' means the CPU for NumPy arrays: the
+        core's own 'auto' would take host arrays to a GPU and back where one is usable."""
+        if call[6] == "auto" and not call[7]:
+            call = call[:6] + ("cpu",) + call[7:]
+        return _prepared(dtype, call)
 
     @staticmethod
-    def prepare(dtype, call):
-        """A replay of run(src, dst, *call) on host arrays of dtype (halo._replayable)."""
-        shape, weights, convolve, modes, cval, origins, backend, strategy, direct_sums = call
-        if backend == "auto" and not strategy:
-            backend = "cpu"
-        return _halo.Prepared(list(shape), _NAMES.get(dtype) or dtype.name, weights, convolve,
-                              modes, cval, origins, backend, strategy, direct_sums)
+    def run(src, dst, *call):
+        """One core call on src and dst (see prepare)."""
+        return NumPy.prepare(src.dtype, call).host(src, dst)
 
     @staticmethod
     def replay(prepared, src, dst, shape, dtype):
@@ -105,6 +100,12 @@ class NumPy:
         if dst is None:
             dst = np.empty(shape, dtype)
         return dst, prepared.host(src, dst)
+
+
+def _prepared(dtype, call):
+    shape, weights, convolve, modes, cval, origins, backend, strategy, direct_sums = call
+    return _halo.Prepared(list(shape), _NAMES.get(dtype) or dtype.name, weights, convolve, modes,
+                          cval, origins, backend, strategy, direct_sums)
 
 
 def _byte_span(ptr, shape, strides, itemsize):
@@ -158,10 +159,8 @@ class _Device:
         return a0 < b1 and b0 < a1
 
     def prepare(self, dtype, call):
-        """A replay of run(src, dst, *call) on device arrays of dtype (halo._replayable)."""
-        shape, weights, convolve, modes, cval, origins, backend, strategy, direct_sums = call
-        return _halo.Prepared(list(shape), _NAMES.get(dtype) or dtype.name, weights, convolve,
-                              modes, cval, origins, backend, strategy, direct_sums)
+        """The core call (as NumPy.prepare's) on device arrays of dtype, prepared once."""
+        return _prepared(dtype, call)
 
     def replay(self, prepared, src, dst, shape, dtype):
         """(dst, run info): the prepared call on src into dst (a new array where None), on
@@ -178,15 +177,11 @@ class _Device:
     def call_prepared(self, prepared, src, dst):
         return prepared.device(self.ptr(src), self.ptr(dst), self.stream(src))
 
-    def run(self, src, dst, shape, weights, convolve, modes, cval, origins, backend, strategy,
-            direct_sums):
-        """One core call on the device memory of src and dst (C-contiguous), seen as `shape`,
-        on the array's device and the caller's current stream there."""
-        dt = self.dtype(src)
+    def run(self, src, dst, *call):
+        """One core call on the device memory of src and dst (C-contiguous), on the array's
+        device and the caller's current stream there."""
         with self.on_device(src):
-            return _halo.apply_device(self.ptr(src), self.ptr(dst), _NAMES.get(dt) or dt.name,
-                                      list(shape), weights, convolve, modes, cval, origins,
-                                      backend, strategy, direct_sums, self.stream(src))
+            return self.call_prepared(self.prepare(self.dtype(src), call), src, dst)
 
 
 class CuPy(_Device):

@@ -10,7 +10,7 @@ import pytest
 import scipy.ndimage as ndi
 
 import halo
-from halo import _arrays, _halo
+from halo import _arrays
 from support import assert_matches, random_array
 
 
@@ -83,22 +83,13 @@ class FakeCuPy(_arrays._Device):
         return self.empty(shape, dtype, like)
 
     def call_prepared(self, prepared, src, dst):
-        """A replay: the prepared call on the arrays' host memory (as run, the backend as given:
-        the core's `auto` takes host arrays to a GPU where one is usable)."""
+        """A core call, prepared (the backend as given: the core's `auto` takes host arrays to a
+        GPU where one is usable), on the arrays' host memory."""
         assert type(src) is FakeArray and type(dst) is FakeArray
         assert src.flags.c_contiguous and dst.flags.c_contiguous
         assert not np.may_share_memory(src, dst)
+        self.calls.append((src.dtype, tuple(src.shape)))
         return prepared.host(np.asarray(src), np.asarray(dst))
-
-    def run(self, src, dst, shape, weights, convolve, modes, cval, origins, backend, strategy,
-            direct_sums):
-        assert type(src) is FakeArray and type(dst) is FakeArray
-        assert src.flags.c_contiguous and dst.flags.c_contiguous
-        assert not np.may_share_memory(src, dst)
-        self.calls.append((src.dtype, tuple(shape)))
-        return _halo.apply_host(np.asarray(src).reshape(shape), np.asarray(dst).reshape(shape),
-                                weights, convolve, modes, cval, origins, backend, strategy,
-                                direct_sums)
 
 
 @pytest.fixture
@@ -115,17 +106,13 @@ def on_fake(x):
 def spy_on_runs(fake):
     """A list that receives (src, dst) of every core call the stand-in makes from now on."""
     seen = []
-    run, call_prepared = fake.run, fake.call_prepared
+    call_prepared = fake.call_prepared
 
-    def spy(src, dst, *args):
-        seen.append((src, dst))
-        return run(src, dst, *args)
-
-    def spy_prepared(prepared, src, dst):
+    def spy(prepared, src, dst):
         seen.append((src, dst))
         return call_prepared(prepared, src, dst)
 
-    fake.run, fake.call_prepared = spy, spy_prepared
+    fake.call_prepared = spy
     return seen
 
 
