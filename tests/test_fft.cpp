@@ -11,7 +11,6 @@
 #include <cstring>
 #include <tuple>
 
-#include "cuda/fft_callbacks.cuh"
 #include "support.hpp"
 
 namespace halo::test {
@@ -68,14 +67,9 @@ std::vector<Edges> edges_for(const std::vector<std::int64_t>& filter, int rank, 
 
 // Every case under every treatment of edges_for, a dense random filter, both ops (alternating
 // over the treatments), both dtypes, under the strategy's tuning here (tuning_for: the tiles
-// that tile_edge_extents chose the extents for); the CUDA fft both with its cuFFT callbacks and
-// with its own gather, product and scatter kernels.
+// that tile_edge_extents chose the extents for).
 void run_cases(const std::string& strategy, const std::vector<Case>& cases) {
-  std::vector<FastTuning> tunings{tuning_for(strategy)};
-  if (strategy == "fft") {
-    tunings.push_back(tunings[0]);
-    tunings[1].fft_callbacks = false;
-  }
+  const FastTuning tune = tuning_for(strategy);
   int failed = 0;
   for (std::size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
@@ -83,14 +77,13 @@ void run_cases(const std::string& strategy, const std::vector<Case>& cases) {
     std::size_t ei = 0;
     for (const Edges& e : edges_for(c.filter, c.rank, ci)) {
       const Op op = (ci + ei++) % 2 ? Op::convolve : Op::correlate;
-      for (const FastTuning& tune : tunings)
-        for (const std::string& err :
-             {check_strategy<float>(strategy, c.rank, c.ext, c.batch, f, op, false, e, tune),
-              check_strategy<double>(strategy, c.rank, c.ext, c.batch, f, op, false, e, tune)}) {
-          if (err.empty()) continue;
-          ADD_FAILURE() << err;
-          if (++failed >= 10) return;
-        }
+      for (const std::string& err :
+           {check_strategy<float>(strategy, c.rank, c.ext, c.batch, f, op, false, e, tune),
+            check_strategy<double>(strategy, c.rank, c.ext, c.batch, f, op, false, e, tune)}) {
+        if (err.empty()) continue;
+        ADD_FAILURE() << err;
+        if (++failed >= 10) return;
+      }
     }
   }
 }
@@ -475,45 +468,12 @@ TEST(CudaFft, ManyBatchesAndAShortLastOne) {
            {1, {300001, 1, 1}, {257}, 3},
            {3, {40, 50, 60}, {7, 5, 9}, 2}}) {
     const Filter f = random_filter(k);
-    for (const bool callbacks : {true, false}) {
-      tune.fft_callbacks = callbacks;
-      for (const Edges& e : {Edges{}, Edges::all(Boundary::reflect)}) {
-        EXPECT_EQ(
-            check_strategy<float>("fft", rank, ext, batch, f, Op::correlate, false, e, tune), "");
-        EXPECT_EQ(
-            check_strategy<double>("fft", rank, ext, batch, f, Op::convolve, false, e, tune), "");
-      }
+    for (const Edges& e : {Edges{}, Edges::all(Boundary::reflect)}) {
+      EXPECT_EQ(check_strategy<float>("fft", rank, ext, batch, f, Op::correlate, false, e, tune),
+                "");
+      EXPECT_EQ(check_strategy<double>("fft", rank, ext, batch, f, Op::convolve, false, e, tune),
+                "");
     }
-  }
-}
-
-#ifdef HALO_TEST_CUDA
-// cuFFT links the callbacks into its kernels on this device (else `fft` would run its own
-// gather, product and scatter kernels, correct but slower, with no test failing).
-TEST(CudaFft, CallbacksLink) {
-  std::string why;
-  if (!cuda_available(&why)) GTEST_SKIP() << why;
-  EXPECT_EQ(cuda::fft_callbacks_unavailable(), "");
-}
-#endif
-
-// The CUDA fft callbacks' division by a run-time constant (FastDiv, src/cuda/fft_callbacks.cuh)
-// against the divide instruction, over divisors of every size, at the quotients' steps and at
-// random.
-TEST(FftCallbacks, DivideExactly) {
-  std::mt19937 rng(fresh_seed());
-  std::vector<std::uint32_t> ds = {1, 2, 3, 5, 7, 31, 32, 33, 255, 256, 257, 514, 1026, 4097,
-                                   (1u << 18) + 2, 3u * (1u << 20), (1u << 31) - 1, 1u << 30};
-  for (int i = 0; i < 40; ++i) ds.push_back(1 + rng() % ((1u << 31) - 1));
-  for (int i = 0; i < 40; ++i) ds.push_back(1 + rng() % 70000);
-  for (const std::uint32_t d : ds) {
-    const cuda::FastDiv f(d);
-    std::vector<std::uint32_t> ns = {0, (1u << 31) - 1, d - 1, d, (1u << 31) - 1 - d};
-    for (std::uint64_t k : {std::uint64_t(2), std::uint64_t(7), std::uint64_t(1000)})
-      if (k * d < (1u << 31)) ns.insert(ns.end(), {std::uint32_t(k * d - 1), std::uint32_t(k * d)});
-    for (int i = 0; i < 2000; ++i) ns.push_back(rng() % (1u << 31));
-    for (const std::uint32_t n : ns)
-      if (n < (1u << 31)) ASSERT_EQ(f.div(n), n / d) << n << " / " << d;
   }
 }
 

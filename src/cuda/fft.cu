@@ -26,7 +26,6 @@
  */
 #include <cuda_runtime.h>
 #include <cufft.h>
-#include <cufftXt.h>
 
 #include <algorithm>
 #include <map>
@@ -42,9 +41,7 @@
 #include "core/fft_tiling.hpp"
 #include "cuda/device_buffer.cuh"
 #include "cuda/fast/kernels.cuh"
-#include "cuda/fft_callbacks.cuh"
 #include "cuda/seeds/common.cuh"
-#include "fft_callbacks_lto.h"  // generated: src/cuda/lto/fft_callbacks.cu as LTO-IR
 
 namespace halo::cuda {
 namespace {
@@ -280,31 +277,6 @@ __global__ void fft_finish_spectrum(const cufftDoubleComplex* __restrict__ W, C*
   }
 }
 
-// The callbacks' table of every tile of the run (FftTile), a thread per tile.
-__global__ void fft_tile_table(FftTile* __restrict__ tiles, FftGeometry g, i64 total) {
-  for (i64 u = blockIdx.x * i64(blockDim.x) + threadIdx.x; u < total;
-       u += i64(gridDim.x) * blockDim.x) {
-    const TileAt t = tile_at(g, u);
-    FftTile f;
-    for (int a = 0; a < 3; ++a) {
-      f.start[a] = t.o[a] - g.anchor[a];
-      f.cnt[a] = int(t.cnt[a]);
-      f.win[a] = int(t.cnt[a] + g.k[a] - 1);
-    }
-    f.item = t.b * g.n[0] * g.n[1] * g.n[2];
-    f.out = ((t.b * g.n[0] + t.o[0]) * g.n[1] + t.o[1]) * g.n[2] + t.o[2];
-    tiles[u] = f;
-  }
-}
-
-// Before each batch on the callbacks' path: its first tile into the parameters, its flags cleared.
-__global__ void fft_next_batch(FftCallbackParams* __restrict__ q, i64 first, i64 tiles) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) q->first = first;
-  for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < tiles;
-       i += i64(gridDim.x) * blockDim.x)
-    q->flags[i] = 0;
-}
-
 // ---------------------------------------------------------------------------------------------
 // cuFFT plans: made once per transform shape, batch and device, kept for the process (making a
 // plan takes longer than running most of them). Made without their own work area: each run
@@ -316,8 +288,7 @@ struct PlanPair {
   cufftHandle forward = 0, inverse = 0;
   std::size_t work = 0;  // bytes of work area either needs
 };
-// device, f64, fft z/y/x, batch, with the callbacks
-using PlanKey = std::tuple<int, bool, i64, i64, i64, i64, bool>;
+using PlanKey = std::tuple<int, bool, i64, i64, i64, i64>;  // device, f64, fft z/y/x, batch
 
 std::mutex& plan_lock() {
   static std::mutex m;
@@ -351,39 +322,11 @@ Layout layout_of(const detail::FftTiling& t) {
   return l;
 }
 
-// Why cuFFT could not link the callbacks into its kernels, per device (empty: it could, or has
-// not been asked); such a device runs the kernels of its own from then on. Under plan_lock().
-std::map<int, std::string>& callbacks_failed() {
-  static std::map<int, std::string> m;
-  return m;
-}
-
-// The callbacks' symbols in the LTO-IR and where they go: the forward transform's load and store
-// (window in, product out), the inverse's store (outputs to the array).
-void set_callbacks(cufftHandle h, bool f64, bool inverse) {
-  const auto set = [&](const char* symbol, cufftXtCallbackType type) {
-    void* none = nullptr;  // the parameters come with the data pointer, not as caller info
-    HALO_CUFFT_CHECK(cufftXtSetJITCallback(h, symbol, halo_fft_callbacks_lto,
-                                           sizeof(halo_fft_callbacks_lto), type, &none),
-                     std::string("setting the FFT callback ") + symbol);
-  };
-  if (inverse) {
-    set(f64 ? "halo_fft_store_f64" : "halo_fft_store_f32",
-        f64 ? CUFFT_CB_ST_REAL_DOUBLE : CUFFT_CB_ST_REAL);
-  } else {
-    set(f64 ? "halo_fft_load_f64" : "halo_fft_load_f32",
-        f64 ? CUFFT_CB_LD_REAL_DOUBLE : CUFFT_CB_LD_REAL);
-    set(f64 ? "halo_fft_product_f64" : "halo_fft_product_f32",
-        f64 ? CUFFT_CB_ST_COMPLEX_DOUBLE : CUFFT_CB_ST_COMPLEX);
-  }
-}
-
-// The forward and inverse plans of batches of `batch` tiles, with the callbacks linked in or
-// without. Call with plan_lock() held.
-PlanPair& plans_for(const detail::FftTiling& t, bool f64, i64 batch, bool callbacks = false) {
+// The forward and inverse plans of batches of `batch` tiles. Call with plan_lock() held.
+PlanPair& plans_for(const detail::FftTiling& t, bool f64, i64 batch) {
   int dev = 0;
   HALO_CUDA_CHECK(cudaGetDevice(&dev), "asking for the current device");
-  const PlanKey key{dev, f64, t.fft[0], t.fft[1], t.fft[2], batch, callbacks};
+  const PlanKey key{dev, f64, t.fft[0], t.fft[1], t.fft[2], batch};
   auto& cache = plan_cache();
   const auto it = cache.find(key);
   if (it != cache.end()) return it->second;
@@ -404,14 +347,7 @@ PlanPair& plans_for(const detail::FftTiling& t, bool f64, i64 batch, bool callba
   };
   const auto make = [&](cufftHandle& h, bool inverse) {
     HALO_CUFFT_CHECK(cufftCreate(&h), what());
-    try {
-      HALO_CUFFT_CHECK(cufftSetAutoAllocation(h, 0), what());
-      if (callbacks) set_callbacks(h, f64, inverse);
-    } catch (...) {
-      cufftDestroy(h);
-      h = 0;
-      throw;
-    }
+    HALO_CUFFT_CHECK(cufftSetAutoAllocation(h, 0), what());
     std::size_t work = 0;
     const cufftType type =
         f64 ? (inverse ? CUFFT_Z2D : CUFFT_D2Z) : (inverse ? CUFFT_C2R : CUFFT_R2C);
@@ -443,11 +379,11 @@ PlanPair& plans_for(const detail::FftTiling& t, bool f64, i64 batch, bool callba
 // enqueued under the plan lock (plans are shared between threads).
 template <class T>
 void transform(const detail::FftTiling& t, i64 batch, bool inverse, T* buf, void* work,
-               cudaStream_t stream, const std::string& what, bool callbacks = false) {
+               cudaStream_t stream, const std::string& what) {
   using C = std::conditional_t<std::is_same_v<T, float>, cufftComplex, cufftDoubleComplex>;
   constexpr bool f64 = std::is_same_v<T, double>;
   std::lock_guard<std::mutex> lock(plan_lock());
-  const PlanPair& pp = plans_for(t, f64, batch, callbacks);
+  const PlanPair& pp = plans_for(t, f64, batch);
   const cufftHandle h = inverse ? pp.inverse : pp.forward;
   HALO_CUFFT_CHECK(cufftSetStream(h, stream), "setting the stream for " + what);
   HALO_CUFFT_CHECK(cufftSetWorkArea(h, work), "setting the work area for " + what);
@@ -480,50 +416,6 @@ FftGeometry geometry_of(const Problem& p, const detail::FftTiling& t) {
 
 constexpr int kThreads = 32 * kWarpsPerBlock;
 
-// Whether a run takes the callbacks' path: asked for (the default), every offset of a batch
-// below 2^31 (the callbacks' 32-bit index arithmetic), and cuFFT able to link the callbacks on
-// this device (both batch sizes' plans made here, once; a failure is remembered). Call with
-// plan_lock() held.
-bool callbacks_for(const Problem& p, const detail::FftTiling& t, bool f64, i64 batch, i64 last) {
-  if (!p.tuning().fft_callbacks.value_or(true)) return false;
-  const i64 tile_reals = t.fft[0] * t.fft[1] * 2 * (t.fft[2] / 2 + 1);
-  if (batch * tile_reals >= (i64(1) << 31)) return false;
-  int dev = 0;
-  HALO_CUDA_CHECK(cudaGetDevice(&dev), "asking for the current device");
-  if (callbacks_failed().count(dev)) return false;
-  try {
-    plans_for(t, f64, batch, true);
-    plans_for(t, f64, last, true);
-  } catch (const Error& e) {
-    callbacks_failed()[dev] = e.what();
-    return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-std::string fft_callbacks_unavailable() {
-  int dev = 0;
-  HALO_CUDA_CHECK(cudaGetDevice(&dev), "asking for the current device");
-  std::lock_guard<std::mutex> lock(plan_lock());
-  auto& failed = callbacks_failed();
-  if (!failed.count(dev)) {
-    detail::FftTiling t;
-    t.fft[0] = t.fft[1] = 1;
-    t.fft[2] = 64;
-    try {
-      plans_for(t, false, 1, true);
-    } catch (const Error& e) {
-      failed[dev] = e.what();
-    }
-  }
-  const auto it = failed.find(dev);
-  return it == failed.end() ? "" : it->second;
-}
-
-namespace {
-
 template <class T>
 void run_typed(const Problem& p, const T* in, T* out, cudaStream_t stream) {
   using C = std::conditional_t<std::is_same_v<T, float>, cufftComplex, cufftDoubleComplex>;
@@ -535,45 +427,38 @@ void run_typed(const Problem& p, const T* in, T* out, cudaStream_t stream) {
   const i64 clen = t.complex_elements();
   const std::string desc = p.describe();
 
-  // One allocation: the callbacks' parameters, the tiles (also the float64 tile of the weights'
-  // transform first), cuFFT's work area, the spectrum in T, the tiles' flags, the weights
-  // (float64, for flagged tiles), the callbacks' tile table.
+  // One allocation: the tiles (also the float64 tile of the weights' transform first), cuFFT's
+  // work area, the spectrum in T, the tiles' flags, the weights (float64, for flagged tiles).
   const i64 last = total % batch ? total % batch : batch;
   std::size_t work_bytes = 0;
-  bool cb = false;
   {
     std::lock_guard<std::mutex> lock(plan_lock());
-    cb = callbacks_for(p, t, f64, batch, last);
-    work_bytes = std::max({plans_for(t, f64, batch, cb).work, plans_for(t, f64, last, cb).work,
-                           plans_for(t, true, 1).work});
+    work_bytes = std::max(
+        {plans_for(t, f64, batch).work, plans_for(t, f64, last).work, plans_for(t, true, 1).work});
   }
   const std::vector<double>& w = p.correlation_weights();
   const i64 tile_reals = g.fft[0] * g.fft[1] * g.pitch;
   const auto up = [](std::size_t b) { return (b + 255) / 256 * 256; };
-  const std::size_t tiles_at = kFftParamBytes,
-                    work_at = tiles_at + up(std::size_t(std::max<i64>(
-                                             batch * tile_reals * i64(sizeof(T)), tile_reals * 8))),
-                    spectrum_at = work_at + up(work_bytes),
+  const std::size_t tiles_bytes = up(std::size_t(
+                        std::max<i64>(batch * tile_reals * i64(sizeof(T)), tile_reals * 8))),
+                    work_at = tiles_bytes, spectrum_at = work_at + up(work_bytes),
                     flags_at = spectrum_at + up(std::size_t(clen) * sizeof(C)),
                     weights_at = flags_at + up(std::size_t(batch) * sizeof(int)),
-                    table_at = weights_at + up(w.size() * sizeof(double)),
-                    bytes = table_at + (cb ? std::size_t(total) * sizeof(FftTile) : 0);
+                    bytes = weights_at + w.size() * sizeof(double);
   DeviceBuffer mem(bytes, "the FFT tiles, cuFFT's work area and the filter's spectrum for " + desc,
                    stream);  // freed in stream order: the run stays asynchronous
   char* const base = static_cast<char*>(mem.p);
-  auto* const params = reinterpret_cast<FftCallbackParams*>(base);
-  T* const buf = reinterpret_cast<T*>(base + tiles_at);
+  T* const buf = reinterpret_cast<T*>(base);
   void* const work = base + work_at;
   C* const spectrum = reinterpret_cast<C*>(base + spectrum_at);
   int* const flag = reinterpret_cast<int*>(base + flags_at);
   double* const weights = reinterpret_cast<double*>(base + weights_at);
-  FftTile* const table = reinterpret_cast<FftTile*>(base + table_at);
   HALO_CUDA_CHECK(
       cudaMemcpyAsync(weights, w.data(), w.size() * sizeof(double), cudaMemcpyHostToDevice, stream),
       "copying the filter's weights");
   // The spectrum: the weights zero-padded to a tile, transformed in float64 (D2Z), conjugated,
   // scaled by 1 / L and rounded once to T.
-  double* const wt = reinterpret_cast<double*>(buf);
+  double* const wt = reinterpret_cast<double*>(base);
   HALO_CUDA_CHECK(cudaMemsetAsync(wt, 0, std::size_t(tile_reals) * 8, stream),
                   "clearing the filter's tile");
   const int sms = fast::current_device_facts().multiprocessors;
@@ -586,65 +471,30 @@ void run_typed(const Problem& p, const T* in, T* out, cudaStream_t stream) {
       reinterpret_cast<const cufftDoubleComplex*>(wt), spectrum, clen, 1.0 / double(t.elements()));
   HALO_CUDA_CHECK_LAUNCH("launching fft_finish_spectrum for " + desc);
 
-  if (cb) {
-    // The callbacks' parameters (copied from the host: the call returns once they are staged)
-    // and the table of tiles.
-    FftCallbackParams q{};
-    q.in = in;
-    q.out = out;
-    q.spectrum = spectrum;
-    q.flags = flag;
-    q.tiles = table;
-    for (int a = 0; a < 3; ++a) {
-      q.n[a] = g.n[a];
-      q.mode[a] = int(g.mode[a]);
-    }
-    q.cval = double(T(p.cval()));
-    q.real_dist = FastDiv(std::uint32_t(tile_reals));
-    q.pitch = FastDiv(std::uint32_t(g.pitch));
-    q.fy = FastDiv(std::uint32_t(g.fft[1]));
-    q.complex_dist = FastDiv(std::uint32_t(clen));
-    HALO_CUDA_CHECK(cudaMemcpyAsync(params, &q, sizeof q, cudaMemcpyHostToDevice, stream),
-                    "copying the FFT callbacks' parameters");
-    fft_tile_table<<<grid((total + kThreads - 1) / kThreads), kThreads, 0, stream>>>(table, g,
-                                                                                     total);
-    HALO_CUDA_CHECK_LAUNCH("launching fft_tile_table for " + desc);
-  }
-
   for (i64 first = 0; first < total; first += batch) {
     const i64 nt = std::min(batch, total - first);
-    if (cb) {
-      // The gather, the product and the scatter happen in the transforms' callbacks.
-      fft_next_batch<<<grid((nt + kThreads - 1) / kThreads), kThreads, 0, stream>>>(params, first,
-                                                                                   nt);
-      HALO_CUDA_CHECK_LAUNCH("launching fft_next_batch for " + desc);
-      transform<T>(t, nt, false, buf, work, stream, "transforming the tiles of " + desc, true);
-      transform<T>(t, nt, true, buf, work, stream, "transforming the tiles of " + desc + " back",
-                   true);
-    } else {
-      HALO_CUDA_CHECK(cudaMemsetAsync(flag, 0, std::size_t(nt) * sizeof(int), stream),
-                      "clearing the FFT tiles' flags");
-      const auto units = [&](i64 rows, i64 len) {
-        return (rows * ((len + kSeg - 1) / kSeg) + kWarpsPerBlock - 1) / kWarpsPerBlock;
-      };
-      fft_gather<T><<<grid(units(nt * g.fft[0] * g.fft[1], g.fft[2])), kThreads, 0, stream>>>(
-          in, buf, g, first, nt, T(p.cval()), flag);
-      HALO_CUDA_CHECK_LAUNCH("launching fft_gather for " + desc);
-      transform<T>(t, nt, false, buf, work, stream, "transforming the tiles of " + desc);
-      {
-        // About 16 blocks per SM in all, at most one tile group per tile.
-        const unsigned gx = grid((clen + kThreads - 1) / kThreads);
-        const unsigned gy =
-            unsigned(std::clamp<i64>(i64(sms) * 16 / gx, 1, std::min<i64>(nt, 65535)));
-        fft_multiply<C><<<dim3(gx, gy), kThreads, 0, stream>>>(reinterpret_cast<C*>(buf),
-                                                                spectrum, clen, nt);
-      }
-      HALO_CUDA_CHECK_LAUNCH("launching fft_multiply for " + desc);
-      transform<T>(t, nt, true, buf, work, stream, "transforming the tiles of " + desc + " back");
-      fft_scatter<T><<<grid(units(nt * g.tile[0] * g.tile[1], g.tile[2])), kThreads, 0, stream>>>(
-          buf, out, g, first, nt, flag);
-      HALO_CUDA_CHECK_LAUNCH("launching fft_scatter for " + desc);
+    HALO_CUDA_CHECK(cudaMemsetAsync(flag, 0, std::size_t(nt) * sizeof(int), stream),
+                    "clearing the FFT tiles' flags");
+    const auto units = [&](i64 rows, i64 len) {
+      return (rows * ((len + kSeg - 1) / kSeg) + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    };
+    fft_gather<T><<<grid(units(nt * g.fft[0] * g.fft[1], g.fft[2])), kThreads, 0, stream>>>(
+        in, buf, g, first, nt, T(p.cval()), flag);
+    HALO_CUDA_CHECK_LAUNCH("launching fft_gather for " + desc);
+    transform<T>(t, nt, false, buf, work, stream, "transforming the tiles of " + desc);
+    {
+      // About 16 blocks per SM in all, at most one tile group per tile.
+      const unsigned gx = grid((clen + kThreads - 1) / kThreads);
+      const unsigned gy =
+          unsigned(std::clamp<i64>(i64(sms) * 16 / gx, 1, std::min<i64>(nt, 65535)));
+      fft_multiply<C>
+          <<<dim3(gx, gy), kThreads, 0, stream>>>(reinterpret_cast<C*>(buf), spectrum, clen, nt);
     }
+    HALO_CUDA_CHECK_LAUNCH("launching fft_multiply for " + desc);
+    transform<T>(t, nt, true, buf, work, stream, "transforming the tiles of " + desc + " back");
+    fft_scatter<T><<<grid(units(nt * g.tile[0] * g.tile[1], g.tile[2])), kThreads, 0, stream>>>(
+        buf, out, g, first, nt, flag);
+    HALO_CUDA_CHECK_LAUNCH("launching fft_scatter for " + desc);
     fft_direct_tiles<T><<<grid(nt), kThreads, 0, stream>>>(in, out, g, first, nt, flag, weights,
                                                            double(T(p.cval())));
     HALO_CUDA_CHECK_LAUNCH("launching fft_direct_tiles for " + desc);
@@ -656,20 +506,6 @@ void run_typed(const Problem& p, const T* in, T* out, cudaStream_t stream) {
 // runs.
 double direct_ns(const Problem& p, const detail::FftTiling& t) {
   return fast::window_ns(p, t.direct_ns);
-}
-
-// How plan() says the gather, the product and the scatter run.
-std::string gather_form(const Problem& p) {
-  if (!p.tuning().fft_callbacks.value_or(true)) return "gather, product and scatter kernels";
-  std::string why;
-  try {
-    why = fft_callbacks_unavailable();
-  } catch (const Error& e) {
-    why = e.what();
-  }
-  return why.empty() ? "the gather, product and scatter in its callbacks"
-                     : "gather, product and scatter kernels, as cuFFT cannot link its callbacks "
-                       "here: " + why;
 }
 
 class FftStrategy final : public Strategy {
@@ -718,8 +554,7 @@ class FftStrategy final : public Strategy {
     std::snprintf(model, sizeof model, "; modelled %.3g ms against %.3g ms for the direct sum",
                   t.fft_ns * 1e-6, direct_ns(p, t) * 1e-6);
     return "overlap-save tiles of " + tile + " outputs, transforms of " + fft + " (cuFFT, " +
-           (p.dtype() == DType::f64 ? "D2Z/Z2D" : "R2C/C2R") + ", in place" +
-           "; " + gather_form(p) + "), " +
+           (p.dtype() == DType::f64 ? "D2Z/Z2D" : "R2C/C2R") + ", in place), " +
            std::to_string(t.tiles * p.batch()) + " tiles in batches of " +
            std::to_string(detail::cuda_fft_batch(p, t)) + model;
   }
@@ -738,9 +573,8 @@ class FftStrategy final : public Strategy {
     const double e = double(dtype_size(p.dtype()));
     const double tile = double(t.fft[0] * t.fft[1] * 2 * (t.fft[2] / 2 + 1));
     const double buffer = std::max(double(batch) * tile * e, tile * 8);
-    return {{"the filter's spectrum and weights, the callbacks' table of tiles",
-             2.0 * double(t.complex_elements()) * e + double(p.filter().taps()) * 8 +
-                 double(kFftParamBytes + t.tiles * p.batch() * i64(sizeof(FftTile))),
+    return {{"the filter's spectrum and weights",
+             2.0 * double(t.complex_elements()) * e + double(p.filter().taps()) * 8,
              MemorySpace::device},
             {"FFT tiles, " + std::to_string(batch) + " per batch", buffer, MemorySpace::device},
             {"cuFFT's work area (at most the tiles' size)", buffer, MemorySpace::device}};
