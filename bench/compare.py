@@ -150,19 +150,21 @@ def between_events(fn, batch=1):
     return a.elapsed_time(b) / batch
 
 
-def time_cuda_pair(fa, fb, reps, warmup=3):
-    """(median ms of fa, of fb), one call between two events each, the two alternating (in
-    turn first) so that drifts of the GPU's or the host's speed reach both alike."""
+def time_cuda_turns(fns, reps, warmup=3):
+    """[median ms of each of fns], one call between two events each, the calls taking turns (each
+    round starting one further along) so that drifts of the GPU's or the host's speed reach all
+    alike."""
     import torch
     for _ in range(warmup):
-        fa()
-        fb()
+        for fn in fns:
+            fn()
     torch.cuda.synchronize()
-    ta, tb = [], []
+    times = [[] for _ in fns]
     for i in range(reps):
-        for fn, ts in ((fa, ta), (fb, tb)) if i % 2 == 0 else ((fb, tb), (fa, ta)):
-            ts.append(between_events(fn))
-    return statistics.median(ta), statistics.median(tb)
+        for j in range(len(fns)):
+            k = (i + j) % len(fns)
+            times[k].append(between_events(fns[k]))
+    return [statistics.median(t) for t in times]
 
 
 def free_gpu():
@@ -305,40 +307,61 @@ def bench_cupy_named(rank, shape, kind, sigma, k, mode, reps):
 
 
 def bench_halo_python(rank, shape, kind, sigma, k, mode, reps):
-    """halo's Python functions on a CuPy array: (median ms, the strategy the core ran)."""
+    """halo's Python functions on a CuPy array: one call's median ms (`ms`; `into_ms` with an
+    output given), 10 queued calls' per call (`queued_ms`), the strategy the core ran, and one call
+    of the C++ API's for the same work (`core_new_ms` into a new output, `core_ms` into one
+    allocated beforehand)."""
     import cupy as cp
     import halo
     x = cp.random.uniform(-1, 1, shape, dtype=cp.float32)
+    # fn: the call a user writes (the output allocated by the call); fn_into: the same into an
+    # output given.
     if kind == "gaussian":
         f = halo.gaussian_filter1d if rank == 1 else halo.gaussian_filter
         fn = lambda: f(x, sigma, mode=mode, truncate=4.0)
+        fn_into = lambda o: f(x, sigma, mode=mode, truncate=4.0, output=o)
     elif kind == "box":
         f = halo.uniform_filter1d if rank == 1 else halo.uniform_filter
         fn = lambda: f(x, size=k, mode=mode)
-    elif kind == "log":
-        w = log_weights_2d(sigma, k)  # the dense weights through correlate, as halo's CLI runs
-        fn = lambda: halo.correlate(x, w, mode=mode)
+        fn_into = lambda o: f(x, size=k, mode=mode, output=o)
     else:
-        # NumPy weights: halo analyses a filter on the host, and weights given as a GPU array
-        # are copied there first, which waits for the stream (docs/PYTHON.md, Speed).
-        w = cp.random.uniform(-1, 1, (k,) * rank, dtype=cp.float32).get()
+        if kind == "log":
+            w = log_weights_2d(sigma, k)  # the dense weights through correlate, as the CLI runs
+        else:
+            # NumPy weights: halo analyses a filter on the host, and weights given as a GPU
+            # array are copied there first, which waits for the stream (docs/PYTHON.md, Speed).
+            w = cp.random.uniform(-1, 1, (k,) * rank, dtype=cp.float32).get()
         fn = lambda: halo.correlate(x, w, mode=mode)
+        fn_into = lambda o: halo.correlate(x, w, mode=mode, output=o)
     halo._REPLAY.clear()
     fn()
     strategy = halo.last_run()["strategy"]
-    # The C++ API's one call for the same work: the core call the Python calls replay
-    # (halo::apply with its arguments converted once), into an output allocated beforehand,
-    # timed in turn with the Python call (at least 15 of each).
-    if len(halo._REPLAY) == 1:
-        prepared = next(iter(halo._REPLAY.values()))
-        o = cp.empty_like(x)
-        stream = cp.cuda.get_current_stream().ptr
-        one, core = time_cuda_pair(
-            fn, lambda: prepared.device(x.data.ptr, o.data.ptr, stream), max(15, reps))
-    else:
-        one, core = time_cuda(fn, reps), None
     queued = time_cuda(fn, max(3, reps // 2), batch=10)
-    return one, queued, strategy, core
+    # The C++ API's one call for the same work: the core call the Python calls replay
+    # (halo::apply with its arguments converted once), both into an output allocated beforehand
+    # (the Python call given it as `output`) and into a new output each call (as the Python call
+    # returns one, from CuPy's pool), the four timed in turn (at least 21 of each).
+    if len(halo._REPLAY) != 1:
+        return {"ms": time_cuda(fn, reps), "queued_ms": queued, "strategy": strategy}
+    prepared = next(iter(halo._REPLAY.values()))
+    o = cp.empty_like(x)
+    stream = cp.cuda.get_current_stream().ptr
+    held = [None]  # the last new output, alive until the next call makes one (as `y = f(x)`)
+
+    def core_new():
+        held[0] = None
+        held[0] = cp.empty_like(x)
+        prepared.device(x.data.ptr, held[0].data.ptr, stream)
+
+    def python_new():
+        held[0] = None
+        held[0] = fn()
+
+    one, core_new_ms, into, core = time_cuda_turns(
+        [python_new, core_new, lambda: fn_into(o), lambda: prepared.device(
+            x.data.ptr, o.data.ptr, stream)], max(21, reps))
+    return {"ms": one, "queued_ms": queued, "strategy": strategy, "core_new_ms": core_new_ms,
+            "into_ms": into, "core_ms": core}
 
 
 def python_entry(args, entry, rank, shape, kind, sigma, k):
@@ -348,9 +371,7 @@ def python_entry(args, entry, rank, shape, kind, sigma, k):
     got = attempt(f"{entry['problem']} halo Python", lambda: bench_halo_python(
         rank, shape, kind, sigma, k, args.mode, args.reps))
     if got:
-        ms, queued_ms, strategy, core_ms = got
-        entry["python"] = {"ms": ms, "queued_ms": queued_ms, "strategy": strategy,
-                           "cpp_ms": entry["halo"].get(strategy), "core_ms": core_ms}
+        entry["python"] = dict(got, cpp_ms=entry["halo"].get(got["strategy"]))
 
 
 def run_npp(cmd):
@@ -548,21 +569,22 @@ def print_python(entries):
     def ratio(a, b):
         return f"{a / b:6.3f}" if a and b else f"{'-':>6}"
 
-    print(f"{'problem':<{w}} {'strategy':>10} {'C++ ms':>8} {'API one':>8} {'Python':>8} "
-          f"{'ratio':>6} {'queued':>8} {'ratio':>6}")
+    print(f"{'problem':<{w}} {'strategy':>10} {'C++ ms':>8} {'API new':>8} {'Python':>8} "
+          f"{'ratio':>6} {'API into':>8} {'Py into':>8} {'ratio':>6} {'queued':>8} {'ratio':>6}")
     for e in rows:
         p, c = e["python"], e["python"]["cpp_ms"]
-        core = p.get("core_ms")
-        print(f"{e['problem']:<{w}} {p['strategy']:>10} {fmt(c):>8} {fmt(core):>8} "
-              f"{p['ms']:8.3f} {ratio(p['ms'], core)} {p['queued_ms']:8.3f} "
-              f"{ratio(p['queued_ms'], c)}")
-    print("halo's Python module on CuPy arrays (gaussian_filter / uniform_filter / correlate, "
-          "output allocated by the call).\nC++: `halo bench`, the strategy it ran, between "
-          "events; API one: one call of halo::apply (the core\ncall the Python calls replay, "
-          "arguments converted once) between events; Python: one call between\nevents, as the "
-          "other libraries are timed, ratio to API one (the two in turn, median of\n15 or "
-          "more each); queued: 10 calls back to back, per\n"
-          "call, ratio to C++")
+        new, core, into = p.get("core_new_ms"), p.get("core_ms"), p.get("into_ms")
+        print(f"{e['problem']:<{w}} {p['strategy']:>10} {fmt(c):>8} {fmt(new):>8} "
+              f"{p['ms']:8.3f} {ratio(p['ms'], new)} {fmt(core):>8} {fmt(into):>8} "
+              f"{ratio(into, core)} {p['queued_ms']:8.3f} {ratio(p['queued_ms'], c)}")
+    print("halo's Python module on CuPy arrays (gaussian_filter / uniform_filter / correlate).\n"
+          "C++: `halo bench`, the strategy it ran, between events. One call between two events "
+          "each, the four in turn\n(median of 21 or more each): API new: halo::apply (the core "
+          "call the Python calls replay, arguments\nconverted once) into a new CuPy array; Python: "
+          "the call returning a new array, ratio to API new;\nAPI into: halo::apply into an array "
+          "allocated beforehand; Py into: the call given it as `output`,\nratio to API into. "
+          "queued: 10 Python calls back to back, per call, ratio to C++")
+
 
 
 def main():

@@ -606,7 +606,16 @@ def _replay_kind(x):
     return xp if dt in _REPLAY_DTYPES and xp.is_contiguous(x) else None
 
 
-_OUT = ("output",)  # stands for an output array in a replay key
+_OUT = ("output",)  # stands for an output array in a replay key (through _tagged)
+
+
+class _OutSlot:
+    """The type of _OUT_SLOT, which stands for an output array among a replay key's plain
+    scalar arguments (a type no argument has)."""
+
+
+_OUT_SLOT = _OutSlot()
+_KEY_TYPES = _KEY_SCALARS | {_OutSlot}
 
 
 def _replay_output(xp, out, input, dt, shape):
@@ -614,7 +623,8 @@ def _replay_output(xp, out, input, dt, shape):
     C-contiguous, writeable and apart from the input (else the full path, which copies)."""
     try:
         return (type(out) is type(input) and xp.dtype(out) == dt and tuple(out.shape) == shape
-                and xp.is_contiguous(out) and xp.writeable(out) and not xp.overlap(out, input))
+                and xp.is_contiguous(out) and xp.writeable(out)
+                and not xp.contiguous_overlap(out, input))
     except TypeError:  # a tensor of a dtype halo does not take: the full path says so
         return False
 
@@ -643,11 +653,16 @@ def _replayable(fn):
         out = args[out_at] if len(args) > out_at else kwargs.get("output")
         if out is not None and not _replay_output(xp, out, input, dt, shape):
             return fn(input, *args, **kwargs)
-        # Plain scalar arguments (the usual call) key the call as they are, with their types;
-        # anything else through _tagged.
-        values = args + tuple(kwargs.values()) if kwargs else args
+        # Plain scalar arguments (the usual call) key the call as they are, with their types,
+        # an output array as _OUT_SLOT; anything else through _tagged.
+        if out is None:
+            values = args + tuple(kwargs.values()) if kwargs else args
+        elif len(args) > out_at:
+            values = args[:out_at] + (_OUT_SLOT,) + args[out_at + 1:] + tuple(kwargs.values())
+        else:
+            values = args + tuple(_OUT_SLOT if k == "output" else v for k, v in kwargs.items())
         types = tuple(map(type, values))
-        if out is None and _KEY_SCALARS.issuperset(types):
+        if _KEY_TYPES.issuperset(types):
             key = (name, type(input), shape, dt.char, values, types, tuple(kwargs))
         else:
             try:

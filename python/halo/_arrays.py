@@ -71,6 +71,8 @@ class NumPy:
     def overlap(a, b):
         return np.may_share_memory(a, b)
 
+    contiguous_overlap = overlap
+
     @staticmethod
     def real(x):
         return x.real
@@ -157,6 +159,10 @@ class _Device:
         a0, a1 = self.span(a)
         b0, b1 = self.span(b)
         return a0 < b1 and b0 < a1
+
+    def contiguous_overlap(self, a, b):
+        """overlap() of two C-contiguous arrays of one size (the replays' output and input)."""
+        return abs(self.ptr(a) - self.ptr(b)) < a.nbytes
 
     def prepare(self, dtype, call):
         """The core call (as NumPy.prepare's) on device arrays of dtype, prepared once."""

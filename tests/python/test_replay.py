@@ -127,10 +127,23 @@ def test_replay_into_an_output_given(rng, dtype):
     full = halo.correlate(x, w, mode="wrap")
     np.testing.assert_array_equal(out, full)
     assert_matches(out, ndi.correlate(x, w, mode="wrap"), 20)
-    # The keyword form, then outputs the replay must not write itself.
+    # The keyword form (keyed as plain arguments: recorded once, then replayed), then outputs
+    # the replay must not write itself.
+    recorded = len(halo._REPLAY)
     halo.gaussian_filter(x, 1.5, output=out)
-    halo.gaussian_filter(x, 1.5, output=out)
+    assert len(halo._REPLAY) == recorded + 1
+    out[...] = np.nan
+    assert halo.gaussian_filter(x, 1.5, output=out) is out
+    assert len(halo._REPLAY) == recorded + 1
     assert_matches(out, ndi.gaussian_filter(x, 1.5), 4)
+    buf = np.empty(2 * x.size, dtype)
+    xs = buf[:x.size].reshape(shape)
+    for shift in (1, x.size - 1):  # contiguous, overlapping the input in part
+        for _ in range(2):
+            xs[...] = x
+            o = buf[shift:shift + x.size].reshape(shape)
+            assert halo.gaussian_filter(xs, 1.5, output=o) is o
+            assert_matches(o, ndi.gaussian_filter(x, 1.5), 4)
     y = x.copy()
     assert halo.gaussian_filter(y, 1.5, output=y) is y  # in place: the full path's copy
     assert_matches(y, ndi.gaussian_filter(x, 1.5), 4)
