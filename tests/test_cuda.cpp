@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "core/detail.hpp"
+#include "cuda/border.hpp"
 #include "cuda/seeds/launch.hpp"
 #include "support.hpp"
 
@@ -539,6 +540,44 @@ void direct_sums(const FastTuning& tuning) {
 TEST(CudaFast, DirectSumsWhenRequired) {
   SKIP_WITHOUT_GPU();
   direct_sums({});
+}
+
+// Arrays whose every output lies within the filter's reach of an edge along some axis under a
+// mode: `fast` runs the border pass alone (1-D and 2-D), and the arrays one element longer the
+// interior kernel too; every mode, cval, origins, both ops and dtypes against the reference.
+TEST(CudaFast, TinyArraysTakeTheBorderPassAlone) {
+  SKIP_WITHOUT_GPU();
+  const Boundary C = Boundary::constant, N = Boundary::nearest, R = Boundary::reflect,
+                 M = Boundary::mirror, W = Boundary::wrap;
+  int failed = 0;
+  for (const auto& [rank, ext, k] :
+       std::vector<std::tuple<int, Extents, std::vector<std::int64_t>>>{
+           {2, {8, 8, 1}, {9, 9}}, {2, {9, 9, 1}, {9, 9}}, {2, {8, 40, 1}, {9, 9}},
+           {2, {40, 3, 1}, {5, 5}}, {2, {1, 1, 1}, {3, 3}}, {2, {6, 6, 1}, {7, 7}},
+           {1, {8, 1, 1}, {9}}, {1, {9, 1, 1}, {9}}, {1, {1, 1, 1}, {3}}}) {
+    const Filter f = random_filter(k);
+    for (Boundary m : {C, N, R, M, W}) {
+      Edges e = Edges::all(m, m == C ? 1.5 : 0.0);
+      e.origin[0] = k[0] / 2 > 1 ? -1 : 0;
+      Problem p(rank, ext, 1, f, DType::f32, Op::correlate, e);
+      // An axis no longer than its (folded: 1-element axes under mirror or wrap) filter less
+      // one.
+      const Dims3 n = p.dims3(), kf = p.filter_dims3();
+      const bool covered = n.x <= kf.x - 1 || (rank == 2 && n.y <= kf.y - 1);
+      EXPECT_EQ(cuda::border_covers_all(p), covered) << p.describe();
+      for (const Op op : {Op::correlate, Op::convolve})
+        for (const std::string& err :
+             {check_strategy<float>("fast", rank, ext, 2, f, op, false, e),
+              check_strategy<double>("fast", rank, ext, 1, f, op, false, e)}) {
+          if (err.empty()) continue;
+          ADD_FAILURE() << err;
+          if (++failed >= 10) return;
+        }
+    }
+  }
+  // Zero ghosts leave the interior kernel alone.
+  EXPECT_FALSE(cuda::border_covers_all(Problem(2, {8, 8, 1}, 1, random_filter({9, 9}),
+                                               DType::f32)));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -428,6 +428,19 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigne
 
 }  // namespace
 
+bool border_covers_all(const Problem& p) {
+  if (p.zero_ghosts() || p.max_radius() > kGhosts) return false;
+  const Dims3 n = p.dims3(), k = p.filter_dims3(), a = p.anchor3();
+  const std::int64_t nn[3] = {n.z, n.y, n.x}, kk[3] = {k.z, k.y, k.x}, aa[3] = {a.z, a.y, a.x};
+  for (int d = 3 - p.rank(); d < 3; ++d) {
+    if (p.zero_ghosts(d - (kMaxRank - p.rank()))) continue;
+    // As border_typed's interior [ilo, ihi): empty here.
+    const std::int64_t ilo = std::min(aa[d], nn[d]);
+    if (std::max(ilo, nn[d] - (kk[d] - 1 - aa[d])) == ilo) return true;
+  }
+  return false;
+}
+
 void border_pass(const Problem& p, const void* in, void* out, void* stream, unsigned applied) {
   const auto s = static_cast<cudaStream_t>(stream);
   dispatch_buffers(p.dtype(), in, out,

@@ -13,4 +13,9 @@ namespace halo::cuda {
 void border_pass(const Problem& p, const void* in, void* out, void* stream,
                  unsigned applied = 0);
 
+// Whether border_pass (applied = 0) recomputes every output of p: an axis it recomputes has no
+// output whose window stays inside the array (an axis no longer than the filter's reach from
+// both edges). The interior kernel's launch is then wasted work (tiny arrays).
+bool border_covers_all(const Problem& p);
+
 }  // namespace halo::cuda
