@@ -542,24 +542,32 @@ TEST(CudaFast, DirectSumsWhenRequired) {
   direct_sums({});
 }
 
-// Arrays whose every output lies within the filter's reach of an edge along some axis under a
-// mode: `fast` runs the border pass alone (1-D and 2-D), and the arrays one element longer the
-// interior kernel too; every mode, cval, origins, both ops and dtypes against the reference.
-TEST(CudaFast, TinyArraysTakeTheBorderPassAlone) {
+// Small arrays under the modes: `fast` runs the border pass alone where it recomputes every
+// output (1-D and 2-D, an axis no longer than the filter less one: border_covers_all), and
+// arrays of up to 4096 outputs and 32 taps in one launch of the border pass's kernel
+// (whole_pass); arrays one element longer, and longer filters or larger arrays, keep the
+// interior kernel. Every mode, cval, an origin, both ops and dtypes, against the reference.
+TEST(CudaFast, SmallArraysUnderModesTakeFewerLaunches) {
   SKIP_WITHOUT_GPU();
   const Boundary C = Boundary::constant, N = Boundary::nearest, R = Boundary::reflect,
                  M = Boundary::mirror, W = Boundary::wrap;
   int failed = 0;
-  for (const auto& [rank, ext, k] :
-       std::vector<std::tuple<int, Extents, std::vector<std::int64_t>>>{
-           {2, {8, 8, 1}, {9, 9}}, {2, {9, 9, 1}, {9, 9}}, {2, {8, 40, 1}, {9, 9}},
-           {2, {40, 3, 1}, {5, 5}}, {2, {1, 1, 1}, {3, 3}}, {2, {6, 6, 1}, {7, 7}},
-           {1, {8, 1, 1}, {9}}, {1, {9, 1, 1}, {9}}, {1, {1, 1, 1}, {3}}}) {
+  for (const auto& [rank, ext, k, batch] :
+       std::vector<std::tuple<int, Extents, std::vector<std::int64_t>, std::int64_t>>{
+           {2, {8, 8, 1}, {9, 9}, 2},     {2, {9, 9, 1}, {9, 9}, 1},
+           {2, {8, 40, 1}, {9, 9}, 1},    {2, {40, 3, 1}, {5, 5}, 3},
+           {2, {1, 1, 1}, {3, 3}, 1},     {2, {6, 6, 1}, {7, 7}, 1},
+           {2, {8, 1000, 1}, {9, 9}, 1},  {2, {1500, 4, 1}, {5, 5}, 1},
+           {2, {9, 1000, 1}, {9, 9}, 1},  {2, {70, 70, 1}, {3, 3}, 1},
+           {2, {20, 20, 1}, {5, 5}, 1},   {2, {50, 60, 1}, {3, 3}, 1},
+           {1, {8, 1, 1}, {9}, 2},        {1, {9, 1, 1}, {9}, 1},
+           {1, {1, 1, 1}, {3}, 1},        {1, {8, 1, 1}, {9}, 600},
+           {1, {9, 1, 1}, {9}, 600}}) {
     const Filter f = random_filter(k);
     for (Boundary m : {C, N, R, M, W}) {
       Edges e = Edges::all(m, m == C ? 1.5 : 0.0);
       e.origin[0] = k[0] / 2 > 1 ? -1 : 0;
-      Problem p(rank, ext, 1, f, DType::f32, Op::correlate, e);
+      Problem p(rank, ext, batch, f, DType::f32, Op::correlate, e);
       // An axis no longer than its (folded: 1-element axes under mirror or wrap) filter less
       // one.
       const Dims3 n = p.dims3(), kf = p.filter_dims3();
@@ -567,8 +575,8 @@ TEST(CudaFast, TinyArraysTakeTheBorderPassAlone) {
       EXPECT_EQ(cuda::border_covers_all(p), covered) << p.describe();
       for (const Op op : {Op::correlate, Op::convolve})
         for (const std::string& err :
-             {check_strategy<float>("fast", rank, ext, 2, f, op, false, e),
-              check_strategy<double>("fast", rank, ext, 1, f, op, false, e)}) {
+             {check_strategy<float>("fast", rank, ext, batch, f, op, false, e),
+              check_strategy<double>("fast", rank, ext, batch, f, op, false, e)}) {
           if (err.empty()) continue;
           ADD_FAILURE() << err;
           if (++failed >= 10) return;

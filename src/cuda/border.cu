@@ -303,8 +303,10 @@ bool dispatch_tiled(int rank, int R, const T* in, T* out, const BorderMap& map,
   return ok;
 }
 
+// whole: every output of p by the one-thread-per-output kernel, the array one box (whole_pass).
 template <class T>
-void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigned applied) {
+void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigned applied,
+                  bool whole = false) {
   const Dims3 n = p.dims3(), k = p.filter_dims3(), a = p.anchor3();
   const std::int64_t nn[3] = {n.z, n.y, n.x}, kk[3] = {k.z, k.y, k.x}, aa[3] = {a.z, a.y, a.x};
   const std::int64_t reach = p.max_radius();
@@ -340,7 +342,7 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigne
     return b.ext[0] * b.ext[1] * b.ext[2] > 0;
   };
   const int R = tiled_radius(p.rank(), reach);
-  if (R < 0) {
+  if (R < 0 || whole) {
     // 1D, or a radius the tiled kernel is not compiled for: one thread per output.
     GenericArgs<T, kGenericWeights / sizeof(T)> g{};
     const std::vector<double>& w = p.correlation_weights();
@@ -357,7 +359,9 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigne
     for (int d = 0; d < 3; ++d)
       for (int side = 0; side < 2; ++side) {
         Box b{};
-        if (!pass[d] || !slab(d, side, b)) continue;
+        if (whole ? d + side > 0 : !pass[d] || !slab(d, side, b)) continue;
+        if (whole)
+          for (int e = 0; e < 3; ++e) b.lo[e] = 0, b.ext[e] = nn[e];
         b.first = g.boxes.items;
         g.boxes.items += b.ext[0] * b.ext[1] * b.ext[2] * p.batch();
         g.boxes.box[g.boxes.count++] = b;
@@ -439,6 +443,16 @@ bool border_covers_all(const Problem& p) {
     if (std::max(ilo, nn[d] - (kk[d] - 1 - aa[d])) == ilo) return true;
   }
   return false;
+}
+
+bool whole_pass(const Problem& p, const void* in, void* out, void* stream) {
+  if (p.max_radius() > kGhosts ||
+      p.correlation_weights().size() > kGenericWeights / dtype_size(p.dtype()))
+    return false;
+  const auto s = static_cast<cudaStream_t>(stream);
+  dispatch_buffers(p.dtype(), in, out,
+                   [&](auto* i, auto* o) { border_typed(p, i, o, s, 0, true); });
+  return true;
 }
 
 void border_pass(const Problem& p, const void* in, void* out, void* stream, unsigned applied) {

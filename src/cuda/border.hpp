@@ -18,4 +18,10 @@ void border_pass(const Problem& p, const void* in, void* out, void* stream,
 // both edges). The interior kernel's launch is then wasted work (tiny arrays).
 bool border_covers_all(const Problem& p);
 
+// Every output of p under its modes by the border pass's one-thread-per-output kernel, in one
+// launch on `stream` (for tiny arrays, where the interior kernel and a border launch per axis
+// cost more host time than the work); false, with nothing launched, where that kernel does not
+// take p's filter (more weights or a wider halo than it holds).
+bool whole_pass(const Problem& p, const void* in, void* out, void* stream);
+
 }  // namespace halo::cuda

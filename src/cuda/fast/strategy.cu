@@ -41,6 +41,12 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// Arrays of at most this many outputs (the batch's items together) under a mode, filtered by at
+// most this many taps, run in one launch of the border pass's one-thread-per-output kernel
+// (whole_pass): each of its threads sums its taps in turn, 7 us for 81 (H100, 8x8 array).
+constexpr std::int64_t kWholeOutputs = 4096;
+constexpr std::size_t kWholeTaps = 32;
+
 // cuTensorMapEncodeTiled, through the runtime (no link against the driver library), or null.
 PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
@@ -205,12 +211,17 @@ class FastStrategy final : public Strategy {
     const FastPolicy pol =
         fast_policy(p, current_device_facts(), Alignment{aligned16(in), aligned16(out)});
     if (pol.radius < 0) throw Error("fast: " + can_implement(p).reason);
-    // 1-D and 2-D arrays whose every output the border pass recomputes under the modes (tiny
-    // arrays): that pass alone, one launch instead of two or three.
+    // Modes on small arrays, where the interior kernel and a border launch per axis cost more
+    // host time than the work: 1-D and 2-D arrays whose every output the border pass recomputes
+    // anyway, that pass alone; tiny arrays and short filters, one launch of the border pass's
+    // kernel over the whole array.
     if (p.rank() <= 2 && border_covers_all(p)) {
       border_pass(p, in, out, stream);
       return;
     }
+    if (!p.zero_ghosts() && p.elements() <= kWholeOutputs &&
+        p.correlation_weights().size() <= kWholeTaps && whole_pass(p, in, out, stream))
+      return;
     const std::vector<double> win = detail::centred_window(p, pol.radius);
     const Dims3 d = p.dims3();
     Work g;
