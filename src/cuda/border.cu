@@ -343,7 +343,8 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigne
   };
   const int R = tiled_radius(p.rank(), reach);
   if (R < 0 || whole) {
-    // 1D, or a radius the tiled kernel is not compiled for: one thread per output.
+    // 1D, a radius the tiled kernel is not compiled for, or the whole array: one thread per
+    // output.
     GenericArgs<T, kGenericWeights / sizeof(T)> g{};
     const std::vector<double>& w = p.correlation_weights();
     if (w.size() > kGenericWeights / sizeof(T))
