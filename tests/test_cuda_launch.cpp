@@ -301,6 +301,15 @@ TEST(CudaLaunch, FastExplainsItsPlan) {
   EXPECT_NE(odd.find("2 passes of 16 rows (the last 9)"), std::string::npos) << odd;
   const std::string one = s->plan(problem(2, {300, 300, 1}, {9, 9}));
   EXPECT_EQ(one.find("passes"), std::string::npos) << one;
+  // Small arrays under a mode: one launch, and the plan says which.
+  const Edges reflect = Edges::all(Boundary::reflect);
+  const auto moded = [&](Extents e, std::vector<std::int64_t> k) {
+    return s->plan(Problem(2, e, 1, ones(k), DType::f32, Op::correlate, reflect));
+  };
+  EXPECT_NE(moded({8, 8, 1}, {9, 9}).find("the border pass alone"), std::string::npos);
+  EXPECT_NE(moded({8, 8, 1}, {3, 3}).find("over the whole array"), std::string::npos);
+  EXPECT_NE(moded({100, 100, 1}, {3, 3}).find("then a border pass"), std::string::npos);
+  EXPECT_NE(moded({8, 8, 1}, {7, 7}).find("then a border pass"), std::string::npos);  // 49 taps
   EXPECT_NE(one.find("tensor memory accelerator (3 slots of 12 rows per warp"), std::string::npos)
       << one;
   EXPECT_NE(one.find("9 output rows"), std::string::npos) << one;

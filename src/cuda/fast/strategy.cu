@@ -47,6 +47,19 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 constexpr std::int64_t kWholeOutputs = 4096;
 constexpr std::size_t kWholeTaps = 32;
 
+// How `fast` runs a small array under a mode, where the interior kernel and a border launch per
+// axis cost more host time than the work: 1-D and 2-D arrays whose every output the border pass
+// recomputes anyway, that pass alone (border); tiny arrays and short filters, one launch of the
+// border pass's kernel over the whole array (whole); otherwise the interior kernel (none).
+enum class SmallPath { none, border, whole };
+SmallPath small_path(const Problem& p) {
+  if (p.zero_ghosts()) return SmallPath::none;
+  if (p.rank() <= 2 && border_covers_all(p)) return SmallPath::border;
+  if (p.elements() <= kWholeOutputs && p.correlation_weights().size() <= kWholeTaps)
+    return SmallPath::whole;
+  return SmallPath::none;
+}
+
 // cuTensorMapEncodeTiled, through the runtime (no link against the driver library), or null.
 PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
@@ -163,6 +176,15 @@ class FastStrategy final : public Strategy {
   // What runs on 16-byte aligned arrays (the library's own device copies are), and where it
   // differs, what runs on arrays that are not.
   std::string plan(const Problem& p) const override {
+    if (can_implement(p).ok) {
+      const SmallPath small = small_path(p);
+      if (small == SmallPath::border)
+        return "the border pass alone under the boundary modes (every output lies within the "
+               "filter's reach of an edge along an axis): one launch";
+      if (small == SmallPath::whole)
+        return "a tiny array under the boundary modes: one launch of the border pass's "
+               "one-thread-per-output kernel over the whole array";
+    }
     const DeviceFacts dev = facts_for_plans();
     const FastPolicy pol = fast_policy(p, dev);
     if (pol.radius < 0) return can_implement(p).reason;
@@ -208,20 +230,18 @@ class FastStrategy final : public Strategy {
  private:
   template <class T>
   void run_typed(const Problem& p, const T* in, T* out, void* stream) const {
-    const FastPolicy pol =
-        fast_policy(p, current_device_facts(), Alignment{aligned16(in), aligned16(out)});
-    if (pol.radius < 0) throw Error("fast: " + can_implement(p).reason);
-    // Modes on small arrays, where the interior kernel and a border launch per axis cost more
-    // host time than the work: 1-D and 2-D arrays whose every output the border pass recomputes
-    // anyway, that pass alone; tiny arrays and short filters, one launch of the border pass's
-    // kernel over the whole array.
-    if (p.rank() <= 2 && border_covers_all(p)) {
+    const Status st = can_implement(p);
+    if (!st.ok) throw Error("fast: " + st.reason);
+    // Small arrays under a mode (small_path), before the kernels' policy is worked out.
+    const SmallPath small = small_path(p);
+    if (small == SmallPath::border) {
       border_pass(p, in, out, stream);
       return;
     }
-    if (!p.zero_ghosts() && p.elements() <= kWholeOutputs &&
-        p.correlation_weights().size() <= kWholeTaps && whole_pass(p, in, out, stream))
-      return;
+    if (small == SmallPath::whole && whole_pass(p, in, out, stream)) return;
+    const FastPolicy pol =
+        fast_policy(p, current_device_facts(), Alignment{aligned16(in), aligned16(out)});
+    if (pol.radius < 0) throw Error("fast: " + can_implement(p).reason);
     const std::vector<double> win = detail::centred_window(p, pol.radius);
     const Dims3 d = p.dims3();
     Work g;
