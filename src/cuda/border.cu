@@ -303,6 +303,13 @@ bool dispatch_tiled(int rank, int R, const T* in, T* out, const BorderMap& map,
   return ok;
 }
 
+// The outputs [lo, hi) of an axis of n whose windows (k taps, anchor a) stay inside the array;
+// empty (lo == hi) where every output's window reaches past an edge.
+void interior(std::int64_t n, std::int64_t k, std::int64_t a, std::int64_t& lo, std::int64_t& hi) {
+  lo = std::min(a, n);
+  hi = std::max(lo, n - (k - 1 - a));
+}
+
 // whole: every output of p by the one-thread-per-output kernel, the array one box (whole_pass).
 template <class T>
 void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigned applied,
@@ -325,8 +332,7 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigne
     for (int i = 0; i < 2 * kGhosts; ++i)
       map.ghost[d][i] =
           detail::map_index(i < kGhosts ? i - kGhosts : nn[d] + (i - kGhosts), nn[d], mode);
-    ilo[d] = std::min(aa[d], nn[d]);
-    ihi[d] = std::max(ilo[d], nn[d] - (kk[d] - 1 - aa[d]));
+    interior(nn[d], kk[d], aa[d], ilo[d], ihi[d]);
   }
   // Axis d's slabs (side 0: low, 1: high), within the interior of the recomputed axes before
   // it: an output is wrong after the kernel exactly when its window meets a ghost of an axis
@@ -357,16 +363,22 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigne
     }
     for (std::size_t i = 0; i < w.size(); ++i) g.w.w[i] = T(w[i]);
     g.cval = T(p.cval());
-    for (int d = 0; d < 3; ++d)
-      for (int side = 0; side < 2; ++side) {
-        Box b{};
-        if (whole ? d + side > 0 : !pass[d] || !slab(d, side, b)) continue;
-        if (whole)
-          for (int e = 0; e < 3; ++e) b.lo[e] = 0, b.ext[e] = nn[e];
-        b.first = g.boxes.items;
-        g.boxes.items += b.ext[0] * b.ext[1] * b.ext[2] * p.batch();
-        g.boxes.box[g.boxes.count++] = b;
-      }
+    auto add = [&](Box b) {
+      b.first = g.boxes.items;
+      g.boxes.items += b.ext[0] * b.ext[1] * b.ext[2] * p.batch();
+      g.boxes.box[g.boxes.count++] = b;
+    };
+    if (whole) {
+      Box b{};
+      for (int e = 0; e < 3; ++e) b.lo[e] = 0, b.ext[e] = nn[e];
+      add(b);
+    } else {
+      for (int d = 0; d < 3; ++d)
+        for (int side = 0; side < 2; ++side) {
+          Box b{};
+          if (pass[d] && slab(d, side, b)) add(b);
+        }
+    }
     if (g.boxes.count == 0) return;
     const int threads = 256;
     const std::int64_t blocks =
@@ -439,9 +451,9 @@ bool border_covers_all(const Problem& p) {
   const std::int64_t nn[3] = {n.z, n.y, n.x}, kk[3] = {k.z, k.y, k.x}, aa[3] = {a.z, a.y, a.x};
   for (int d = 3 - p.rank(); d < 3; ++d) {
     if (p.zero_ghosts(d - (kMaxRank - p.rank()))) continue;
-    // As border_typed's interior [ilo, ihi): empty here.
-    const std::int64_t ilo = std::min(aa[d], nn[d]);
-    if (std::max(ilo, nn[d] - (kk[d] - 1 - aa[d])) == ilo) return true;
+    std::int64_t lo, hi;
+    interior(nn[d], kk[d], aa[d], lo, hi);
+    if (lo == hi) return true;
   }
   return false;
 }
