@@ -11,175 +11,14 @@
 
 #include "core/parse.hpp"
 #include "halo/halo.hpp"
+#include "prepared.hpp"
+#include "replay.hpp"
 
 namespace py = pybind11;
 
 namespace {
 
-// The core's row for a NumPy dtype name ("float32", "float64"); a ValueError names the others.
-halo::DType dtype_named(const std::string& name) {
-  for (const halo::DTypeInfo& d : halo::dtypes())
-    if (name == d.numpy) return d.dtype;
-  throw py::value_error("halo computes in float32 or float64, not " + name);
-}
-
-// float32 or float64 in native byte order (a ValueError otherwise).
-halo::DType dtype_of(const py::array& a) {
-  const py::dtype d = a.dtype();
-  if (d.equal(py::dtype::of<float>())) return halo::DType::f32;
-  if (d.equal(py::dtype::of<double>())) return halo::DType::f64;
-  throw py::value_error("halo computes in float32 or float64, not " +
-                        py::str(static_cast<const py::handle&>(d)).cast<std::string>());
-}
-
-// The tuning every call of this process passes to the core (set_tuning): `auto`'s crossovers
-// measured on a GPU, or `fast`'s kernel choices; empty, the defaults. Read and written under the
-// GIL.
-halo::FastTuning& process_tuning() {
-  static halo::FastTuning t;
-  return t;
-}
-// Counts set_tuning's calls, so that a prepared call takes up a tuning set after it was made.
-std::uint64_t& tuning_generation() {
-  static std::uint64_t g = 0;
-  return g;
-}
-
-// What every call shares: the filter, the operation and the options, checked before the GIL is
-// released. Mode names are parsed by the core (SciPy's names and aliases): an unknown one is a
-// RuntimeError, as in SciPy; an unknown backend or strategy name is a ValueError.
-struct Call {
-  halo::Filter filter;
-  halo::Options options;
-};
-
-Call make_call(const py::array_t<double, py::array::c_style | py::array::forcecast>& weights,
-               int rank, bool convolve, const std::vector<std::string>& modes, double cval,
-               const std::vector<std::int64_t>& origins, const std::string& backend,
-               const std::string& strategy, bool direct_sums) {
-  if (weights.ndim() != rank)
-    throw py::value_error("weights have " + std::to_string(weights.ndim()) +
-                          " dimensions, the array " + std::to_string(rank));
-  if (static_cast<int>(modes.size()) != rank || static_cast<int>(origins.size()) != rank)
-    throw py::value_error("one mode and one origin per axis are required");
-  Call c;
-  std::vector<std::int64_t> shape(weights.shape(), weights.shape() + rank);
-  c.filter = halo::Filter(weights.data(), shape);
-  c.options.op = convolve ? halo::Op::convolve : halo::Op::correlate;
-  for (int a = 0; a < rank; ++a) {
-    bool zero = false;
-    c.options.edges.mode[a] = halo::parse_boundary(modes[a], &zero);  // halo.Error: RuntimeError
-    if (zero && cval != 0) throw py::value_error("mode 'zero' reads 0: cval must be 0 with it");
-    c.options.edges.origin[a] = origins[a];
-  }
-  c.options.edges.cval = cval;
-  try {
-    c.options.backend = halo::parse_backend(backend);
-  } catch (const halo::Error& e) {
-    throw py::value_error(e.what());
-  }
-  if (!strategy.empty() && !halo::find_strategy(strategy)) {
-    std::string known;
-    for (const halo::Strategy* s : halo::strategies())
-      known += (known.empty() ? "" : ", ") + s->name();
-    throw py::value_error("unknown strategy '" + strategy + "' (expected one of " + known + ")");
-  }
-  c.options.strategy = strategy;
-  c.options.direct_sums = direct_sums;
-  c.options.tuning = process_tuning();
-  return c;
-}
-
-// Arrays arrive as (batch, n0[, n1[, n2]]): the first axis is the core's batch.
-int rank_of(const std::vector<std::int64_t>& shape) {
-  const int rank = static_cast<int>(shape.size()) - 1;
-  if (rank < 1 || rank > halo::kMaxRank)
-    throw py::value_error("arrays reach the core as (batch, n0[, n1[, n2]]), got " +
-                          std::to_string(shape.size()) + " axes");
-  return rank;
-}
-
-// A core call: the filter, the options and the arrays' geometry converted once. A call of the
-// package makes one and runs it; halo._replayable keeps it, so that a replay hands over only the
-// arrays (and the stream). The info tuple is kept too and handed out again while the core's
-// answer stays the same.
-class Prepared {
- public:
-  Prepared(const std::vector<std::int64_t>& shape, const std::string& dtype,
-           const py::array_t<double, py::array::c_style | py::array::forcecast>& weights,
-           bool convolve, const std::vector<std::string>& modes, double cval,
-           const std::vector<std::int64_t>& origins, const std::string& backend,
-           const std::string& strategy, bool direct_sums)
-      : rank_(rank_of(shape)),
-        dtype_(dtype_named(dtype)),
-        batch_(shape[0]),
-        call_(make_call(weights, rank_, convolve, modes, cval, origins, backend, strategy,
-                        direct_sums)) {
-    elements_ = batch_;
-    for (int a = 0; a < rank_; ++a) {
-      ext_[a] = shape[a + 1];
-      elements_ *= ext_[a];
-    }
-  }
-
-  // NumPy arrays of the prepared dtype and element count, C-contiguous (the package has checked
-  // their shapes).
-  py::tuple host(const py::array& in, py::array& out) {
-    for (const py::array* a : {&in, static_cast<const py::array*>(&out)})
-      if (dtype_of(*a) != dtype_ || a->size() != elements_ ||
-          !(a->flags() & py::array::c_style))
-        throw py::value_error("arrays of another dtype, size or layout than the prepared call's");
-    if (!out.writeable()) throw py::value_error("output array is read-only");
-    return run(in.data(), out.mutable_data(), halo::MemorySpace::host);
-  }
-
-  // Pointers to device memory on the current CUDA device, queued on `stream`.
-  py::tuple device(std::uintptr_t in, std::uintptr_t out, std::uintptr_t stream) {
-    return run(reinterpret_cast<const void*>(in), reinterpret_cast<void*>(out),
-               halo::MemorySpace::device, reinterpret_cast<void*>(stream));
-  }
-
- private:
-  // The members change only while this thread holds the GIL: threads replaying one prepared
-  // call each run on their own copy of the options (their own stream), the filter shared.
-  py::tuple run(const void* in, void* out, halo::MemorySpace space, void* stream = nullptr) {
-    if (generation_ != tuning_generation()) {
-      call_.options.tuning = process_tuning();
-      generation_ = tuning_generation();
-    }
-    halo::Options options = call_.options;
-    options.stream = stream;
-    const halo::ConstArrayView iv(in, dtype_, rank_, ext_, batch_, space);
-    halo::ArrayView ov;
-    ov.data = out;
-    ov.dtype = dtype_;
-    ov.rank = rank_;
-    ov.extents = ext_;
-    ov.batch = batch_;
-    ov.space = space;
-    halo::RunInfo info;
-    {
-      py::gil_scoped_release unlocked;
-      info = halo::apply(iv, ov, call_.filter, options);
-    }
-    if (last_.empty() || info.strategy != info_.strategy || info.backend != info_.backend ||
-        info.note != info_.note) {
-      last_ = py::make_tuple(info.strategy, halo::to_string(info.backend), info.note);
-      info_ = std::move(info);
-    }
-    return last_;
-  }
-
-  int rank_;
-  halo::DType dtype_;
-  std::int64_t batch_;
-  halo::Extents ext_{1, 1, 1};
-  std::int64_t elements_ = 1;
-  Call call_;
-  std::uint64_t generation_ = tuning_generation();  // of the tuning call_ holds
-  halo::RunInfo info_;
-  py::tuple last_;  // empty before the first run
-};
+using namespace halo_python;
 
 py::dict build() {
   const halo::BuildInfo b = halo::build_info();
@@ -228,7 +67,8 @@ py::list strategy_list() {
 PYBIND11_MODULE(_halo, m) {
   m.doc() = "halo's C++ core (use the halo package, not this module)";
   // Every error the core reports: a RuntimeError, as SciPy's own errors from its C code are.
-  py::register_exception<halo::Error>(m, "Error", PyExc_RuntimeError);
+  const py::exception<halo::Error>& error =
+      py::register_exception<halo::Error>(m, "Error", PyExc_RuntimeError);
   py::class_<Prepared>(m, "Prepared")
       .def(py::init<const std::vector<std::int64_t>&, const std::string&,
                     const py::array_t<double, py::array::c_style | py::array::forcecast>&, bool,
@@ -257,6 +97,15 @@ PYBIND11_MODULE(_halo, m) {
   m.def("tuning", [] {
     return process_tuning().empty() ? std::string() : halo::detail::tuning_string(process_tuning());
   });
+  m.def(
+      "last_run",
+      []() -> py::object {
+        const std::shared_ptr<const halo::RunInfo>& r = last_run_info();
+        if (!r) return py::none();
+        return py::make_tuple(r->strategy, halo::to_string(r->backend), r->note);
+      },
+      "(strategy, backend, note) of this thread's last core call, or None.");
+  bind_replay(m, error);
   m.def("build_info", &build);
   m.def("cuda_devices", &devices);
   m.def("strategies", &strategy_list);

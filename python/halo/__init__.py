@@ -18,6 +18,7 @@ their GPU without copies, on the caller's current stream, and come back as the s
 
 import functools
 import inspect
+import itertools
 import math
 import numbers
 import threading
@@ -92,7 +93,7 @@ def last_run():
     """What the core ran for this thread's last call: a dict with strategy, backend and note (why
     it was chosen), or None before any call. A filter SciPy applies axis by axis with rounding in
     between may take several core calls; this is the last one."""
-    r = getattr(_local, "run", None)
+    r = _halo.last_run()
     return None if r is None else {"strategy": r[0], "backend": r[1], "note": r[2]}
 
 
@@ -234,7 +235,7 @@ def _core(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct):
         return
     call = (core_shape, weights.reshape(wshape), convolve, cmodes, float(cval), corigins,
             opts[0], opts[1], direct)
-    _local.run = xp.run(src, dst, *call)
+    xp.run(src, dst, *call)
     record = getattr(_local, "record", None)
     if record is not None:
         record.append((xp, src, dst, call))
@@ -562,29 +563,7 @@ def _spoil_record():
         record.append(None)
 
 
-class _NoKey(Exception):
-    pass
-
-
-def _tagged(v):
-    """v as part of a replay key: with its type (True and 1 are equal keys, not equal arguments),
-    tuples element by element, NumPy arrays of up to 4096 elements by their bytes; _NoKey for
-    anything else."""
-    t = type(v)
-    if t in _KEY_SCALARS or isinstance(v, np.generic):
-        return t, v
-    if t is tuple:
-        return t, tuple(_tagged(x) for x in v)
-    if t is np.ndarray and v.size <= 4096:
-        return t, v.shape, v.dtype.str, v.tobytes()
-    # Anything else (lists, large arrays, tensors and objects hashed by identity, whose values can
-    # change under an equal key) means no key.
-    raise _NoKey
-
-
-_REPLAY = {}
 _REPLAY_DTYPES = (_F32, _F64)
-_KEY_SCALARS = frozenset((int, float, complex, str, bool, type(None)))
 
 
 def _replay_kind(x):
@@ -606,16 +585,11 @@ def _replay_kind(x):
     return xp if dt in _REPLAY_DTYPES and xp.is_contiguous(x) else None
 
 
-_OUT = ("output",)  # stands for an output array in a replay key (through _tagged)
-
-
-class _OutSlot:
-    """The type of _OUT_SLOT, which stands for an output array among a replay key's plain
-    scalar arguments (a type no argument has)."""
-
-
-_OUT_SLOT = _OutSlot()
-_KEY_TYPES = _KEY_SCALARS | {_OutSlot}
+def _replay_facts(x):
+    """(kind, dtype, shape) of an input whose type the replay table does not read itself
+    (python/replay.cpp), where its calls may replay; else None."""
+    xp = _replay_kind(x)
+    return None if xp is None else (xp, xp.dtype(x), tuple(x.shape))
 
 
 def _replay_output(xp, out, input, dt, shape):
@@ -629,6 +603,24 @@ def _replay_output(xp, out, input, dt, shape):
         return False
 
 
+_halo.replay_setup(np.ndarray, np.generic, _F32, _F64, _replay_facts, _replay_output,
+                   host_weights)
+
+
+class _ReplayTable:
+    """The core calls kept for replays (python/replay.cpp): how many, and clear()."""
+
+    def __len__(self):
+        return _halo.replay_size()
+
+    def clear(self):
+        _halo.replay_clear()
+
+
+_REPLAY = _ReplayTable()
+_REPLAY_IDS = itertools.count()
+
+
 def _replayable(fn):
     """Repeated calls skip the argument processing, which on a tiny array costs more than the
     filtering, and on a GPU array is time the GPU waits for: a call that made exactly one core
@@ -637,46 +629,21 @@ def _replayable(fn):
     makes the same core call on a new output of the input's kind (on the input's device and the
     caller's current stream there, read at each call), or into the `output` given, where that is
     an array of the input's type, dtype and shape, C-contiguous, writeable and apart from the
-    input. Anything else (other outputs, large weights, lists, integer outputs, several passes)
-    takes the full path every time."""
+    input. The keys and the replays are python/replay.cpp's; anything it cannot key (objects
+    compared by identity, large weights) and calls of other forms (other outputs, integer
+    outputs, several passes) take the full path every time."""
     params = list(inspect.signature(fn).parameters)[1:]
     out_at = params.index("output")
-    name = fn.__name__
+    fid = next(_REPLAY_IDS)
+    replay = _halo.replay
 
     @functools.wraps(fn)
     def call(input, *args, **kwargs):
-        xp = _replay_kind(input)
-        if xp is None:
+        key = replay(fid, out_at, input, args, kwargs)
+        if key is None:
             return fn(input, *args, **kwargs)
-        dt = xp.dtype(input)
-        shape = tuple(input.shape)
-        out = args[out_at] if len(args) > out_at else kwargs.get("output")
-        if out is not None and not _replay_output(xp, out, input, dt, shape):
-            return fn(input, *args, **kwargs)
-        # Plain scalar arguments (the usual call) key the call as they are, with their types,
-        # an output array as _OUT_SLOT; anything else through _tagged.
-        if out is None:
-            values = args + tuple(kwargs.values()) if kwargs else args
-        elif len(args) > out_at:
-            values = args[:out_at] + (_OUT_SLOT,) + args[out_at + 1:] + tuple(kwargs.values())
-        else:
-            values = args + tuple(_OUT_SLOT if k == "output" else v for k, v in kwargs.items())
-        types = tuple(map(type, values))
-        if _KEY_TYPES.issuperset(types):
-            key = (name, type(input), shape, dt.char, values, types, tuple(kwargs))
-        else:
-            try:
-                key = (name, type(input), shape, dt.char,
-                       tuple(_OUT if i == out_at and a is not None else _tagged(a)
-                             for i, a in enumerate(args)),
-                       tuple(sorted((k, _OUT if k == "output" and v is not None else _tagged(v))
-                                    for k, v in kwargs.items())))
-            except _NoKey:
-                return fn(input, *args, **kwargs)
-        prepared = _REPLAY.get(key)
-        if prepared is not None:
-            out, _local.run = xp.replay(prepared, input, out, shape, dt)
-            return out
+        if type(key) is not bytes:
+            return key  # a replay's output
         outer = getattr(_local, "record", None)  # a call inside another records on its own
         _local.record = []
         try:
@@ -686,12 +653,13 @@ def _replayable(fn):
             _local.record = outer
         if len(record) == 1 and record[0] is not None:
             rxp, src, dst, core_call = record[0]
-            if (rxp is xp and src is input and dst is result and type(result) is type(input)
-                    and xp.dtype(result) == dt and tuple(result.shape) == shape
+            xp = _replay_kind(input)
+            out = args[out_at] if len(args) > out_at else kwargs.get("output")
+            if (xp is not None and rxp is xp and src is input and dst is result
+                    and type(result) is type(input) and xp.dtype(result) == xp.dtype(input)
+                    and tuple(result.shape) == tuple(input.shape)
                     and (out is None or result is out)):
-                if len(_REPLAY) >= 256:
-                    _REPLAY.clear()
-                _REPLAY[key] = xp.prepare(dt, core_call)
+                _halo.replay_store(key, xp.prepare(xp.dtype(input), core_call))
         return result
 
     return call

@@ -197,6 +197,11 @@ class CuPy(_Device):
         import cupy
 
         self.cp = cupy
+        # Replays read CuPy arrays in C++ (python/replay.cpp): new outputs as empty_here's.
+        _halo.replay_device_kind(
+            "cupy", cupy.ndarray, np.dtype(np.float32), np.dtype(np.float64),
+            cupy.cuda.runtime.getDevice, lambda device: cupy.cuda.get_current_stream().ptr,
+            lambda shape, dtype, device: cupy.empty(shape, dtype), self)
 
     def dtype(self, x):
         return x.dtype
@@ -265,6 +270,14 @@ class Torch(_Device):
             if t is not None:
                 self.to_torch[np.dtype(name)] = t
         self.to_numpy = {t: d for d, t in self.to_torch.items()}
+        # Replays read CUDA tensors in C++ (python/replay.cpp), through torch's own functions
+        # for the current device and stream where it has them (torch.cuda's call them).
+        current = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
+        stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+            lambda device: torch.cuda.current_stream(device).cuda_stream)
+        _halo.replay_device_kind(
+            "torch", torch.Tensor, torch.float32, torch.float64, current, stream,
+            lambda shape, dtype, device: torch.empty(shape, dtype=dtype, device=device), self)
 
     def dtype(self, x):
         try:

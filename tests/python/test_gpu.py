@@ -152,6 +152,31 @@ def test_cupy_replay_stream_order(cp, rng):
     assert_matches(got, want, scale_of(want) * 4)
 
 
+def test_cupy_replays_read_arrays_and_weights(cp, rng):
+    """Replays of CuPy arrays run in python/replay.cpp (its CuPy path, counted), new or into
+    the output given; CuPy weights key a call by their values (copied to the host as the full
+    path copies them), so weights changed in place are seen."""
+    x0 = random_array(rng, (96, 130), np.float32)
+    w0 = rng.uniform(-1, 1, (5, 5))
+    x, w = cp.asarray(x0), cp.asarray(w0)
+    want = halo.correlate(x0, w0, mode="reflect")
+    w0[2, 2] += 3.0
+    changed = halo.correlate(x0, w0, mode="reflect")
+    halo._REPLAY.clear()
+    halo.correlate(x, w, mode="reflect")  # recorded
+    hits = halo._halo.replay_hits()["cupy"]
+    got = halo.correlate(x, w, mode="reflect")
+    o = cp.full_like(x, cp.nan)
+    halo.correlate(x, w, o, mode="reflect")  # recorded
+    assert halo.correlate(x, w, o, mode="reflect") is o
+    assert halo._halo.replay_hits()["cupy"] == hits + 2 and len(halo._REPLAY) == 2
+    assert_matches(cp.asnumpy(got), want, 20)
+    assert_matches(cp.asnumpy(o), want, 20)
+    w[2, 2] += 3.0
+    assert_matches(cp.asnumpy(halo.correlate(x, w, mode="reflect")), changed, 20)
+    assert len(halo._REPLAY) == 3 and halo._halo.replay_hits()["cupy"] == hits + 2
+
+
 def test_cupy_tuning_moves_auto(cp, rng):
     """halo.set_tuning's crossovers move auto's choice on the GPU, replayed calls included: a
     7x7 Gaussian runs on `fast` by default, as separable passes from sep_radius_2d=2."""
@@ -319,13 +344,26 @@ def test_torch_replay(torch, rng):
         assert isinstance(got, torch.Tensor) and got.device == t.device
         assert got.dtype == torch.float64
         assert_matches(host.numpy(), want, 3)
-    assert len(halo._REPLAY) == 1
+    assert len(halo._REPLAY) == 1 and halo._halo.replay_hits()["torch"] >= 2
+    # Tensor weights on the GPU key a call by their values, as CuPy's do.
+    w = torch.from_numpy(rng.uniform(-1, 1, (3, 3))).cuda()
+    t = torch.from_numpy(x0).cuda()
+    want_w = halo.correlate(x0, w.cpu().numpy())
+    hits = halo._halo.replay_hits()["torch"]
+    for _ in range(2):
+        assert_matches(halo.correlate(t, w).cpu().numpy(), want_w, 20)
+    assert halo._halo.replay_hits()["torch"] == hits + 1
+    w[0, 0] = 5.0
+    want_w = halo.correlate(x0, w.cpu().numpy())
+    assert_matches(halo.correlate(t, w).cpu().numpy(), want_w, 20)
+    assert halo._halo.replay_hits()["torch"] == hits + 1
+    kept = len(halo._REPLAY)
     try:
         import cupy
     except ImportError:
         return
     c = halo.uniform_filter(cupy.asarray(x0), 7, mode="wrap")
-    assert isinstance(c, cupy.ndarray) and len(halo._REPLAY) == 2
+    assert isinstance(c, cupy.ndarray) and len(halo._REPLAY) == kept + 1
 
 
 def test_torch_dtypes_and_layouts(torch, rng):

@@ -76,15 +76,25 @@ def test_replay_sees_weights_changed_in_place(rng):
                                atol=1e-12)
 
 
-def test_no_replay_where_the_call_takes_a_list(rng):
+def test_lists_are_keyed_by_their_values(rng):
+    """A list argument keys a call by its values at the call: one changed in place between two
+    calls is seen, as an equal new list replays."""
     x = random_array(rng, (10, 11), np.float32)
     halo._REPLAY.clear()
     out = np.full_like(x, np.nan)
+    sigma = [1.0, 2.0]
+    w = [[1.0, 2.0], [3.0, 4.0]]
     for _ in range(2):
         assert halo.gaussian_filter(x, 1.0, output=out) is out  # kept: an output of x's kind
-        halo.gaussian_filter(x, [1.0, 2.0])
-        halo.correlate(x, [[1.0, 2.0], [3.0, 4.0]])
-    assert len(halo._REPLAY) == 1
+        assert_matches(halo.gaussian_filter(x, sigma), ndi.gaussian_filter(x, sigma), 4)
+        assert_matches(halo.correlate(x, w), ndi.correlate(x, w), 20)
+    assert len(halo._REPLAY) == 3
+    sigma[1] = 0.5
+    w[0][1] = -2.0
+    assert_matches(halo.gaussian_filter(x, sigma), ndi.gaussian_filter(x, sigma), 4)
+    assert_matches(halo.correlate(x, w), ndi.correlate(x, w), 20)
+    assert_matches(halo.gaussian_filter(x, [1.0, 2.0]), ndi.gaussian_filter(x, [1.0, 2.0]), 4)
+    assert len(halo._REPLAY) == 5
     assert_matches(out, ndi.gaussian_filter(x, 1.0), 4)
 
 
@@ -185,3 +195,88 @@ def test_replays_from_several_threads(rng):
         t.join()
     assert not bad
     assert_matches(want[1], ndi.gaussian_filter(xs[1], 1.5, mode="nearest"), 4)
+
+
+def _hits():
+    return sum(halo._halo.replay_hits().values())
+
+
+def test_keys_tell_types_and_bits_apart(rng):
+    """Arguments equal in Python but not as arguments (1 and 1.0, a NumPy scalar and a float,
+    -0.0 and 0.0) are different keys; equal ones replay."""
+    x = random_array(rng, (14, 13), np.float64)
+    halo._REPLAY.clear()
+    calls = [
+        lambda: halo.uniform_filter(x, 3, mode="constant", cval=0.0),
+        lambda: halo.uniform_filter(x, 3, mode="constant", cval=-0.0),
+        lambda: halo.uniform_filter(x, 3, mode="constant", cval=0),
+        lambda: halo.gaussian_filter(x, 1.5),
+        lambda: halo.gaussian_filter(x, np.float32(1.5)),
+        lambda: halo.gaussian_filter(x, np.float64(1.5)),
+        lambda: halo.gaussian_filter(x, (1.5, 1.5)),
+        lambda: halo.gaussian_filter(x, np.array([1.5, 1.5])),
+    ]
+    firsts = [c() for c in calls]
+    assert len(halo._REPLAY) == len(calls)
+    hits = _hits()
+    for c, first in zip(calls, firsts):
+        np.testing.assert_array_equal(c(), first)
+    assert _hits() == hits + len(calls) and len(halo._REPLAY) == len(calls)
+    assert_matches(firsts[4], ndi.gaussian_filter(x, np.float32(1.5)), 4)
+
+
+def test_arguments_that_take_the_full_path(rng):
+    """Objects compared by identity, weights beyond 4096 elements or not contiguous, object
+    arrays and unknown keywords are not keyed: every call takes the full path, right."""
+    x = random_array(rng, (30, 31), np.float64)
+    big = rng.uniform(-1, 1, (65, 65)) / 4000
+    strided = rng.uniform(-1, 1, (3, 6))[:, ::2]
+    halo._REPLAY.clear()
+    for _ in range(2):
+        assert_matches(halo.correlate(x, big, mode="nearest"),
+                       ndi.correlate(x, big, mode="nearest"), 200)
+        assert_matches(halo.correlate(x, strided), ndi.correlate(x, strided), 20)
+        assert_matches(halo.gaussian_filter(x, np.array([1.0, 2.0], dtype=object)),
+                       ndi.gaussian_filter(x, [1.0, 2.0]), 4)
+        with pytest.raises(TypeError):
+            halo.gaussian_filter(x, 1.0, no_such_argument=1)
+    assert len(halo._REPLAY) == 0
+
+
+def test_inputs_that_take_the_full_path(rng):
+    """Inputs the replay does not read (other byte order, not contiguous, integer, a subclass)
+    take the full path every time; an output that aliases the input too."""
+    x = random_array(rng, (16, 18), np.float32)
+    halo._REPLAY.clear()
+    for _ in range(2):
+        swapped = x.astype(x.dtype.newbyteorder())
+        assert_matches(halo.gaussian_filter(swapped, 1.0), ndi.gaussian_filter(x, 1.0), 4)
+        assert_matches(halo.gaussian_filter(x[:, ::2], 1.0), ndi.gaussian_filter(x[:, ::2], 1.0),
+                       4)
+        m = x.view(np.matrix)
+        assert_matches(np.asarray(halo.uniform_filter(m, 3)), ndi.uniform_filter(x, 3), 4)
+    assert len(halo._REPLAY) == 0
+    y = x.copy()
+    halo.uniform_filter(x, 3)  # recorded
+    for _ in range(2):
+        y[...] = x
+        assert halo.uniform_filter(y, 3, output=y) is y
+        assert_matches(y, ndi.uniform_filter(x, 3), 4)
+
+
+def test_replay_outputs_of_every_rank(rng):
+    """Replays of 1-D to 4-D inputs (a leading axis of the filter of size 1) come back with the
+    input's shape and dtype, new or into the output given."""
+    halo._REPLAY.clear()
+    for shape in [(50,), (9, 10), (4, 5, 6), (2, 3, 4, 5)]:
+        w = np.ones((1,) * (len(shape) - 1) + (3,)) / 3
+        for dtype in (np.float32, np.float64):
+            for _ in range(2):
+                x = random_array(rng, shape, dtype)
+                got = halo.correlate(x, w, mode="wrap")
+                assert got.shape == shape and got.dtype == dtype
+                assert_matches(got, ndi.correlate(x, w, mode="wrap"), 4)
+                o = np.full(shape, np.nan, dtype)
+                assert halo.correlate(x, w, o, mode="wrap") is o
+                np.testing.assert_array_equal(o, got)
+    assert len(halo._REPLAY) == 16
