@@ -66,6 +66,11 @@ def main():
             rows.append(("CuPy", name, per_call_us(h, args.calls, args.rounds, sync),
                          halo.last_run()["strategy"], "cupyx.scipy.ndimage",
                          per_call_us(c, args.calls, args.rounds, sync)))
+        # NumPy weights on a CuPy array: halo reads weights on the host, so these need no copy
+        # (cupyx takes CuPy weights only).
+        rows.append(("CuPy", "correlate(x, NumPy w3x3)",
+                     per_call_us(lambda: halo.correlate(xg, w), args.calls, args.rounds, sync),
+                     halo.last_run()["strategy"], "-", float("nan")))
     except Exception as e:  # noqa: BLE001 - no CuPy or no GPU: the NumPy rows stand alone
         print(f"(no CuPy rows: {type(e).__name__}: {e})")
     print(f"{args.size}x{args.size} float32, median of {args.rounds} rounds of {args.calls} "
