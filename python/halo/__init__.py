@@ -167,6 +167,10 @@ def _output(output, xp, input, complex_output=False):
                         f"{kind_name(output)}")
     if tuple(output.shape) != tuple(input.shape):
         raise RuntimeError("output shape not correct")
+    if xp.device and xp.device_id(output) != xp.device_id(input):
+        # The kernels run on the input's device: another device's memory is not theirs to write.
+        raise ValueError(f"output is on GPU {xp.device_id(output)}, the input on GPU "
+                         f"{xp.device_id(input)}: give an output on the input's device")
     dt = xp.dtype(output)
     if complex_output and dt.kind != "c":
         raise RuntimeError("output must have complex dtype")

@@ -278,10 +278,46 @@ def test_cupy_other_device(cp, rng):
     x = random_array(rng, (50, 60), np.float32)
     with cp.cuda.Device(1):
         xg = cp.asarray(x)
+    want = halo.gaussian_filter(x, 1.5)
+    halo._REPLAY.clear()
     with cp.cuda.Device(0):
-        got = halo.gaussian_filter(xg, 1.5)
-    assert got.device.id == 1
-    assert_matches(cp.asnumpy(got), halo.gaussian_filter(x, 1.5), 3)
+        o = None
+        for i in range(3):  # recorded, then replayed on device 1 with device 0 current
+            got = halo.gaussian_filter(xg, 1.5)
+            assert got.device.id == 1 and cp.cuda.runtime.getDevice() == 0
+            assert_matches(cp.asnumpy(got), want, 3)
+            if i == 1:
+                hits = halo._halo.replay_hits()["cupy"]
+                with cp.cuda.Device(1):
+                    o = cp.full_like(xg, cp.nan)
+            if o is not None:
+                assert halo.gaussian_filter(xg, 1.5, output=o) is o
+                assert cp.cuda.runtime.getDevice() == 0
+                assert_matches(cp.asnumpy(o), want, 3)
+        assert halo._halo.replay_hits()["cupy"] == hits + 2  # new and into o, the third round
+        # An output on another device than the input's is refused (the replay leaves it to
+        # the full path, which says so).
+        other = cp.full_like(cp.asarray(x), cp.nan)
+        with pytest.raises(ValueError, match="GPU 0"):
+            halo.gaussian_filter(xg, 1.5, output=other)
+        assert halo._halo.replay_hits()["cupy"] == hits + 2
+
+
+def test_torch_other_device(torch, rng):
+    if torch.cuda.device_count() < 2:
+        pytest.skip("one GPU")
+    x = random_array(rng, (40, 70), np.float64)
+    t = torch.from_numpy(x).to("cuda:1")
+    want = halo.uniform_filter(x, 5)
+    halo._REPLAY.clear()
+    with torch.cuda.device(0):
+        for _ in range(3):  # recorded, then replayed on device 1 with device 0 current
+            got = halo.uniform_filter(t, 5)
+            assert got.device == t.device and torch.cuda.current_device() == 0
+            assert_matches(got.cpu().numpy(), want, 3)
+        with pytest.raises(ValueError, match="GPU 0"):
+            halo.uniform_filter(t, 5, output=torch.empty(t.shape, dtype=t.dtype, device="cuda:0"))
+    assert halo._halo.replay_hits()["torch"] >= 2
 
 
 # ---------------------------------------------------------------------------------------------
