@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -56,7 +57,8 @@ struct State {
   py::object facts;         // (x) -> (kind, dtype, shape) or None: arrays of other types
   py::object output_ok;     // (kind, out, x, dtype, shape) -> bool: those arrays' outputs
   py::object host_weights;  // (x) -> NumPy array: a GPU array's values on the host
-  std::vector<DeviceKind> devices;
+  // Shared: a replay keeps the kind it read while Python code it calls may register another.
+  std::vector<std::shared_ptr<const DeviceKind>> devices;
   std::unordered_map<std::string, Entry> table;
   std::uint64_t hits[4] = {};  // replays by Kind (tests check which path ran)
   PyObject* error = nullptr;   // halo.Error
@@ -116,7 +118,7 @@ bool soft_true(const py::object& o) {
 // What a replay needs of an array.
 struct Facts {
   Kind kind = Kind::python;
-  const DeviceKind* dev = nullptr;
+  std::shared_ptr<const DeviceKind> dev;
   int dtype = -1;  // 0: float32, 1: float64
   int ndim = 0;
   std::int64_t shape[kMaxDims] = {};
@@ -183,10 +185,11 @@ bool numpy_facts(PyObject* x, Facts& f) {
 }
 
 // A C-contiguous float32 or float64 array of a GPU library.
-bool device_facts(PyObject* x, const DeviceKind& k, Facts& f) {
+bool device_facts(PyObject* x, const std::shared_ptr<const DeviceKind>& kind, Facts& f) {
   const Names& n = names();
+  const DeviceKind& k = *kind;
   f.kind = k.kind;
-  f.dev = &k;
+  f.dev = kind;
   if (k.kind == Kind::torch && !soft_true(soft_attr(x, n.is_cuda))) return false;
   f.dtype_obj = soft_attr(x, n.dtype);
   f.dtype = dtype_code(f.dtype_obj, k.f32, k.f64);
@@ -233,8 +236,8 @@ bool facts(PyObject* x, Facts& f) {
   State& st = state();
   PyTypeObject* t = Py_TYPE(x);
   if (t == st.ndarray) return numpy_facts(x, f);
-  for (const DeviceKind& k : st.devices)
-    if (t == k.type) return device_facts(x, k, f);
+  for (const std::shared_ptr<const DeviceKind>& k : st.devices)
+    if (t == k->type) return device_facts(x, k, f);
   return python_facts(x, f);
 }
 
@@ -339,11 +342,11 @@ bool key_value(Key& k, PyObject* v, int depth = 0) {
   }
   if (t == st.ndarray || (st.generic && PyObject_TypeCheck(v, st.generic)))
     return key_buffer(k, v);
-  for (const DeviceKind& d : st.devices)
-    if (t == d.type) {
+  for (const std::shared_ptr<const DeviceKind>& d : st.devices)
+    if (t == d->type) {
       long long n = 0;
-      const py::object size = d.kind == Kind::cupy ? soft_attr(v, names().size)
-                                                   : soft_method(v, names().numel);
+      const py::object size = d->kind == Kind::cupy ? soft_attr(v, names().size)
+                                                    : soft_method(v, names().numel);
       if (!soft_int(size, n) || n > kMaxKeyElements) return false;
       // An exception here (a failed copy) is the one the full path would raise.
       const py::object host = st.host_weights(py::handle(v));
@@ -368,7 +371,7 @@ std::uintptr_t device_pointer(const DeviceKind& k, PyObject* a) {
   return static_cast<std::uintptr_t>(p);
 }
 
-py::object run_device(Entry& e, const Facts& in, PyObject* out, const Facts& of) {
+py::object run_device(const Entry& e, const Facts& in, PyObject* out, const Facts& of) {
   const DeviceKind& k = *in.dev;
   py::object o;
   std::uintptr_t optr = of.ptr;
@@ -384,9 +387,10 @@ py::object run_device(Entry& e, const Facts& in, PyObject* out, const Facts& of)
   return o;
 }
 
-py::object run(Entry& e, PyObject* x, const Facts& in, PyObject* out, const Facts& of) {
+// e is the caller's copy of the table's entry: the Python calls made here (allocations, the
+// stream) and the core's run without the GIL let other threads change the table meanwhile.
+py::object run(const Entry& e, PyObject* x, const Facts& in, PyObject* out, const Facts& of) {
   State& st = state();
-  py::object keep = e.keep;  // the table may change while the core runs without the GIL
   switch (in.kind) {
     case Kind::numpy: {
       py::object o;
@@ -432,7 +436,7 @@ py::object run(Entry& e, PyObject* x, const Facts& in, PyObject* out, const Fact
   }
   // Other kinds replay through the package's kind object (_arrays._Device.replay).
   py::object r = in.owner.attr(py::handle(names().replay))(
-      keep, py::handle(x), out ? py::handle(out) : py::handle(Py_None), in.shape_obj,
+      e.keep, py::handle(x), out ? py::handle(out) : py::handle(Py_None), in.shape_obj,
       in.dtype_obj);
   return py::reinterpret_borrow<py::object>(PyTuple_GetItem(r.ptr(), 0));
 }
@@ -481,7 +485,8 @@ py::object replay(long long fid, Py_ssize_t out_at, PyObject* x, PyObject* args,
   const auto it = st.table.find(k.s);
   if (it == st.table.end()) return py::bytes(k.s);
   ++st.hits[static_cast<int>(in.kind)];
-  return run(it->second, x, in, out, of);
+  const Entry e = it->second;
+  return run(e, x, in, out, of);
 }
 
 // replay(fid, out_at, input, args, kwargs), called with the arguments as a C array (no tuple
@@ -544,22 +549,17 @@ void bind_replay(py::module_& m, py::handle error) {
         if (name != "cupy" && name != "torch")
           throw py::value_error("replay_device_kind: 'cupy' or 'torch', not '" + name + "'");
         if (!PyType_Check(type.ptr())) throw py::type_error("replay_device_kind: not a type");
-        DeviceKind k{name == "cupy" ? Kind::cupy : Kind::torch,
-                     reinterpret_cast<PyTypeObject*>(type.ptr()),
-                     std::move(f32),
-                     std::move(f64),
-                     std::move(current_device),
-                     std::move(stream),
-                     std::move(empty),
-                     std::move(owner)};
+        auto k = std::make_shared<const DeviceKind>(DeviceKind{
+            name == "cupy" ? Kind::cupy : Kind::torch, reinterpret_cast<PyTypeObject*>(type.ptr()),
+            std::move(f32), std::move(f64), std::move(current_device), std::move(stream),
+            std::move(empty), std::move(owner)});
         Py_INCREF(type.ptr());  // the type stays alive as long as the table may name it
-        std::vector<DeviceKind>& ds = state().devices;
-        for (DeviceKind& d : ds)
-          if (d.type == k.type) {
+        for (std::shared_ptr<const DeviceKind>& d : state().devices)
+          if (d->type == k->type) {
             d = std::move(k);
             return;
           }
-        ds.push_back(std::move(k));
+        state().devices.push_back(std::move(k));
       },
       "Registers a GPU library's array type (CuPy's ndarray, PyTorch's Tensor) for replays.");
   m.def(
