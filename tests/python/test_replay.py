@@ -280,3 +280,41 @@ def test_replay_outputs_of_every_rank(rng):
                 assert halo.correlate(x, w, o, mode="wrap") is o
                 np.testing.assert_array_equal(o, got)
     assert len(halo._REPLAY) == 16
+
+
+def test_replays_while_another_thread_changes_the_table(rng):
+    """Threads replaying while another empties the table and records other calls (the core runs
+    without the GIL, so the table changes under a replay in flight) get their own results."""
+    import threading
+
+    xs = [random_array(rng, (64, 70), np.float32) for _ in range(3)]
+    want = [ndi.gaussian_filter(x, 2.0, mode="mirror") for x in xs]
+    stop = threading.Event()
+    bad = []
+
+    def churn():
+        y = random_array(np.random.default_rng(1), (20, 21), np.float64)
+        i = 0
+        while not stop.is_set():
+            halo._REPLAY.clear()
+            halo.uniform_filter(y, 3 + i % 5)
+            i += 1
+
+    def work(i):
+        for _ in range(60):
+            got = halo.gaussian_filter(xs[i], 2.0, mode="mirror")
+            try:
+                assert_matches(got, want[i], 4)
+            except AssertionError:
+                bad.append(i)
+
+    churner = threading.Thread(target=churn)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(xs))]
+    churner.start()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stop.set()
+    churner.join()
+    assert not bad
