@@ -1229,8 +1229,9 @@ __global__ void __launch_bounds__(kVolThreads, 2)
 
 // ---------------------------------------------------------------------------------------------
 // Box rows: a float32 box factor along x alone (1-D signals, boxes along x) on rows of at least
-// kBoxRowMin elements. A block takes segments of 4096 outputs of a row in turn: it loads the
-// segment's inputs and the k - 1 more its windows reach into shared memory and sums them in
+// kBoxRowMin elements. A block takes segments of 4096 outputs of a row in turn: it copies the
+// segment's inputs and the k - 1 more its windows reach into shared memory (cp.async, all of a
+// thread's copies in flight at once) and sums them in
 // chunks of 16; thread t sums the window of its first output (16 t) from k / 16 chunk sums and
 // k % 16 inputs, then slides it over its other 15 outputs ((s + a) - b, restarted for each
 // thread: B = 16 in docs/ACCURACY.md). About 6 shared-memory reads and 4 adds per output
@@ -1253,14 +1254,19 @@ constexpr int kBoxRowsOverFast = 66;
 __device__ __forceinline__ int box_skew(int u) { return u + (u >> 5); }
 
 // Tile elements 0 .. len - 1 of a row segment: input xs + u of the row of nx, through the
-// mode's map outside it, skewed; thread t of THREADS loads u = t, t + THREADS ...
+// mode's map outside it, skewed; thread t of THREADS loads u = t, t + THREADS ... Inside the row
+// by cp.async, every copy of the thread in flight at once and none holding a register (loads
+// through registers kept too few in flight within box rows' 40: docs/TUNING.md, "Box rows").
 template <int THREADS, int UNROLL>
 __device__ __forceinline__ void load_row_tile(float* tile, const float* __restrict__ src, i64 xs,
                                               int len, i64 nx, int mode, float cval) {
   const int t = threadIdx.x;
   if (xs >= 0 && xs + len <= nx) {
 #pragma unroll UNROLL
-    for (int u = t; u < len; u += THREADS) tile[box_skew(u)] = __ldg(src + xs + u);
+    for (int u = t; u < len; u += THREADS)
+      fast::copy_async<4>(tile + box_skew(u), src + xs + u, true);
+    fast::commit_async();
+    fast::wait_async<0>();  // this thread's copies; the caller's barrier, everyone's
   } else {
     for (int u = t; u < len; u += THREADS)
       tile[box_skew(u)] = load_mapped(src, xs + u, nx, 1, mode, cval);
