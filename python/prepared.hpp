@@ -149,8 +149,6 @@ class Prepared {
                halo::MemorySpace::device, reinterpret_cast<void*>(stream));
   }
 
-  halo::DType dtype() const { return dtype_; }
-
   // The members change only while this thread holds the GIL: threads replaying one prepared
   // call each run on their own copy of the options (their own stream), the filter shared.
   py::tuple run(const void* in, void* out, halo::MemorySpace space, void* stream = nullptr) {

@@ -184,6 +184,18 @@ bool numpy_facts(PyObject* x, Facts& f) {
   return true;
 }
 
+// The device pointer and device of a GPU library's array (false where they cannot be read).
+bool device_place(Kind kind, PyObject* a, long long& ptr, long long& device) {
+  const Names& n = names();
+  if (kind == Kind::cupy) {
+    const py::object data = soft_attr(a, n.data);
+    return data && soft_int(soft_attr(data.ptr(), n.ptr), ptr) &&
+           soft_int(soft_attr(data.ptr(), n.device_id), device);
+  }
+  return soft_int(soft_method(a, n.data_ptr), ptr) &&
+         soft_int(soft_method(a, n.get_device), device);
+}
+
 // A C-contiguous float32 or float64 array of a GPU library.
 bool device_facts(PyObject* x, const std::shared_ptr<const DeviceKind>& kind, Facts& f) {
   const Names& n = names();
@@ -194,27 +206,20 @@ bool device_facts(PyObject* x, const std::shared_ptr<const DeviceKind>& kind, Fa
   f.dtype_obj = soft_attr(x, n.dtype);
   f.dtype = dtype_code(f.dtype_obj, k.f32, k.f64);
   if (f.dtype < 0) return false;
-  long long ptr = 0;
+  py::object c;
   if (k.kind == Kind::cupy) {
-    py::object c = soft_attr(x, n.c_contiguous_);
+    c = soft_attr(x, n.c_contiguous_);
     if (!c) {
       py::object flags = soft_attr(x, n.flags);
       if (flags) c = soft_attr(flags.ptr(), n.c_contiguous);
     }
-    if (!soft_true(c)) return false;
-    f.shape_obj = soft_attr(x, n.shape);
-    py::object data = soft_attr(x, n.data);
-    if (!data || !soft_int(soft_attr(data.ptr(), n.ptr), ptr) ||
-        !soft_int(soft_attr(data.ptr(), n.device_id), f.device))
-      return false;
   } else {
-    if (!soft_true(soft_method(x, n.is_contiguous))) return false;
-    f.shape_obj = soft_attr(x, n.shape);
-    if (!soft_int(soft_method(x, n.data_ptr), ptr) ||
-        !soft_int(soft_method(x, n.get_device), f.device))
-      return false;
+    c = soft_method(x, n.is_contiguous);
   }
+  long long ptr = 0;
+  if (!soft_true(c) || !device_place(k.kind, x, ptr, f.device)) return false;
   f.ptr = static_cast<std::uintptr_t>(ptr);
+  f.shape_obj = soft_attr(x, n.shape);
   return read_shape(f.shape_obj, f);
 }
 
@@ -358,19 +363,6 @@ bool key_value(Key& k, PyObject* v, int depth = 0) {
 // ---------------------------------------------------------------------------------------------
 // Replays
 // ---------------------------------------------------------------------------------------------
-std::uintptr_t device_pointer(const DeviceKind& k, PyObject* a) {
-  const Names& n = names();
-  long long p = 0;
-  const bool ok = k.kind == Kind::cupy
-                      ? [&] {
-                          py::object data = soft_attr(a, n.data);
-                          return data && soft_int(soft_attr(data.ptr(), n.ptr), p);
-                        }()
-                      : soft_int(soft_method(a, n.data_ptr), p);
-  if (!ok) throw py::type_error("halo: the new output array's device pointer could not be read");
-  return static_cast<std::uintptr_t>(p);
-}
-
 py::object run_device(const Entry& e, const Facts& in, PyObject* out, const Facts& of) {
   const DeviceKind& k = *in.dev;
   py::object o;
@@ -379,7 +371,10 @@ py::object run_device(const Entry& e, const Facts& in, PyObject* out, const Fact
     o = py::reinterpret_borrow<py::object>(out);
   } else {
     o = k.empty(in.shape_obj, in.dtype_obj, in.device);
-    optr = device_pointer(k, o.ptr());
+    long long p = 0, device = -1;
+    if (!device_place(k.kind, o.ptr(), p, device))
+      throw py::type_error("halo: the new output array's device pointer could not be read");
+    optr = static_cast<std::uintptr_t>(p);
   }
   const auto stream = k.stream(in.device).cast<std::uintptr_t>();
   e.call->run(reinterpret_cast<const void*>(in.ptr), reinterpret_cast<void*>(optr),

@@ -71,8 +71,6 @@ class NumPy:
     def overlap(a, b):
         return np.may_share_memory(a, b)
 
-    contiguous_overlap = overlap
-
     @staticmethod
     def real(x):
         return x.real
@@ -95,13 +93,6 @@ class NumPy:
     def run(src, dst, *call):
         """One core call on src and dst (see prepare)."""
         return NumPy.prepare(src.dtype, call).host(src, dst)
-
-    @staticmethod
-    def replay(prepared, src, dst, shape, dtype):
-        """(dst, run info): the prepared call on src into dst (a new array where None)."""
-        if dst is None:
-            dst = np.empty(shape, dtype)
-        return dst, prepared.host(src, dst)
 
 
 def _prepared(dtype, call):
