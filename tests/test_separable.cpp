@@ -540,6 +540,56 @@ TEST(SeparableCuda, VolumesRunInOnePass) {
     EXPECT_NE(s->plan(p).find("two passes"), std::string::npos) << s->plan(p);
 }
 
+// The fused x-y kernel's tiles copied by the tensor memory accelerator (float32, radii 8 to 16,
+// rows 16-byte aligned, an sm_90 device): strips inside the array and at both ends (loaded by
+// the threads where a mode other than zero ghosts applies), steps at the chunks' and the
+// array's top and bottom (rows copied one by one from the rows they map to, rows of cval), the
+// cells beyond an x face copied within the tile (or loaded by the threads under wrap), batches
+// (one map over the items), a box kernel of 8 rows a step and one of 16, the x-y pass of a
+// volume before its z pass, fewer rows than a step, one strip with both faces; every edge set,
+// and the same through registers (feed=prefetch). Rows of 777 columns (not 16-byte aligned)
+// take the registers.
+TEST(SeparableCuda, FusedTilesByTensorMapsMatchTheReference) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  const std::vector<DeviceInfo> devices = cuda_devices();
+  const bool tma = !devices.empty() && devices[0].sm_major >= 9;
+  const std::vector<PassCase> cases = {{2, {300, 1000, 1}, 1, {17, 17}},
+                                       {2, {150, 780, 1}, 2, {31, 29}},
+                                       {2, {200, 600, 1}, 1, {25, 19}},
+                                       {2, {130, 800, 1}, 1, {31, 31}},  // box, 16 rows a step
+                                       {2, {100, 700, 1}, 1, {17, 13}},  // box, 8 rows a step
+                                       {3, {4, 60, 560}, 1, {3, 29, 31}},
+                                       {2, {5, 600, 1}, 1, {17, 17}},    // rows < a step's
+                                       {2, {300, 40, 1}, 2, {25, 25}},   // one strip, both faces
+                                       {2, {100, 777, 1}, 1, {17, 17}}};
+  int i = 0;
+  for (std::size_t ci = 0; ci < cases.size(); ++ci)
+    for (const Edges& e : edge_sets())
+      for (const char* tune : {"", "feed=prefetch"}) {
+        const PassCase& c = cases[ci];
+        const bool box = ci == 3 || ci == 4;
+        Edges edges = e;
+        for (int a = 0; a < c.rank; ++a)  // origins within the filter, as for_each_case
+          edges.origin[a] = std::clamp<std::int64_t>(edges.origin[a], -(c.filter[a] / 2),
+                                                     (c.filter[a] - 1) / 2);
+        const Filter f = box ? box_filter(c.filter) : random_outer_product(c.filter);
+        const Op op = i++ % 2 ? Op::convolve : Op::correlate;
+        Problem p(c.rank, c.ext, c.batch, f, DType::f32, op, edges);
+        const FastTuning tuning = *tune ? detail::parse_fast_tuning(tune, "t") : FastTuning{};
+        p.set_tuning(tuning);
+        const std::string plan = find_strategy("separable")->plan(p);
+        EXPECT_NE(plan.find("x and y fused"), std::string::npos) << p.describe() << ": " << plan;
+        const bool copied = plan.find("tensor memory accelerator") != std::string::npos;
+        EXPECT_EQ(copied, tma && !*tune) << p.describe() << ": " << plan;
+        EXPECT_EQ(check_strategy<float>("separable", c.rank, c.ext, c.batch, f, op, false, edges,
+                                        tuning),
+                  "")
+            << tune;
+      }
+  EXPECT_EQ(i, int(cases.size() * edge_sets().size()) * 2);
+}
+
 // Small cases for compute-sanitizer (memcheck's filter CudaSanitizer.*) under reflect and one
 // more edge set: each runs the pass whose plan names `what(case)`, against the reference.
 template <class Make, class What>
@@ -574,6 +624,16 @@ TEST(CudaSanitizer, SeparableBoxRowsAndColumns) {
 }
 
 // Volumes in one pass: tile, chunk and face edges through the modes' maps.
+// The fused x-y kernel's tensor-map tiles: interior strips copied, edge strips and edge steps
+// loaded by the threads into the stages, a batch.
+TEST(CudaSanitizer, SeparableFusedTensorMapTiles) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  sanitizer_cases({{2, {70, 800, 1}, 2, {33, 33}}, {2, {40, 600, 1}, 1, {17, 17}}},
+                  [](const std::vector<std::int64_t>& k) { return random_outer_product(k); },
+                  [](const PassCase&) { return "x and y fused"; });
+}
+
 TEST(CudaSanitizer, SeparableVolumes) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << why;

@@ -12,7 +12,9 @@
  *   1. load S input rows of the strip and PX >= RX columns each side into shared memory (`tile`),
  *      16 bytes per load inside the array and through the boundary modes' maps at its edges
  *      (ghost rows and columns read the cells the mode maps them to, or cval); the next step's
- *      rows are already in flight in registers;
+ *      rows are already in flight in registers. From radius 8 to 16 (float32, rows 16-byte
+ *      aligned, sm_90) the tensor memory accelerator copies each step's tile instead, into a
+ *      ring of two stages (the TMA feed, in the march below);
  *   2. filter them along x into a ring of 2 PY + S rows (each thread 8 outputs of one row, a
  *      sliding window of 16-byte reads: the 8 threads of a shared-memory phase read 8 different
  *      rows, whose pitch is an odd multiple of 16 bytes, so no bank conflicts);
@@ -135,6 +137,25 @@ std::size_t sep_shared_bytes(int rx, int ry, bool box) {
   return sizeof(T) *
          (std::size_t(rx > 0 ? step_rows(ry, box) * tile_pitch<T>(rx) : 0) +
           std::size_t(ring_rows(ry, box) * (ring_doubled(ry, box) ? 2 : 1)) * ring_pitch<T>());
+}
+
+// Tiles by the tensor memory accelerator (float32, radii kSepTmaLow..kSepTmaTop with a y pass):
+// a step's tile is two copies of ROWS rows, each the inputs of half the strip's 256 outputs
+// (128 + 2 PX columns, and 4 more so that the row pitch, the copy's width, is an odd multiple of
+// 16 bytes: the x runs' reads stay free of bank conflicts), into a ring of sep_tma_stages(r)
+// stages; see separable_kernel's TMA feed.
+constexpr int kSepTmaLow = 8, kSepTmaTop = 16;
+// Two stages: one copy in flight while a step is filtered (three measured the same at radius 16).
+HALO_HOST_DEVICE constexpr int sep_tma_stages(int) { return 2; }
+HALO_HOST_DEVICE constexpr int tma_pitch(int rx) { return kSepCols / 2 + 2 * pad4(rx) + 4; }
+HALO_HOST_DEVICE constexpr int tma_half(int rx, bool box) {
+  return step_rows(rx, box) * tma_pitch(rx);
+}
+std::size_t sep_tma_shared_bytes(int r, bool box) {
+  return sizeof(float) * (std::size_t(sep_tma_stages(r)) * 2 * tma_half(r, box) +
+                          std::size_t(ring_rows(r, box) * (ring_doubled(r, box) ? 2 : 1)) *
+                              ring_pitch<float>()) +
+         sep_tma_stages(r) * sizeof(std::uint64_t);
 }
 
 template <class T, int R>
@@ -322,19 +343,28 @@ __device__ __forceinline__ T box_sum_row(const T* b, int off, int k) {
 HALO_HOST_DEVICE constexpr int min_blocks(int rx, int ry) {
   return rx <= 8 && ry <= 8 ? 3 : rx <= 32 && ry <= 32 ? 2 : 1;
 }
-template <class T, int RX, int RY, bool BOX, bool ADD = false>
+// TMA: the tiles come from the tensor map `map` (dims nx, rows, 1, items; boxes of a half tile;
+// see the TMA feed in the march below), float32 with RX = RY in [kSepTmaLow, kSepTmaTop]; else
+// `map` is not read.
+template <class T, int RX, int RY, bool BOX, bool ADD = false, bool TMA = false>
 __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
     separable_kernel(const T* __restrict__ in, T* __restrict__ out, SepGeom g, Taps<T, RX> wx,
-                     Taps<T, RY> wy) {
+                     Taps<T, RY> wy, const __grid_constant__ CUtensorMap map) {
   constexpr int ROWS = step_rows(RY, BOX), PX = pad4(RX), PY = pad_y(RY, BOX);
   constexpr int FILL = 2 * PY / ROWS;          // steps that only fill the ring
   constexpr int W4 = (kSepCols + 2 * PX) / 4;  // groups of 4 columns of a loaded row
   constexpr int NL = (ROWS * W4 + kSepThreads - 1) / kSepThreads;  // groups per thread
   constexpr int TP = tile_pitch<T>(RX), RP = ring_pitch<T>(), RS = ring_rows(RY, BOX);
   constexpr bool DOUBLED = ring_doubled(RY, BOX);
-  extern __shared__ __align__(16) unsigned char sep_smem[];
-  T* tile = reinterpret_cast<T*>(sep_smem);   // [ROWS][TP], RX > 0
-  T* ring = tile + (RX > 0 ? ROWS * TP : 0);  // [RS (x2 doubled)][RP]
+  // Under TMA: stages of two halves of [ROWS][BP] (HALF elements each) in place of the tile.
+  constexpr int BP = tma_pitch(RX), HALF = tma_half(RX, BOX), NST = sep_tma_stages(RX);
+  static_assert(!TMA || (std::is_same_v<T, float> && RX == RY && RX >= kSepTmaLow &&
+                         RX <= kSepTmaTop),
+                "TMA tiles: float32, RX = RY in the compiled range");
+  extern __shared__ __align__(128) unsigned char sep_smem[];
+  T* tile = reinterpret_cast<T*>(sep_smem);  // [ROWS][TP], RX > 0; TMA: [NST][2][ROWS][BP]
+  T* ring = tile + (TMA ? NST * 2 * HALF : RX > 0 ? ROWS * TP : 0);  // [RS (x2 doubled)][RP]
+  std::uint64_t* bar = reinterpret_cast<std::uint64_t*>(ring + RS * (DOUBLED ? 2 : 1) * RP);
   const int t = threadIdx.x;
   const T cval = T(g.cval);
   // Whether the sums are added into the output (SepGeom::add): compiled in for the kernels
@@ -380,6 +410,16 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
     goff[k] = r * gstep + c;
     sto[k] = RX > 0 ? r * TP + c : r * RP + c;
   }
+  // Under TMA only the steps at the array's edges are loaded by the threads: the offsets are
+  // computed when needed rather than held in registers for the kernel.
+  auto goff_at = [&](int k) -> i64 {
+    if constexpr (TMA) {
+      const int e = t + k * kSepThreads, r = e / W4;
+      return r * gstep + 4 * (e - r * W4);
+    } else {
+      return goff[k];
+    }
+  };
   auto load_step = [&](i64 base, i64 y, i64 x0) {
     // Every row of the step inside the array, and rows 16-byte aligned: each group of 4 columns
     // one 16-byte load at a fixed offset from the step's first row (groups past a row's ends
@@ -399,7 +439,7 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
       const T* p = in + (RY > 0 ? base + y * g.row_stride : y * g.nx) + x0 - PX;
 #pragma unroll
       for (int k = 0; k < NL; ++k)
-        if (t + k * kSepThreads < ROWS * W4) load4(p + goff[k], regs[k]);
+        if (t + k * kSepThreads < ROWS * W4) load4(p + goff_at(k), regs[k]);
       return;
     }
     if (g.vec && inside) {
@@ -461,14 +501,28 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
       }
     }
   };
+  // Under TMA, a step the threads loaded into stage sb: both halves, the middle columns twice.
+  auto stash_halves = [&](T* sb) {
+#pragma unroll
+    for (int k = 0; k < NL; ++k) {
+      const int e = t + k * kSepThreads;
+      if (e < ROWS * W4) {
+        const int r = e / W4, c = 4 * (e - r * W4);
+        if (c < kSepCols / 2 + 2 * PX) store4(sb + r * BP + c, regs[k].v);
+        if (c >= kSepCols / 2) store4(sb + HALF + r * BP + c - kSepCols / 2, regs[k].v);
+      }
+    }
+  };
   // Step 2: thread t filters 8 columns of tile rows t % 8 (+ 8) along x into ring rows from
   // `slot` on.
-  auto x_pass = [&](int slot) {
+  // Under TMA the tile is the stage `tl`: runs 0 .. 15 of a row read its first half, 16 .. 31
+  // its second.
+  auto x_pass = [&](int slot, const T* tl) {
     if constexpr (RX > 0) {
 #pragma unroll
       for (int h = 0; h < ROWS / 8; ++h) {
         const int r = t % 8 + 8 * h, c0 = (t / 8) * 8;
-        const T* src = tile + r * TP + c0;
+        const T* src = TMA ? tl + (t / 128) * HALF + r * BP + (c0 % 128) : tl + r * TP + c0;
         T acc[8];
 #pragma unroll
         for (int q = 0; q < 8; ++q) acc[q] = T(0);
@@ -503,113 +557,231 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
   };
 
   if constexpr (RY > 0) {
-    // Work items (strip, chunk, item), strips fastest; a block marches down its chunk.
-    const i64 per_item = g.strips * g.chunks;
-    for (i64 w = blockIdx.x; w < g.work; w += gridDim.x) {
-      const i64 item = w / per_item, rest = w - item * per_item;
-      const i64 cy = rest / g.strips, bx = rest - cy * g.strips;
-      const i64 x0 = bx * kSepCols, y0 = cy * g.chunk, base = item * g.item_stride;
-      const i64 y_end = min(g.rows, y0 + g.chunk);
-      i64 y = y0 - PY;  // first row of the step in flight
-      load_step(base, y, x0);
-      int slot = 0;  // ring row of the step's first row
-      for (i64 st = 0; y < y_end + PY; ++st) {
-        __syncthreads();  // the previous step's reads of the tile and of this slot are done
-        stash_step(slot);
-        __syncthreads();
-        y += ROWS;
-        if (y < y_end + PY) load_step(base, y, x0);  // the next step's rows, in flight meanwhile
-        x_pass(slot);
-        if (st >= FILL) {
-          if constexpr (RX > 0) __syncthreads();
-          // Step 3: outputs yo + q read ring rows from the slot of step st - FILL on.
-          const i64 yo = y0 + (st - FILL) * ROWS;
-          int first = slot + ROWS - RS + (PY - RY);  // ring row of input row yo - RY
-          if (first < 0) first += RS;
-          T acc[ROWS];
+    // Step 3 of step st of a work item (strip x0, chunk rows y0 .. y_end - 1, item at `base`),
+    // whose rows went into the ring from `slot` on: the outputs of step st - FILL.
+    auto y_pass = [&](i64 st, int slot, i64 y0, i64 y_end, i64 base, i64 x0) {
+      // Step 3: outputs yo + q read ring rows from the slot of step st - FILL on.
+      const i64 yo = y0 + (st - FILL) * ROWS;
+      int first = slot + ROWS - RS + (PY - RY);  // ring row of input row yo - RY
+      if (first < 0) first += RS;
+      T acc[ROWS];
 #pragma unroll
-          for (int q = 0; q < ROWS; ++q) acc[q] = T(0);
-          // Rows first + i up to the ring's end, then from its start: one select per row, the
-          // row's offset an immediate.
-          const T* col = ring + first * RP + t;
-          const T* wrapped = col - RS * RP;
-          const int wrap = RS - first;
-          bool boxed = false;
-          if constexpr (BOX) {
-            // A box: running sums down the column over the step's outputs (restarted every
-            // step), as along x.
-            if (g.ybox) {
-              // The first window's rows in two runs, those before the wrap and those after (no
-              // select per row); the rows each slide adds and drops through pointers that step
-              // back by the ring's size once they pass its end.
-              const T c = T(g.yc);
-              const int lo = g.ylo, k = g.yk;
-              const int n1 = DOUBLED ? k : min(k, max(0, wrap - lo));
-              const T* a = col + lo * RP;
-              const T* b = wrapped + (lo + n1) * RP;
-              T sum = box_sum<T>(n1, [&](int i) { return a[i * RP]; });
-              if (!DOUBLED) sum += box_sum<T>(k - n1, [&](int i) { return b[i * RP]; });
-              acc[0] = c * sum;
-              const T* end = ring + RS * RP + t;
-              auto at = [&](int i) { return (DOUBLED || i < wrap ? col : wrapped) + i * RP; };
-              const T* in = at(lo + k);
-              const T* gone = at(lo);
+      for (int q = 0; q < ROWS; ++q) acc[q] = T(0);
+      // Rows first + i up to the ring's end, then from its start: one select per row, the
+      // row's offset an immediate.
+      const T* col = ring + first * RP + t;
+      const T* wrapped = col - RS * RP;
+      const int wrap = RS - first;
+      bool boxed = false;
+      if constexpr (BOX) {
+        // A box: running sums down the column over the step's outputs (restarted every
+        // step), as along x.
+        if (g.ybox) {
+          // The first window's rows in two runs, those before the wrap and those after (no
+          // select per row); the rows each slide adds and drops through pointers that step
+          // back by the ring's size once they pass its end.
+          const T c = T(g.yc);
+          const int lo = g.ylo, k = g.yk;
+          const int n1 = DOUBLED ? k : min(k, max(0, wrap - lo));
+          const T* a = col + lo * RP;
+          const T* b = wrapped + (lo + n1) * RP;
+          T sum = box_sum<T>(n1, [&](int i) { return a[i * RP]; });
+          if (!DOUBLED) sum += box_sum<T>(k - n1, [&](int i) { return b[i * RP]; });
+          acc[0] = c * sum;
+          const T* end = ring + RS * RP + t;
+          auto at = [&](int i) { return (DOUBLED || i < wrap ? col : wrapped) + i * RP; };
+          const T* in = at(lo + k);
+          const T* gone = at(lo);
 #pragma unroll
-              for (int q = 1; q < ROWS; ++q) {
-                sum = (sum + *in) - *gone;
-                acc[q] = c * sum;
-                in += RP;
-                gone += RP;
-                if (!DOUBLED && in >= end) in -= RS * RP;
-                if (!DOUBLED && gone >= end) gone -= RS * RP;
-              }
-              boxed = true;
-            }
+          for (int q = 1; q < ROWS; ++q) {
+            sum = (sum + *in) - *gone;
+            acc[q] = c * sum;
+            in += RP;
+            gone += RP;
+            if (!DOUBLED && in >= end) in -= RS * RP;
+            if (!DOUBLED && gone >= end) gone -= RS * RP;
           }
-          if (!boxed) {
-            // The wrap is W0 plus a multiple of ROWS (a step's first slot is a multiple of
-            // ROWS), so the rows in groups of ROWS from W0 on lie on one side of it together:
-            // one select per group, and every row of it an immediate offset from that base.
-            constexpr int W0 = (ROWS - (PY - RY) % ROWS) % ROWS;
-            constexpr int NGR = 1 + (ROWS + 2 * RY - W0 + ROWS - 1) / ROWS;
-            const T* gb[NGR];
+          boxed = true;
+        }
+      }
+      if (!boxed) {
+        // The wrap is W0 plus a multiple of ROWS (a step's first slot is a multiple of
+        // ROWS), so the rows in groups of ROWS from W0 on lie on one side of it together:
+        // one select per group, and every row of it an immediate offset from that base.
+        constexpr int W0 = (ROWS - (PY - RY) % ROWS) % ROWS;
+        constexpr int NGR = 1 + (ROWS + 2 * RY - W0 + ROWS - 1) / ROWS;
+        const T* gb[NGR];
 #pragma unroll
-            for (int k = 0; k < NGR; ++k)
-              gb[k] = DOUBLED || (k == 0 ? 0 : W0 + (k - 1) * ROWS) < wrap ? col : wrapped;
+        for (int k = 0; k < NGR; ++k)
+          gb[k] = DOUBLED || (k == 0 ? 0 : W0 + (k - 1) * ROWS) < wrap ? col : wrapped;
 #pragma unroll
-            for (int i = 0; i < ROWS + 2 * RY; ++i) {
-              const T v = gb[i < W0 ? 0 : (i - W0) / ROWS + 1][i * RP];
+        for (int i = 0; i < ROWS + 2 * RY; ++i) {
+          const T v = gb[i < W0 ? 0 : (i - W0) / ROWS + 1][i * RP];
 #pragma unroll
-              for (int q = 0; q < ROWS; ++q) {
-                const int j = i - q;
-                if (j >= 0 && j <= 2 * RY) acc[q] = fma(wy.w[j], v, acc[q]);
-              }
-            }
-          }
-          const i64 x = x0 + t;
-          if (x < g.nx) {
-            T* o = out + base + yo * g.row_stride + x;
-            const int n = int(min(i64(ROWS), y_end - yo));  // rows of this step in the chunk
-            if (add) {
-              // A term of a sum: the outputs so far, every load in flight before the first add
-              // (a load after each store would wait out DRAM's latency once per row).
-              T prev[ROWS];
-#pragma unroll
-              for (int q = 0; q < ROWS; ++q) prev[q] = q < n ? o[q * g.row_stride] : T(0);
-#pragma unroll
-              for (int q = 0; q < ROWS; ++q) acc[q] += prev[q];
-            }
-#pragma unroll
-            for (int q = 0; q < ROWS; ++q) {
-              if (q < n) *o = acc[q];
-              o += g.row_stride;
-            }
+          for (int q = 0; q < ROWS; ++q) {
+            const int j = i - q;
+            if (j >= 0 && j <= 2 * RY) acc[q] = fma(wy.w[j], v, acc[q]);
           }
         }
-        slot += ROWS;
-        if (slot == RS) slot = 0;
       }
-      __syncthreads();  // the next work item's stash overwrites the ring
+      const i64 x = x0 + t;
+      if (x < g.nx) {
+        T* o = out + base + yo * g.row_stride + x;
+        const int n = int(min(i64(ROWS), y_end - yo));  // rows of this step in the chunk
+        if (add) {
+          // A term of a sum: the outputs so far, every load in flight before the first add
+          // (a load after each store would wait out DRAM's latency once per row).
+          T prev[ROWS];
+#pragma unroll
+          for (int q = 0; q < ROWS; ++q) prev[q] = q < n ? o[q * g.row_stride] : T(0);
+#pragma unroll
+          for (int q = 0; q < ROWS; ++q) acc[q] += prev[q];
+        }
+#pragma unroll
+        for (int q = 0; q < ROWS; ++q) {
+          if (q < n) *o = acc[q];
+          o += g.row_stride;
+        }
+      }
+    };
+    // Work items (strip, chunk, item), strips fastest; a block marches down its chunk.
+    const i64 per_item = g.strips * g.chunks;
+    if constexpr (TMA) {
+      // The TMA feed: each step's tile is two copies of the tensor memory accelerator (one
+      // thread issuing them) into stage `use` of a ring of NST, NST - 1 steps ahead, their
+      // landing counted on the stage's mbarrier; the threads hold no loads in registers. The
+      // copies fill zeros beyond the array, which is all the zero-ghost modes need; otherwise:
+      //   - in a strip at an x face, each landed row's cells beyond the face are copied within
+      //     the stage from their source columns (the item's list `xfix`: cell, source; -1 for
+      //     cval), where every source lies in the tile (reflect, mirror, nearest and constant,
+      //     on rows long enough);
+      //   - the steps with rows beyond a y face, and every step of a strip whose x sources do
+      //     not all lie in the tile (wrap), are loaded by the threads through the modes' maps
+      //     when they come.
+      constexpr int HW = kSepCols / 2 + 2 * PX;  // columns of a half the x runs read
+      __shared__ int2 xfix[2 * HW];
+      __shared__ int nfix_s;
+      const bool zx = g.xmode == int(Boundary::constant) && g.cval == 0.0;
+      const bool zy = g.ymode == int(Boundary::constant) && g.cval == 0.0;
+      if (t == 0) {
+        for (int k = 0; k < NST; ++k) fast::mbarrier_init<1>(fast::shared_address(bar + k));
+        fast::mbarrier_init_fence();
+      }
+      __syncthreads();        // the barriers initialised before any thread waits on them
+      int use = 0;            // the stage of the next step
+      std::uint32_t par = 0;  // bit k: the parity of stage k's next phase
+      for (i64 w = blockIdx.x; w < g.work; w += gridDim.x) {
+        const i64 item = w / per_item, rest = w - item * per_item;
+        const i64 cy = rest / g.strips, bx = rest - cy * g.strips;
+        const i64 x0 = bx * kSepCols, y0 = cy * g.chunk, base = item * g.item_stride;
+        const i64 y_end = min(g.rows, y0 + g.chunk);
+        const i64 y_first = y0 - PY;
+        const int steps = int((y_end + PY - y_first + ROWS - 1) / ROWS);
+        // A strip at an x face: its cells beyond the face that outputs read (x in [-PX, 0) and
+        // [nx, nx + PX), in either half), listed once.
+        int nfix = 0;
+        bool threads_load = false;
+        if (!zx && (x0 - PX < 0 || x0 + kSepCols + PX > g.nx)) {
+          if (t == 0) nfix_s = 0;
+          __syncthreads();  // (also the previous item's reads of the list are done)
+          bool far = false;
+          for (int e = t; e < 2 * HW; e += kSepThreads) {
+            const int h = e / HW, c = e - h * HW;
+            const i64 x = x0 - PX + h * (kSepCols / 2) + c;
+            if ((x < 0 || x >= g.nx) && x < g.nx + PX) {
+              const i64 sx = sep_map(x, g.nx, g.xmode);
+              const i64 sa = sx - (x0 - PX), sh = sa - kSepCols / 2;
+              int src = -1;
+              if (sx >= 0 && sa >= 0 && sa < HW)
+                src = int(sa);
+              else if (sx >= 0 && sh >= 0 && sh < HW)
+                src = HALF + int(sh);
+              else if (sx >= 0)
+                far = true;
+              xfix[atomicAdd(&nfix_s, 1)] = make_int2(h * HALF + c, src);
+            }
+          }
+          threads_load = __syncthreads_or(far);
+          nfix = nfix_s;
+        }
+        auto copied = [&](int st) {
+          const i64 y = y_first + i64(st) * ROWS;
+          return !threads_load && (zy || (y >= 0 && y + ROWS <= g.rows));
+        };
+        auto issue = [&](int st, int k) {  // thread 0
+          const std::uint32_t b = fast::shared_address(bar + k);
+          fast::mbarrier_expect_bytes(b, std::uint32_t(2 * HALF * sizeof(float)));
+          const int yy = int(y_first + i64(st) * ROWS), xx = int(x0 - PX);
+          fast::copy_box(tile + k * 2 * HALF, &map, xx, yy, 0, int(item), b);
+          fast::copy_box(tile + k * 2 * HALF + HALF, &map, xx + kSepCols / 2, yy, 0, int(item), b);
+        };
+        if (t == 0)
+          for (int j = 0; j < NST - 1 && j < steps; ++j)
+            if (copied(j)) issue(j, (use + j) % NST);
+        int slot = 0;  // ring row of the step's first row
+        for (int st = 0; st < steps; ++st) {
+          T* sb = tile + use * 2 * HALF;
+          if (copied(st)) {
+            fast::mbarrier_wait(fast::shared_address(bar + use), (par >> use) & 1u);
+            par ^= 1u << use;
+            if (nfix > 0) {
+              // The cells beyond an x face from their sources in the same row.
+              for (int e = t; e < ROWS * nfix; e += kSepThreads) {
+                const int r = e / nfix;
+                const int2 f = xfix[e - r * nfix];
+                T* row = sb + r * BP;
+                row[f.x] = f.y < 0 ? cval : row[f.y];
+              }
+              fast::fence_proxy_async_shared();  // before a later copy into this stage
+            }
+          } else {
+            // Loaded and stored at once: registers held across the step's passes would cost
+            // the copied steps their registers (spills at radius 8).
+            load_step(base, y_first + i64(st) * ROWS, x0);
+            stash_halves(sb);
+            fast::fence_proxy_async_shared();
+          }
+          // The stage is complete, and the previous step's reads of the stage the next copy
+          // fills and of this step's ring rows are done.
+          __syncthreads();
+          if (t == 0 && st + NST - 1 < steps && copied(st + NST - 1))
+            issue(st + NST - 1, (use + NST - 1) % NST);
+          x_pass(slot, sb);
+          if (st >= FILL) {
+            __syncthreads();
+            y_pass(st, slot, y0, y_end, base, x0);
+          }
+          use = use + 1 == NST ? 0 : use + 1;
+          slot += ROWS;
+          if (slot == RS) slot = 0;
+        }
+        __syncthreads();  // the next work item's copies and x pass overwrite the stages and ring
+      }
+    } else {
+      for (i64 w = blockIdx.x; w < g.work; w += gridDim.x) {
+        const i64 item = w / per_item, rest = w - item * per_item;
+        const i64 cy = rest / g.strips, bx = rest - cy * g.strips;
+        const i64 x0 = bx * kSepCols, y0 = cy * g.chunk, base = item * g.item_stride;
+        const i64 y_end = min(g.rows, y0 + g.chunk);
+        i64 y = y0 - PY;  // first row of the step in flight
+        load_step(base, y, x0);
+        int slot = 0;  // ring row of the step's first row
+        for (i64 st = 0; y < y_end + PY; ++st) {
+          __syncthreads();  // the previous step's reads of the tile and of this slot are done
+          stash_step(slot);
+          __syncthreads();
+          y += ROWS;
+          if (y < y_end + PY) load_step(base, y, x0);  // the next step's rows, in flight meanwhile
+          x_pass(slot, tile);
+          if (st >= FILL) {
+            if constexpr (RX > 0) __syncthreads();
+            y_pass(st, slot, y0, y_end, base, x0);
+          }
+          slot += ROWS;
+          if (slot == RS) slot = 0;
+        }
+        __syncthreads();  // the next work item's stash overwrites the ring
+      }
     }
   } else {
     // A pass along x alone: steps of 8 rows of a strip, or 8 strips of a row.
@@ -635,7 +807,7 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
         step_at(i + gridDim.x, yn, xn);
         load_step(0, yn, xn);
       }
-      x_pass(0);
+      x_pass(0, tile);
       __syncthreads();
       if (add) {
         // A term of a sum: the step's outputs so far loaded first, as in the march above.
@@ -1935,17 +2107,22 @@ Taps<T, R> taps_of(const std::vector<double>& w) {
   return t;
 }
 
+// Whether a fused pass of radius r takes tiles by the tensor memory accelerator (float32, the
+// compiled range, a device with tensor maps, no tuning asking for the register prefetch).
+bool sep_tma_wanted(int r, const Problem& p) {
+  if (r < kSepTmaLow || r > kSepTmaTop ||
+      p.tuning().feed.value_or(FastFeed::tma) == FastFeed::prefetch)
+    return false;
+  try {
+    return fast::current_device_facts().tensor_maps();
+  } catch (const Error&) {  // no device (a plan described on a machine without one)
+    return false;
+  }
+}
+
 template <class T, int RX, int RY, bool BOX, bool ADD = false>
 void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win, const Problem& p,
                  cudaStream_t stream, int sms) {
-  const auto kernel = separable_kernel<T, RX, RY, BOX, ADD>;
-  Launch L;
-  L.block = {kSepThreads, 1, 1};
-  L.shared_bytes = sep_shared_bytes<T>(RX, RY, BOX);
-  // Persistent blocks, as many as fit the device at once, take the work items in turn.
-  L.grid = {unsigned(std::min<i64>(
-                s.g.work, fast::resident_blocks(kernel, kSepThreads, L.shared_bytes, sms))),
-            1, 1};
   // 16-byte loads where every row starts on a 16-byte boundary.
   const auto aligned = [](i64 n) { return n % (16 / i64(sizeof(T))) == 0; };
   s.g.vec = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && aligned(s.g.row_stride) &&
@@ -1957,8 +2134,29 @@ void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win,
   s.g.ylo += RY - win.radius[s.wy];
   s.g.xbox = s.g.xbox && RX > 0;
   s.g.ybox = s.g.ybox && RY > 0;
-  launch_kernel(kernel, L, stream, "separable_kernel", 2 * std::max(RX, RY) + 1, p, in, out, s.g,
-                tx, ty);
+  Launch L;
+  L.block = {kSepThreads, 1, 1};
+  // Persistent blocks, as many as fit the device at once, take the work items in turn.
+  const auto go = [&](auto kernel, std::size_t smem, const CUtensorMap& map) {
+    L.shared_bytes = smem;
+    L.grid = {unsigned(std::min<i64>(s.g.work,
+                                     fast::resident_blocks(kernel, kSepThreads, smem, sms))),
+              1, 1};
+    launch_kernel(kernel, L, stream, "separable_kernel", 2 * std::max(RX, RY) + 1, p, in, out,
+                  s.g, tx, ty, map);
+  };
+  CUtensorMap map{};
+  if constexpr (std::is_same_v<T, float> && RX == RY && RX >= kSepTmaLow && RX <= kSepTmaTop) {
+    // Rows packed (a 2-D array, or the planes of a volume), 16-byte aligned.
+    if (s.g.vec && s.g.row_stride == s.g.nx && s.g.item_stride == s.g.rows * s.g.nx &&
+        sep_tma_wanted(RX, p) &&
+        fast::make_row_map(&map, in, int(sizeof(float)), s.g.nx, s.g.rows, 1, s.g.items,
+                           tma_pitch(RX), step_rows(RY, BOX), 256)) {
+      go(separable_kernel<T, RX, RY, BOX, ADD, true>, sep_tma_shared_bytes(RX, BOX), map);
+      return;
+    }
+  }
+  go(separable_kernel<T, RX, RY, BOX, ADD>, sep_shared_bytes<T>(RX, RY, BOX), map);
 }
 
 // Calls f(integral_constant<R>) for the compiled radius r of dtype T (ROWS: of a pass along x
@@ -2247,7 +2445,12 @@ std::string describe_passes(const SepPlan& plan, const Problem& p) {
     else if (q.rx && q.ry)
       s += "x and y fused (compiled radius " + std::to_string(q.rx) +
            ", strips of 256 columns, " + "chunks of " + std::to_string(q.g.chunk) +
-           " rows, a ring of " + std::to_string(ring_rows(q.ry, box_kernel(q))) + " filtered rows)";
+           " rows, a ring of " + std::to_string(ring_rows(q.ry, box_kernel(q))) +
+           " filtered rows; " +
+           (q.rx == q.ry && p.dtype() == DType::f32 && sep_tma_wanted(q.rx, p)
+                ? "where the rows are 16-byte aligned, each step's tile copied by the tensor "
+                  "memory accelerator, the next in flight, else loaded through registers)"
+                : std::string("each step's tile loaded through registers, the next in flight)"));
     else if (box_rows(q))
       s += "x alone (segments of " + std::to_string(kBoxSeg) + " outputs of a row, each " +
            "thread's first window from sums of " + std::to_string(kBoxRun) +
