@@ -255,9 +255,17 @@ HWY_INLINE void BoxRunT(const T* HWY_RESTRICT src, int64_t n, int K, T c, T* HWY
       for (int64_t v = 0; j + N <= S; j += N, ++v) {
         if (v % every == 0) {
           auto a = hn::Zero(d), b = hn::Zero(d);
-          for (int m = 0; m < full; ++m) a = hn::Add(a, hn::LoadU(d, W + j + int64_t(m) * N));
-          for (int t = 0; t < rest; ++t) b = hn::Add(b, hn::LoadU(d, in + j + full * N + t));
-          s = hn::Add(a, b);
+          if (2 * rest > N && j + (full + 2) * N <= L + 1) {
+            // Fewer loads: one more sum of N, less the N - rest inputs past the window (they
+            // and that sum lie within the block's inputs here).
+            for (int m = 0; m <= full; ++m) a = hn::Add(a, hn::LoadU(d, W + j + int64_t(m) * N));
+            for (int t = rest; t < N; ++t) b = hn::Add(b, hn::LoadU(d, in + j + full * N + t));
+            s = hn::Sub(a, b);
+          } else {
+            for (int m = 0; m < full; ++m) a = hn::Add(a, hn::LoadU(d, W + j + int64_t(m) * N));
+            for (int t = 0; t < rest; ++t) b = hn::Add(b, hn::LoadU(d, in + j + full * N + t));
+            s = hn::Add(a, b);
+          }
         } else {
           s = hn::Sub(hn::Add(s, hn::LoadU(d, W + j - N + K)), hn::LoadU(d, W + j - N));
         }
