@@ -1142,18 +1142,22 @@ std::size_t vol_tma_shared_bytes(int r) {
          kVtStages * sizeof(std::uint64_t);
 }
 
-// Whether a volume of radius r takes vol_tma_kernel where its rows are 16-byte aligned: the
-// compiled radius, a device with tensor maps, and no tuning asking for the register prefetch
-// (FastTuning::feed = prefetch keeps vol_kernel, for comparisons and its tests).
-bool vol_tma_wanted(int r, const Problem& p) {
-  if ((r != kVolTop && r != kVolTmaTop) ||
-      p.tuning().feed.value_or(FastFeed::tma) == FastFeed::prefetch)
-    return false;
+// Whether tiles may come by the tensor memory accelerator: a device with tensor maps, and no
+// tuning asking for the register prefetch (FastTuning::feed = prefetch keeps the register-fed
+// kernels, for comparisons and their tests).
+bool tma_tiles_wanted(const Problem& p) {
+  if (p.tuning().feed.value_or(FastFeed::tma) == FastFeed::prefetch) return false;
   try {
     return fast::current_device_facts().tensor_maps();
   } catch (const Error&) {  // no device (a plan described on a machine without one)
     return false;
   }
+}
+
+// Whether a volume of radius r takes vol_tma_kernel where its rows are 16-byte aligned (else
+// vol_kernel).
+bool vol_tma_wanted(int r, const Problem& p) {
+  return (r == kVolTop || r == kVolTmaTop) && tma_tiles_wanted(p);
 }
 
 // x_run8 on a row read through a map of its columns (`map`: the run's 8 + 2 PAD source columns,
@@ -2107,17 +2111,10 @@ Taps<T, R> taps_of(const std::vector<double>& w) {
   return t;
 }
 
-// Whether a fused pass of radius r takes tiles by the tensor memory accelerator (float32, the
-// compiled range, a device with tensor maps, no tuning asking for the register prefetch).
+// Whether a fused pass of radius r (float32) takes tiles by the tensor memory accelerator where
+// its rows are 16-byte aligned.
 bool sep_tma_wanted(int r, const Problem& p) {
-  if (r < kSepTmaLow || r > kSepTmaTop ||
-      p.tuning().feed.value_or(FastFeed::tma) == FastFeed::prefetch)
-    return false;
-  try {
-    return fast::current_device_facts().tensor_maps();
-  } catch (const Error&) {  // no device (a plan described on a machine without one)
-    return false;
-  }
+  return r >= kSepTmaLow && r <= kSepTmaTop && tma_tiles_wanted(p);
 }
 
 template <class T, int RX, int RY, bool BOX, bool ADD = false>
