@@ -142,20 +142,21 @@ std::size_t sep_shared_bytes(int rx, int ry, bool box) {
 // Tiles by the tensor memory accelerator (float32, radii kSepTmaLow..kSepTmaTop with a y pass):
 // a step's tile is two copies of ROWS rows, each the inputs of half the strip's 256 outputs
 // (128 + 2 PX columns, and 4 more so that the row pitch, the copy's width, is an odd multiple of
-// 16 bytes: the x runs' reads stay free of bank conflicts), into a ring of sep_tma_stages(r)
+// 16 bytes: the x runs' reads stay free of bank conflicts), into a ring of kSepTmaStages
 // stages; see separable_kernel's TMA feed.
 constexpr int kSepTmaLow = 8, kSepTmaTop = 16;
-// Two stages: one copy in flight while a step is filtered (three measured the same at radius 16).
-HALO_HOST_DEVICE constexpr int sep_tma_stages(int) { return 2; }
+// Two stages: one copy in flight while a step is filtered (three measured the same at radii 8
+// and 16).
+constexpr int kSepTmaStages = 2;
 HALO_HOST_DEVICE constexpr int tma_pitch(int rx) { return kSepCols / 2 + 2 * pad4(rx) + 4; }
 HALO_HOST_DEVICE constexpr int tma_half(int rx, bool box) {
   return step_rows(rx, box) * tma_pitch(rx);
 }
 std::size_t sep_tma_shared_bytes(int r, bool box) {
-  return sizeof(float) * (std::size_t(sep_tma_stages(r)) * 2 * tma_half(r, box) +
+  return sizeof(float) * (std::size_t(kSepTmaStages) * 2 * tma_half(r, box) +
                           std::size_t(ring_rows(r, box) * (ring_doubled(r, box) ? 2 : 1)) *
                               ring_pitch<float>()) +
-         sep_tma_stages(r) * sizeof(std::uint64_t);
+         kSepTmaStages * sizeof(std::uint64_t);
 }
 
 template <class T, int R>
@@ -357,7 +358,7 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
   constexpr int TP = tile_pitch<T>(RX), RP = ring_pitch<T>(), RS = ring_rows(RY, BOX);
   constexpr bool DOUBLED = ring_doubled(RY, BOX);
   // Under TMA: stages of two halves of [ROWS][BP] (HALF elements each) in place of the tile.
-  constexpr int BP = tma_pitch(RX), HALF = tma_half(RX, BOX), NST = sep_tma_stages(RX);
+  constexpr int BP = tma_pitch(RX), HALF = tma_half(RX, BOX), NST = kSepTmaStages;
   static_assert(!TMA || (std::is_same_v<T, float> && RX == RY && RX >= kSepTmaLow &&
                          RX <= kSepTmaTop),
                 "TMA tiles: float32, RX = RY in the compiled range");
