@@ -47,7 +47,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -181,7 +180,6 @@ struct SepGeom {
   int xbox, xlo, xk, ybox, ylo, yk;
   double xc, yc;
   int add;  // add the pass's sums to the output (a term of a sum: `lowrank`) instead of storing
-  int xmma;  // the x pass on the tensor cores (x_mma), where the kernel compiles it
 };
 
 // Index i of an axis of n through `mode`, where i lies outside [0, n) by at most n - 1 and
@@ -298,123 +296,6 @@ __device__ __forceinline__ void x_run8(const T* src, const Taps<T, R>& w, T (&ac
   }
 }
 
-// The x pass on the tensor cores (float32, compiled radius kSepMmaLow and up): a warp's 16 rows
-// by 32 columns of outputs are 4 products of a 16 x 8S matrix of inputs (rows of the tile) by an
-// 8S x 8 Toeplitz matrix of the taps, B[k][n] = w[k - n], one m16n8k8 TF32 product per k-step
-// of 8 inputs (S = RX / 4 + 1 steps). The 8 outputs that follow read the same inputs one k-step
-// on, so each 16 x 8 block of inputs is loaded once and feeds every group of outputs it reaches.
-// Each float32 a is split into hi = tf32(a) and lo = tf32(a - hi) (weights likewise), and
-// a w = hi hi + (hi lo + lo hi) to about 3 2^-22 |a w| (docs/ACCURACY.md): each step's hi hi
-// product is taken alone and added to the output's sum by an FADD, the small terms accumulate in
-// the tensor cores. Non-finite inputs (or an input whose split overflows) give a non-finite sum,
-// and that warp's outputs are then recomputed by the FFMAs, as the direct sum gives them.
-constexpr int kSepMmaLow = 8;
-HALO_HOST_DEVICE constexpr int mma_steps(int rx) { return rx / 4 + 1; }
-
-__device__ __forceinline__ std::uint32_t tf32_rna(float a) {
-  std::uint32_t r;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(a));
-#else
-  r = __float_as_uint(a);
-#endif
-  return r;
-}
-// d = a b + c, one m16n8k8 product in TF32 with float32 sums (sm_80 and later).
-__device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4],
-                                         std::uint32_t b0, std::uint32_t b1, const float (&c)[4]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%10,%11,%12,%13};"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c[0]), "f"(c[1]),
-        "f"(c[2]), "f"(c[3]));
-#else
-  __trap();
-#endif
-}
-
-// The Toeplitz matrices of the x taps, split into hi and lo, as the lanes hold them: entry
-// 32 s + lane is lane (g, t)'s (g = lane / 4, t = lane % 4) share of step s, B[k][g] for the
-// k-slots t and t + 4 as {hi, hi, lo, lo}. The slots stand for the inputs 2t and 2t + 1 of the
-// step: the inputs' order within a step is free (the same order in A and B), and this one lets a
-// lane read its two inputs of a row in one 8-byte access. Kept in shared memory (one 16-byte
-// read per step), not in registers, which the kernels' other passes need.
-template <int RX>
-__device__ __forceinline__ void mma_taps(const Taps<float, RX>& w, uint4* tab) {
-  for (int e = threadIdx.x; e < 32 * mma_steps(RX); e += blockDim.x) {
-    const int s = e / 32, lane = e % 32, g = lane / 4, t = lane % 4;
-    std::uint32_t hi[2], lo[2];
-    for (int k = 0; k < 2; ++k) {
-      const int j = 8 * s + 2 * t + k - g;  // the tap that input 8s + 2t + k gives output g
-      const float v = j >= 0 && j <= 2 * RX ? w.w[j] : 0.f;
-      hi[k] = tf32_rna(v);
-      lo[k] = tf32_rna(v - __uint_as_float(hi[k]));
-    }
-    tab[e] = make_uint4(hi[0], hi[1], lo[0], lo[1]);
-  }
-}
-
-// Outputs of rows 0 .. 15 and columns 0 .. 8 G - 1 of a warp's block, out[(row) * op + column],
-// from tile rows src[(row) * ip + column + j] over taps j = 0 .. 2 RX (tab: mma_taps). Returns
-// false where a sum is not finite (nothing stored then).
-template <int RX, int G>
-__device__ __forceinline__ bool x_mma(const float* src, int ip, const uint4* tab, float* out,
-                                      int op) {
-  constexpr int S = mma_steps(RX);
-  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  // Lane rows 2g (g < 4) and 2g - 7 (g >= 4), and 8 below: the 16 lanes of each half of the
-  // warp then read 4 rows 2 pitches apart, which an odd multiple of 16 bytes puts in 4 different
-  // quarters of the banks.
-  const int r = (g & 3) * 2 + (g >> 2);
-  const float* a = src + r * ip + 2 * t;
-  float hs[G][4], ls[G][4];
-#pragma unroll
-  for (int i = 0; i < G; ++i)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) hs[i][e] = ls[i][e] = 0.f;
-  const float zero[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-  for (int q = 0; q < G + S - 1; ++q) {
-    const float2 u = *reinterpret_cast<const float2*>(a + 8 * q);
-    const float2 v = *reinterpret_cast<const float2*>(a + 8 * ip + 8 * q);
-    const float x[4] = {u.x, v.x, u.y, v.y};
-    std::uint32_t ah[4], al[4];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      ah[e] = tf32_rna(x[e]);
-      al[e] = tf32_rna(x[e] - __uint_as_float(ah[e]));
-    }
-#pragma unroll
-    for (int i = 0; i < G; ++i) {
-      const int s = q - i;  // the k-step at which block q meets group i
-      if (s < 0 || s >= S) continue;
-      const uint4 b = tab[32 * s + lane];
-      float d[4];
-      mma_tf32(d, ah, b.x, b.y, zero);
-#pragma unroll
-      for (int e = 0; e < 4; ++e) hs[i][e] += d[e];
-      mma_tf32(ls[i], al, b.x, b.y, ls[i]);
-      mma_tf32(ls[i], ah, b.z, b.w, ls[i]);
-    }
-  }
-  float o[G][4], check = 0.f;
-#pragma unroll
-  for (int i = 0; i < G; ++i)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      o[i][e] = hs[i][e] + ls[i][e];
-      check += o[i][e] * 0.f;  // NaN for an infinite or NaN sum, else 0
-    }
-  if (__any_sync(0xffffffffu, check != 0.f)) return false;
-#pragma unroll
-  for (int i = 0; i < G; ++i) {
-    *reinterpret_cast<float2*>(out + r * op + 8 * i + 2 * t) = make_float2(o[i][0], o[i][1]);
-    *reinterpret_cast<float2*>(out + (r + 8) * op + 8 * i + 2 * t) = make_float2(o[i][2], o[i][3]);
-  }
-  return true;
-}
-
 // The sum of v(0) .. v(k - 1) in four interleaved partial sums, added pairwise at the end: four
 // independent chains of loads and adds instead of one (a box's first window, k up to 257).
 template <class T, class V>
@@ -487,15 +368,6 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
   std::uint64_t* bar = reinterpret_cast<std::uint64_t*>(ring + RS * (DOUBLED ? 2 : 1) * RP);
   const int t = threadIdx.x;
   const T cval = T(g.cval);
-  // The x pass on the tensor cores where the host asks for it (SepGeom::xmma): float32, from
-  // radius kSepMmaLow, kernels with a y pass and steps of 16 rows, not adding into the output.
-  constexpr bool MMA = std::is_same_v<T, float> && RX >= kSepMmaLow && RY > 0 && !ADD &&
-                       ROWS == 16;
-  __shared__ uint4 mtab[MMA ? 32 * mma_steps(RX) : 1];
-  if constexpr (MMA) {
-    mma_taps<RX>(wx, mtab);
-    __syncthreads();
-  }
   // Whether the sums are added into the output (SepGeom::add): compiled in for the kernels
   // with a y pass, whose schedule a check at run time disturbed (a rank-1 Gaussian of sigma 8
   // ran 7% slower in 2-D, of sigma 2 3% in 3-D), a parameter for passes along x alone.
@@ -647,33 +519,6 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
   // Under TMA the tile is the stage `tl`: runs 0 .. 15 of a row read its first half, 16 .. 31
   // its second.
   auto x_pass = [&](int slot, const T* tl) {
-    if constexpr (MMA) {
-      // On the tensor cores (SepGeom::xmma): warp wp the block of 16 rows by 32 columns that
-      // its FFMA runs below would take, from the FFMAs where a sum is not finite.
-      if (g.xmma) {
-        const int wp = t / 32, lane = t % 32;
-        const T* src = TMA ? tl + (wp / 4) * HALF + (32 * wp) % 128 : tl + 32 * wp;
-        // Two halves of 16 columns: 16 sums a thread in flight, not 32.
-        bool done = true;
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-          done &= x_mma<RX, 2>(src + (PX - RX) + 16 * h, TMA ? BP : TP, mtab,
-                               ring + slot * RP + 32 * wp + 16 * h, RP);
-        if (done) return;
-#pragma unroll 1
-        for (int h = 0; h < 2; ++h) {
-          const int r = lane % 16, c0 = 32 * wp + 8 * (lane / 16 + 2 * h);
-          T acc[8];
-#pragma unroll
-          for (int q = 0; q < 8; ++q) acc[q] = T(0);
-          x_run8<T, RX, PX>(TMA ? tl + (wp / 4) * HALF + r * BP + c0 % 128 : tl + r * TP + c0,
-                            wx, acc);
-          store4(ring + (slot + r) * RP + c0, acc);
-          store4(ring + (slot + r) * RP + c0 + 4, acc + 4);
-        }
-        return;
-      }
-    }
     if constexpr (RX > 0) {
 #pragma unroll
       for (int h = 0; h < ROWS / 8; ++h) {
@@ -2045,26 +1890,6 @@ int box_fields(const std::vector<double>& w, int& lo, int& k, double& c) {
 // Whether a pass of the fused kernels runs its box instantiation (running sums; float32 only,
 // where box factors are found).
 bool box_kernel(const SepPass& s) { return s.g.xbox || s.g.ybox; }
-// Whether a fused pass of compiled radius r (float32) takes its x pass on the tensor cores: from
-// radius kSepMmaLow, on a device with them (sm_80 and later), unless the tuning turns it off,
-// and with weights whose TF32 split cannot overflow.
-bool sep_mma_wanted(int r, const std::vector<double>& wx, const Problem& p) {
-  if (r < kSepMmaLow || !p.tuning().tensor_x.value_or(true)) return false;
-  for (double w : wx)
-    if (!(std::fabs(w) < 0x1p127)) return false;
-  try {
-    return fast::current_device_facts().compute_major >= 8;
-  } catch (const Error&) {  // no device (a plan described on a machine without one)
-    return false;
-  }
-}
-
-// Whether fused pass q (x and y, float32, not adding into the output, steps of 16 rows, no box
-// along x) takes its x pass on the tensor cores.
-bool sep_pass_mma(const SepPass& q, const detail::AxisWindows& win, const Problem& p) {
-  return p.dtype() == DType::f32 && q.rx > 0 && q.ry > 0 && !q.vol && !q.g.add && !q.g.xbox &&
-         step_rows(q.ry, box_kernel(q)) == 16 && sep_mma_wanted(q.rx, win.w[2], p);
-}
 
 // Empty where every pass's kernel fits the current device's shared memory per block, else why.
 std::string shared_memory_why_not(const SepPlan& plan, DType t) {
@@ -2307,8 +2132,6 @@ void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win,
   s.g.ylo += RY - win.radius[s.wy];
   s.g.xbox = s.g.xbox && RX > 0;
   s.g.ybox = s.g.ybox && RY > 0;
-  if constexpr (std::is_same_v<T, float> && RY > 0 && !ADD)
-    s.g.xmma = sep_pass_mma(s, win, p);
   Launch L;
   L.block = {kSepThreads, 1, 1};
   // Persistent blocks, as many as fit the device at once, take the work items in turn.
@@ -2624,11 +2447,8 @@ std::string describe_passes(const SepPlan& plan, const Problem& p) {
            " filtered rows; " +
            (q.rx == q.ry && p.dtype() == DType::f32 && sep_tma_wanted(q.rx, p)
                 ? "where the rows are 16-byte aligned, each step's tile copied by the tensor "
-                  "memory accelerator, the next in flight, else loaded through registers"
-                : std::string("each step's tile loaded through registers, the next in flight")) +
-           (sep_pass_mma(q, plan.win, p) ? "; the x pass on the tensor cores in three-term "
-                                           "TF32 products)"
-                                         : ")");
+                  "memory accelerator, the next in flight, else loaded through registers)"
+                : std::string("each step's tile loaded through registers, the next in flight)"));
     else if (box_rows(q))
       s += "x alone (segments of " + std::to_string(kBoxSeg) + " outputs of a row, each " +
            "thread's first window from sums of " + std::to_string(kBoxRun) +
