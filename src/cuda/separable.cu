@@ -52,6 +52,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "core/boundary.hpp"
 #include "core/detail.hpp"
@@ -148,6 +149,9 @@ constexpr int kSepTmaLow = 8, kSepTmaTop = 16;
 // Two stages: one copy in flight while a step is filtered (three measured the same at radii 8
 // and 16).
 constexpr int kSepTmaStages = 2;
+// Blocks per SM of the TMA-fed kernels: two measured 12% faster than three at radius 8 (a
+// 16384^2 Gaussian of sigma 2, one chunk a block in both; docs/TUNING.md).
+constexpr int kSepTmaBlocks = 2;
 HALO_HOST_DEVICE constexpr int tma_pitch(int rx) { return kSepCols / 2 + 2 * pad4(rx) + 4; }
 HALO_HOST_DEVICE constexpr int tma_half(int rx, bool box) {
   return step_rows(rx, box) * tma_pitch(rx);
@@ -1155,6 +1159,12 @@ bool tma_tiles_wanted(const Problem& p) {
   }
 }
 
+// Whether a fused pass of radius r (float32) takes tiles by the tensor memory accelerator where
+// its rows are 16-byte aligned.
+bool sep_tma_wanted(int r, const Problem& p) {
+  return r >= kSepTmaLow && r <= kSepTmaTop && tma_tiles_wanted(p);
+}
+
 // Whether a volume of radius r takes vol_tma_kernel where its rows are 16-byte aligned (else
 // vol_kernel).
 bool vol_tma_wanted(int r, const Problem& p) {
@@ -1836,6 +1846,7 @@ struct SepPass {
   double colc = 0;
   bool lng = false;   // long columns (long_col_kernel; rx = ry = 0) of window wy
   bool lrow = false;  // long rows (long_row_kernel; rx = ry = 0) of the x window
+  i64 tma_chunk = 0;  // fused x-y passes: rows per chunk where the tiles come by tensor maps
   bool vol = false;   // x, y and z in one pass (vol_kernel; rx = ry = its radius), shape in vg
   VolGeom vg{};
 };
@@ -1861,6 +1872,55 @@ void size_march(SepGeom& g, int ry, bool box = false) {
   g.chunk = chunk;
   g.chunks = ceil_div64(g.rows, chunk);
   g.work = g.strips * g.chunks * g.items;
+}
+
+// Chunks of `chunk` rows (rounded up to whole steps of `rows`, at most the pass's rows).
+void set_chunk(SepGeom& g, i64 rows, i64 chunk) {
+  g.chunk = std::min(ceil_div64(chunk, rows), ceil_div64(g.rows, rows)) * rows;
+  g.chunks = ceil_div64(g.rows, g.chunk);
+  g.work = g.strips * g.chunks * g.items;
+}
+
+// The chunks of a fused pass fed by tensor maps (SepPass::tma_chunk), balanced over its `blocks`
+// blocks, which take the work items in turn: of the chunk counts up to 16 waves of items, the
+// one whose busiest block has the least to march. An item costs its rows plus half its 2 PY
+// halo rows (loaded and filtered along x, but no outputs) plus a step (its first copy's latency,
+// measured as about that: one chunk of 4096 rows a block ran a 16384^2 Gaussian of sigma 2 4%
+// faster than ten of 400, which the rows alone rate equal), and a tenth more in the strips at an
+// x face under other modes than zero ghosts (their face cells copied within each step's stage:
+// about 10% on a 16384^2 Gaussian of sigma 4 under reflect with one item a block). With chunks
+// of 16 PY rows, the last wave of items left blocks idle (sigma 4: 4096 chunks of 256 rows on
+// 264 blocks, 15.5 waves run as 16) and every 256 rows re-read 32 rows of halo. The
+// register-fed kernels keep chunks of 16 PY rows (longer chunks measured slower there:
+// docs/TUNING.md).
+void balance_march(SepGeom& g, int ry, bool box, i64 blocks) {
+  const i64 rows = step_rows(ry, box), halo = pad_y(ry, box);
+  const i64 steps = ceil_div64(g.rows, rows);
+  const bool faces = !(g.xmode == int(Boundary::constant) && g.cval == 0.0);
+  std::vector<int> face_items;  // per block, the items at an x face it takes
+  double best = -1;
+  i64 best_chunk = g.chunk;
+  for (i64 c = 1; c <= steps; ++c) {
+    const i64 chunk = ceil_div64(ceil_div64(g.rows, c), rows) * rows;
+    const i64 chunks = ceil_div64(g.rows, chunk);
+    const i64 work = g.strips * chunks * g.items, waves = ceil_div64(work, blocks);
+    if (c > 1 && waves > 16) break;
+    i64 most = 0;  // face items on the busiest block
+    if (faces) {
+      face_items.assign(std::size_t(std::min(blocks, work)), 0);
+      for (i64 i = 0; i < chunks * g.items; ++i)
+        for (i64 bx : {i64(0), g.strips - 1}) {
+          most = std::max<i64>(most, ++face_items[std::size_t((i * g.strips + bx) % blocks)]);
+          if (g.strips == 1) break;
+        }
+    }
+    const double cost = double(chunk + halo + rows) * (double(waves) + 0.1 * double(most));
+    if (best < 0 || cost < best) {
+      best = cost;
+      best_chunk = chunk;
+    }
+  }
+  set_chunk(g, rows, best_chunk);
 }
 
 SepGeom plain_geom(i64 nx, i64 rows, i64 row_stride, i64 items, i64 item_stride) {
@@ -2089,6 +2149,14 @@ SepPlan make_plan(const Problem& p, const detail::AxisWindows& win_in, bool term
       }
     }
   }
+  // Where the fused passes take tiles by tensor maps: chunks balanced over their blocks.
+  for (SepPass& s : plan.passes)
+    if (p.dtype() == DType::f32 && s.rx > 0 && s.rx == s.ry && !s.vol && sep_tma_wanted(s.rx, p)) {
+      SepGeom g = s.g;
+      balance_march(g, s.ry, box_kernel(s),
+                    i64(kSepTmaBlocks) * fast::current_device_facts().multiprocessors);
+      s.tma_chunk = g.chunk;
+    }
   plan.why_not = shared_memory_why_not(plan, p.dtype());
   return plan;
 }
@@ -2112,11 +2180,6 @@ Taps<T, R> taps_of(const std::vector<double>& w) {
   return t;
 }
 
-// Whether a fused pass of radius r (float32) takes tiles by the tensor memory accelerator where
-// its rows are 16-byte aligned.
-bool sep_tma_wanted(int r, const Problem& p) {
-  return r >= kSepTmaLow && r <= kSepTmaTop && tma_tiles_wanted(p);
-}
 
 template <class T, int RX, int RY, bool BOX, bool ADD = false>
 void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win, const Problem& p,
@@ -2135,11 +2198,17 @@ void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win,
   Launch L;
   L.block = {kSepThreads, 1, 1};
   // Persistent blocks, as many as fit the device at once, take the work items in turn.
-  const auto go = [&](auto kernel, std::size_t smem, const CUtensorMap& map) {
+  // TMA: at most kSepTmaBlocks blocks per SM, over which the chunks are balanced.
+  const auto go = [&](auto kernel, std::size_t smem, const CUtensorMap& map, bool tma) {
     L.shared_bytes = smem;
-    L.grid = {unsigned(std::min<i64>(s.g.work,
-                                     fast::resident_blocks(kernel, kSepThreads, smem, sms))),
-              1, 1};
+    i64 blocks = fast::resident_blocks(kernel, kSepThreads, smem, sms);
+    if (tma) blocks = std::min<i64>(blocks, i64(kSepTmaBlocks) * sms);
+    // A chunk length asked for (FastTuning::chunk, rows) is taken as is.
+    if (const auto c = p.tuning().chunk; RY > 0 && c)
+      set_chunk(s.g, step_rows(RY, BOX), *c);
+    else if (tma && s.tma_chunk > 0)
+      set_chunk(s.g, step_rows(RY, BOX), s.tma_chunk);
+    L.grid = {unsigned(std::min<i64>(s.g.work, blocks)), 1, 1};
     launch_kernel(kernel, L, stream, "separable_kernel", 2 * std::max(RX, RY) + 1, p, in, out,
                   s.g, tx, ty, map);
   };
@@ -2150,11 +2219,11 @@ void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win,
         sep_tma_wanted(RX, p) &&
         fast::make_row_map(&map, in, int(sizeof(float)), s.g.nx, s.g.rows, 1, s.g.items,
                            tma_pitch(RX), step_rows(RY, BOX), 256)) {
-      go(separable_kernel<T, RX, RY, BOX, ADD, true>, sep_tma_shared_bytes(RX, BOX), map);
+      go(separable_kernel<T, RX, RY, BOX, ADD, true>, sep_tma_shared_bytes(RX, BOX), map, true);
       return;
     }
   }
-  go(separable_kernel<T, RX, RY, BOX, ADD>, sep_shared_bytes<T>(RX, RY, BOX), map);
+  go(separable_kernel<T, RX, RY, BOX, ADD>, sep_shared_bytes<T>(RX, RY, BOX), map, false);
 }
 
 // Calls f(integral_constant<R>) for the compiled radius r of dtype T (ROWS: of a pass along x
@@ -2406,6 +2475,15 @@ double pass_taps(const SepPass& s, const detail::AxisWindows& win) {
 }
 
 // What a plan runs, in words (`halo apply -v`, `halo bench --explain`).
+// How a fused pass cuts its rows into chunks (balance_march).
+std::string march_text(const SepPass& q, const Problem& p) {
+  if (const auto c = p.tuning().chunk) return "chunks of " + std::to_string(*c) + " rows";
+  const std::string fixed = "chunks of " + std::to_string(q.g.chunk) + " rows";
+  if (q.tma_chunk == 0) return fixed;
+  return "chunks of " + std::to_string(q.tma_chunk) + " rows where the tiles come by tensor " +
+         "maps (balanced over " + std::to_string(kSepTmaBlocks) + " blocks per SM), else " + fixed;
+}
+
 std::string describe_factors(const Problem& p, const detail::AxisWindows& win) {
   std::string s = "factors of radius " + std::to_string(win.radius[2]);
   if (p.rank() >= 2) s += " (x), " + std::to_string(win.radius[1]) + " (y)";
@@ -2442,8 +2520,10 @@ std::string describe_passes(const SepPlan& plan, const Problem& p) {
     }
     else if (q.rx && q.ry)
       s += "x and y fused (compiled radius " + std::to_string(q.rx) +
-           ", strips of 256 columns, " + "chunks of " + std::to_string(q.g.chunk) +
-           " rows, a ring of " + std::to_string(ring_rows(q.ry, box_kernel(q))) +
+           ", strips of 256 columns, " +
+           march_text(q, p) +
+           ", a ring of " +
+           std::to_string(ring_rows(q.ry, box_kernel(q))) +
            " filtered rows; " +
            (q.rx == q.ry && p.dtype() == DType::f32 && sep_tma_wanted(q.rx, p)
                 ? "where the rows are 16-byte aligned, each step's tile copied by the tensor "
@@ -2472,7 +2552,7 @@ std::string describe_passes(const SepPlan& plan, const Problem& p) {
            " rows of strips of 32 columns)";
     else
       s += std::string(q.wy == 0 ? "z" : "y") + " alone (compiled radius " +
-           std::to_string(q.ry) + ", chunks of " + std::to_string(q.g.chunk) + " rows)";
+           std::to_string(q.ry) + ", " + march_text(q, p) + ")";
   }
   if (plan.passes.size() > 1) s += "; two passes over DRAM through a scratch array";
   return s;
