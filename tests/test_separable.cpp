@@ -590,6 +590,47 @@ TEST(SeparableCuda, FusedTilesByTensorMapsMatchTheReference) {
   EXPECT_EQ(i, int(cases.size() * edge_sets().size()) * 2);
 }
 
+// Chunks of the fused kernel: where the tiles come by tensor maps, balanced over the blocks (the
+// plan says how many rows, whole steps of 16); the length asked for (FastTuning::chunk, rounded
+// up to whole steps) on either feed. Every chunk length matches the reference, at chunk ends
+// and at the array's faces (wrap: the strips' steps loaded by the threads).
+TEST(SeparableCuda, ChunksBalancedOrAskedForMatchTheReference) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  const std::vector<DeviceInfo> devices = cuda_devices();
+  const bool tma = !devices.empty() && devices[0].sm_major >= 9;
+  const Extents ext{1300, 700, 1};
+  for (const Edges& e : {Edges{}, Edges::all(Boundary::reflect), Edges::all(Boundary::wrap)})
+    for (const char* tune : {"", "chunk=16", "chunk=100", "chunk=5000", "feed=prefetch"})
+      for (const std::int64_t k : {17, 33}) {
+        if (k == 33 && *tune) continue;
+        const Filter f = random_outer_product({k, k});
+        Problem p(2, ext, 1, f, DType::f32, Op::correlate, e);
+        const FastTuning tuning = *tune ? detail::parse_fast_tuning(tune, "t") : FastTuning{};
+        p.set_tuning(tuning);
+        const std::string plan = find_strategy("separable")->plan(p);
+        const std::string asked = std::string(tune).rfind("chunk=", 0) == 0 ? tune + 6 : "";
+        if (!asked.empty()) {
+          EXPECT_NE(plan.find("chunks of " + asked + " rows"), std::string::npos) << plan;
+        } else if (tma && !*tune) {
+          const std::string key = "rows where the tiles come by tensor maps (balanced";
+          const std::size_t at = plan.find(key);
+          ASSERT_NE(at, std::string::npos) << plan;
+          const std::size_t from = plan.rfind("chunks of ", at) + 10;
+          const int rows = std::stoi(plan.substr(from, at - from));
+          EXPECT_EQ(rows % 16, 0) << plan;
+          EXPECT_GE(rows, 16) << plan;
+          EXPECT_LE(rows, 1312) << plan;
+        } else {
+          EXPECT_EQ(plan.find("balanced"), std::string::npos) << plan;
+        }
+        EXPECT_EQ(check_strategy<float>("separable", 2, ext, 1, f, Op::correlate, false, e,
+                                        tuning),
+                  "")
+            << tune << "; " << plan;
+      }
+}
+
 // Small cases for compute-sanitizer (memcheck's filter CudaSanitizer.*) under reflect and one
 // more edge set: each runs the pass whose plan names `what(case)`, against the reference.
 template <class Make, class What>

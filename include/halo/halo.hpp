@@ -221,7 +221,8 @@ struct FastTuning {
   std::optional<int> rows_3d;      // 1, 2 or 4: 3-D output rows per warp (4: block ring, r <= 2)
   std::optional<int> hints;        // 0..3: block rings' cache hints, bit 0 reads, bit 1 stores
   std::optional<bool> runs;        // 3-D block ring: equal runs of tile-planes, or z-chunks
-  std::optional<int> chunk;        // 1..2^30: rows (2-D) or planes (3-D) per chunk, per run
+  std::optional<int> chunk;        // 1..2^30: rows (2-D) or planes (3-D) per chunk, per run;
+                                   // `separable`'s fused passes: rows per chunk
   std::optional<int> pass_rows;    // 0 (one pass), 8, 12 or 16: 2-D filter rows per pass
   std::optional<bool> winograd;    // 2-D f32 Winograd columns (TMA ring, r = 3..7) off or on
   std::optional<int> l2_promotion; // 0, 64, 128 or 256: bytes the L2 fetches per tensor-map read
