@@ -363,6 +363,7 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
   constexpr bool DOUBLED = ring_doubled(RY, BOX);
   // Under TMA: stages of two halves of [ROWS][BP] (HALF elements each) in place of the tile.
   constexpr int BP = tma_pitch(RX), HALF = tma_half(RX, BOX), NST = kSepTmaStages;
+  static_assert(!TMA || 2 * HALF < (1 << 15), "TMA: a stage's offsets fit 15 bits (fix0)");
   static_assert(!TMA || (std::is_same_v<T, float> && RX == RY && RX >= kSepTmaLow &&
                          RX <= kSepTmaTop),
                 "TMA tiles: float32, RX = RY in the compiled range");
@@ -684,7 +685,7 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
         const int steps = int((y_end + PY - y_first + ROWS - 1) / ROWS);
         // A strip at an x face: its cells beyond the face that outputs read (x in [-PX, 0) and
         // [nx, nx + PX), in either half), listed once.
-        int nfix = 0;
+        int nfix = 0, fix0 = -1;
         bool threads_load = false;
         if (!zx && (x0 - PX < 0 || x0 + kSepCols + PX > g.nx)) {
           if (t == 0) nfix_s = 0;
@@ -708,6 +709,13 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
           }
           threads_load = __syncthreads_or(far);
           nfix = nfix_s;
+          // This thread's first cell of a step, found once per item (most steps need no
+          // other): its offset in the stage << 15 | its source's + 1 (0: cval).
+          if (t < ROWS * nfix) {
+            const int r = t / nfix;
+            const int2 f = xfix[t - r * nfix];
+            fix0 = (r * BP + f.x) << 15 | (f.y < 0 ? 0 : r * BP + f.y + 1);
+          }
         }
         auto copied = [&](int st) {
           const i64 y = y_first + i64(st) * ROWS;
@@ -731,7 +739,11 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
             par ^= 1u << use;
             if (nfix > 0) {
               // The cells beyond an x face from their sources in the same row.
-              for (int e = t; e < ROWS * nfix; e += kSepThreads) {
+              if (fix0 >= 0) {
+                const int src = fix0 & 0x7fff;
+                sb[fix0 >> 15] = src == 0 ? cval : sb[src - 1];
+              }
+              for (int e = t + kSepThreads; e < ROWS * nfix; e += kSepThreads) {
                 const int r = e / nfix;
                 const int2 f = xfix[e - r * nfix];
                 T* row = sb + r * BP;
