@@ -1874,23 +1874,18 @@ struct SepPlan {
 
 i64 ceil_div64(i64 a, i64 b) { return (a + b - 1) / b; }
 
-// Chunks of a march: work items of a strip by a chunk of rows, many more than the blocks that
-// fit the device (persistent blocks take them in turn, so the last wave is short), each long
-// enough that refilling the ring (2 PY rows filtered along x again) costs at most 1/8 of it.
-void size_march(SepGeom& g, int ry, bool box = false) {
-  const i64 rows = step_rows(ry, box);
-  i64 chunk = std::max<i64>(64, 16 * pad_y(ry, box));
-  chunk = std::min<i64>(chunk, ceil_div64(g.rows, rows) * rows);
-  g.chunk = chunk;
-  g.chunks = ceil_div64(g.rows, chunk);
-  g.work = g.strips * g.chunks * g.items;
-}
-
 // Chunks of `chunk` rows (rounded up to whole steps of `rows`, at most the pass's rows).
 void set_chunk(SepGeom& g, i64 rows, i64 chunk) {
   g.chunk = std::min(ceil_div64(chunk, rows), ceil_div64(g.rows, rows)) * rows;
   g.chunks = ceil_div64(g.rows, g.chunk);
   g.work = g.strips * g.chunks * g.items;
+}
+
+// Chunks of a march: work items of a strip by a chunk of rows, many more than the blocks that
+// fit the device (persistent blocks take them in turn, so the last wave is short), each long
+// enough that refilling the ring (2 PY rows filtered along x again) costs at most 1/8 of it.
+void size_march(SepGeom& g, int ry, bool box = false) {
+  set_chunk(g, step_rows(ry, box), std::max<i64>(64, 16 * pad_y(ry, box)));
 }
 
 // The chunks of a fused pass fed by tensor maps (SepPass::tma_chunk), balanced over its `blocks`
@@ -1962,6 +1957,13 @@ int box_fields(const std::vector<double>& w, int& lo, int& k, double& c) {
 // Whether a pass of the fused kernels runs its box instantiation (running sums; float32 only,
 // where box factors are found).
 bool box_kernel(const SepPass& s) { return s.g.xbox || s.g.ybox; }
+
+// Whether fused x-y pass s takes tiles by tensor maps where its rows are 16-byte aligned
+// (launch_pass's TMA feed).
+bool sep_pass_tma(const SepPass& s, const Problem& p) {
+  return p.dtype() == DType::f32 && s.rx > 0 && s.rx == s.ry && !s.vol &&
+         sep_tma_wanted(s.rx, p);
+}
 
 // Empty where every pass's kernel fits the current device's shared memory per block, else why.
 std::string shared_memory_why_not(const SepPlan& plan, DType t) {
@@ -2163,7 +2165,7 @@ SepPlan make_plan(const Problem& p, const detail::AxisWindows& win_in, bool term
   }
   // Where the fused passes take tiles by tensor maps: chunks balanced over their blocks.
   for (SepPass& s : plan.passes)
-    if (p.dtype() == DType::f32 && s.rx > 0 && s.rx == s.ry && !s.vol && sep_tma_wanted(s.rx, p)) {
+    if (sep_pass_tma(s, p)) {
       SepGeom g = s.g;
       balance_march(g, s.ry, box_kernel(s),
                     i64(kSepTmaBlocks) * fast::current_device_facts().multiprocessors);
@@ -2191,7 +2193,6 @@ Taps<T, R> taps_of(const std::vector<double>& w) {
   for (int j = 0; j <= 2 * have; ++j) t.w[R - have + j] = T(w[std::size_t(j)]);
   return t;
 }
-
 
 template <class T, int RX, int RY, bool BOX, bool ADD = false>
 void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win, const Problem& p,
@@ -2486,7 +2487,6 @@ double pass_taps(const SepPass& s, const detail::AxisWindows& win) {
          s.colk + (s.lng || s.lrow ? long_taps_of(s, win) : 0);
 }
 
-// What a plan runs, in words (`halo apply -v`, `halo bench --explain`).
 // How a fused pass cuts its rows into chunks (balance_march).
 std::string march_text(const SepPass& q, const Problem& p) {
   if (const auto c = p.tuning().chunk) return "chunks of " + std::to_string(*c) + " rows";
@@ -2496,6 +2496,7 @@ std::string march_text(const SepPass& q, const Problem& p) {
          "maps (balanced over " + std::to_string(kSepTmaBlocks) + " blocks per SM), else " + fixed;
 }
 
+// What a plan runs, in words (`halo apply -v`, `halo bench --explain`).
 std::string describe_factors(const Problem& p, const detail::AxisWindows& win) {
   std::string s = "factors of radius " + std::to_string(win.radius[2]);
   if (p.rank() >= 2) s += " (x), " + std::to_string(win.radius[1]) + " (y)";
@@ -2532,12 +2533,9 @@ std::string describe_passes(const SepPlan& plan, const Problem& p) {
     }
     else if (q.rx && q.ry)
       s += "x and y fused (compiled radius " + std::to_string(q.rx) +
-           ", strips of 256 columns, " +
-           march_text(q, p) +
-           ", a ring of " +
-           std::to_string(ring_rows(q.ry, box_kernel(q))) +
-           " filtered rows; " +
-           (q.rx == q.ry && p.dtype() == DType::f32 && sep_tma_wanted(q.rx, p)
+           ", strips of 256 columns, " + march_text(q, p) + ", a ring of " +
+           std::to_string(ring_rows(q.ry, box_kernel(q))) + " filtered rows; " +
+           (sep_pass_tma(q, p)
                 ? "where the rows are 16-byte aligned, each step's tile copied by the tensor "
                   "memory accelerator, the next in flight, else loaded through registers)"
                 : std::string("each step's tile loaded through registers, the next in flight)"));
