@@ -540,13 +540,14 @@ TEST(SeparableCuda, VolumesRunInOnePass) {
     EXPECT_NE(s->plan(p).find("two passes"), std::string::npos) << s->plan(p);
 }
 
-// The fused x-y kernel's tiles copied by the tensor memory accelerator (float32, radii 8 to 16,
+// The fused x-y kernel's tiles copied by the tensor memory accelerator (float32, radii 8 to 32,
 // rows 16-byte aligned, an sm_90 device): strips inside the array and at both ends (loaded by
 // the threads where a mode other than zero ghosts applies), steps at the chunks' and the
 // array's top and bottom (rows copied one by one from the rows they map to, rows of cval), the
 // cells beyond an x face copied within the tile (or loaded by the threads under wrap), batches
 // (one map over the items), a box kernel of 8 rows a step and one of 16, the x-y pass of a
-// volume before its z pass, fewer rows than a step, one strip with both faces; every edge set,
+// volume before its z pass, fewer rows than a step, one strip with both faces, the radii 24 and
+// 32 of one stage a block (a box among them), radii 4 and 6 of three; every edge set,
 // and the same through registers (feed=prefetch). Rows of 777 columns (not 16-byte aligned)
 // take the registers.
 TEST(SeparableCuda, FusedTilesByTensorMapsMatchTheReference) {
@@ -562,17 +563,25 @@ TEST(SeparableCuda, FusedTilesByTensorMapsMatchTheReference) {
                                        {3, {4, 60, 560}, 1, {3, 29, 31}},
                                        {2, {5, 600, 1}, 1, {17, 17}},    // rows < a step's
                                        {2, {300, 40, 1}, 2, {25, 25}},   // one strip, both faces
-                                       {2, {100, 777, 1}, 1, {17, 17}}};
+                                       {2, {100, 777, 1}, 1, {17, 17}},
+                                       {2, {112, 560, 1}, 1, {61, 57}},  // one stage a block
+                                       {2, {80, 560, 1}, 2, {45, 41}},
+                                       {2, {112, 560, 1}, 1, {63, 63}},  // box, one stage
+                                       {2, {120, 100, 1}, 1, {61, 63}},  // one strip, both faces
+                                       {2, {150, 700, 1}, 1, {11, 11}},  // three stages
+                                       {2, {150, 700, 1}, 2, {9, 9}}};   // radius 4, no origins
   int i = 0;
   for (std::size_t ci = 0; ci < cases.size(); ++ci)
     for (const Edges& e : edge_sets())
       for (const char* tune : {"", "feed=prefetch"}) {
         const PassCase& c = cases[ci];
-        const bool box = ci == 3 || ci == 4;
+        const bool box = ci == 3 || ci == 4 || ci == 11;
         Edges edges = e;
         for (int a = 0; a < c.rank; ++a)  // origins within the filter, as for_each_case
           edges.origin[a] = std::clamp<std::int64_t>(edges.origin[a], -(c.filter[a] / 2),
                                                      (c.filter[a] - 1) / 2);
+        // Radius 4 with an origin is compiled radius 6 along that axis only: no tensor maps.
+        if (ci + 1 == cases.size()) edges.origin = {0, 0, 0};
         const Filter f = box ? box_filter(c.filter) : random_outer_product(c.filter);
         const Op op = i++ % 2 ? Op::convolve : Op::correlate;
         Problem p(c.rank, c.ext, c.batch, f, DType::f32, op, edges);
@@ -670,7 +679,9 @@ TEST(CudaSanitizer, SeparableBoxRowsAndColumns) {
 TEST(CudaSanitizer, SeparableFusedTensorMapTiles) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << why;
-  sanitizer_cases({{2, {70, 800, 1}, 2, {33, 33}}, {2, {40, 600, 1}, 1, {17, 17}}},
+  sanitizer_cases({{2, {70, 800, 1}, 2, {33, 33}},
+                   {2, {40, 600, 1}, 1, {17, 17}},
+                   {2, {100, 560, 1}, 1, {63, 63}}},
                   [](const std::vector<std::int64_t>& k) { return random_outer_product(k); },
                   [](const PassCase&) { return "x and y fused"; });
 }
@@ -771,9 +782,15 @@ TEST(SeparableCuda, AutoRunsRankOneFiltersAsPassesOnTheGpu) {
   if (!cuda_available(&why)) GTEST_SKIP() << why;
   const Problem gauss(2, {512, 512, 1}, 1, make_named_filter("gaussian:sigma=2", 2), DType::f32);
   EXPECT_EQ(choose(gauss, Options{}, MemorySpace::host).strategy, "separable");
-  // 9x9 and 3x3x3 run dense at copy speed in `fast`; 5x5x5 and 7x7x7 as passes.
+  // 9x9 runs dense at copy speed in `fast`, or as the fused pass where its tiles come by tensor
+  // maps (an sm_90 device); 3x3x3 dense in `fast`; 5x5x5 and 7x7x7 as passes.
+  const std::vector<DeviceInfo> devices = cuda_devices();
+  const bool tma = !devices.empty() && devices[0].sm_major >= 9;
   const Problem small(2, {512, 512, 1}, 1, make_named_filter("gaussian:sigma=1", 2), DType::f32);
-  EXPECT_EQ(choose(small, Options{}, MemorySpace::host).strategy, "fast");
+  EXPECT_EQ(choose(small, Options{}, MemorySpace::host).strategy, tma ? "separable" : "fast");
+  const Problem small64(2, {512, 512, 1}, 1, make_named_filter("gaussian:sigma=1", 2),
+                        DType::f64);
+  EXPECT_EQ(choose(small64, Options{}, MemorySpace::host).strategy, "fast");
   const Problem vol3(3, {64, 64, 64}, 1, make_named_filter("box:3", 3), DType::f32);
   EXPECT_EQ(choose(vol3, Options{}, MemorySpace::host).strategy, "fast");
   for (const char* name : {"box:5", "box:7"}) {
@@ -834,6 +851,18 @@ TEST(SeparableCuda, AutoFollowsTheTunedCrossovers) {
   const Problem r3(2, {4096, 4096, 1}, 1, make_named_filter("gaussian:sigma=0.75", 2), DType::f32);
   EXPECT_LT(sep->priority(r3), fast->priority(r3));
   EXPECT_GT(sep->priority(tuned(r3, "sep_radius_2d=2")), fast->priority(r3));
+  // 2-D radius 4 (9x9), float32 on rows of a multiple of 4: `separable` where its tiles come by
+  // tensor maps (an sm_90 device), else `fast`; either way as sep_radius_2d says where given.
+  const Problem r4(2, {4096, 4096, 1}, 1, make_named_filter("gaussian:sigma=1", 2), DType::f32);
+  const std::vector<DeviceInfo> devices = cuda_devices();
+  const bool tma = !devices.empty() && devices[0].sm_major >= 9;
+  EXPECT_EQ(sep->priority(r4) > fast->priority(r4), tma);
+  EXPECT_LT(sep->priority(tuned(r4, "sep_radius_2d=4")), fast->priority(r4));
+  EXPECT_GT(sep->priority(tuned(r4, "sep_radius_2d=3")), fast->priority(r4));
+  const Problem r4d(2, {4096, 4096, 1}, 1, make_named_filter("gaussian:sigma=1", 2), DType::f64);
+  EXPECT_LT(sep->priority(r4d), fast->priority(r4d));
+  const Problem r4u(2, {4096, 4097, 1}, 1, make_named_filter("gaussian:sigma=1", 2), DType::f32);
+  EXPECT_LT(sep->priority(r4u), fast->priority(r4u));
   // 2-D radius 6: `separable` by default, `fast` where it is measured faster up to 6.
   const Problem r6(2, {4096, 4096, 1}, 1, make_named_filter("gaussian:sigma=1.5", 2), DType::f32);
   EXPECT_GT(sep->priority(r6), fast->priority(r6));

@@ -143,12 +143,14 @@ std::size_t sep_shared_bytes(int rx, int ry, bool box) {
 // Tiles by the tensor memory accelerator (float32, radii kSepTmaLow..kSepTmaTop with a y pass):
 // a step's tile is two copies of ROWS rows, each the inputs of half the strip's 256 outputs
 // (128 + 2 PX columns, and 4 more so that the row pitch, the copy's width, is an odd multiple of
-// 16 bytes: the x runs' reads stay free of bank conflicts), into a ring of kSepTmaStages
+// 16 bytes: the x runs' reads stay free of bank conflicts), into a ring of tma_stages(R)
 // stages; see separable_kernel's TMA feed.
-constexpr int kSepTmaLow = 8, kSepTmaTop = 16;
-// Two stages: one copy in flight while a step is filtered (three measured the same at radii 8
-// and 16).
-constexpr int kSepTmaStages = 2;
+constexpr int kSepTmaLow = 4, kSepTmaTop = 32;
+// Stages: two up to radius 16, one copy in flight while a step is filtered (three measured the
+// same at radii 8 and 16). Beyond, one, so that two blocks fit an SM beside the ring of 2 PY +
+// 16 rows (radius 32: 25 KB of stage and 83 KB of ring): the next step's copy is issued once
+// the x pass has read the stage and lands during the y pass.
+HALO_HOST_DEVICE constexpr int tma_stages(int r) { return r > 16 ? 1 : r < 8 ? 3 : 2; }
 // Blocks per SM of the TMA-fed kernels: two measured 12% faster than three at radius 8 (a
 // 16384^2 Gaussian of sigma 2, one chunk a block in both; docs/TUNING.md).
 constexpr int kSepTmaBlocks = 2;
@@ -157,10 +159,10 @@ HALO_HOST_DEVICE constexpr int tma_half(int rx, bool box) {
   return step_rows(rx, box) * tma_pitch(rx);
 }
 std::size_t sep_tma_shared_bytes(int r, bool box) {
-  return sizeof(float) * (std::size_t(kSepTmaStages) * 2 * tma_half(r, box) +
+  return sizeof(float) * (std::size_t(tma_stages(r)) * 2 * tma_half(r, box) +
                           std::size_t(ring_rows(r, box) * (ring_doubled(r, box) ? 2 : 1)) *
                               ring_pitch<float>()) +
-         kSepTmaStages * sizeof(std::uint64_t);
+         tma_stages(r) * sizeof(std::uint64_t);
 }
 
 template <class T, int R>
@@ -362,8 +364,8 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
   constexpr int TP = tile_pitch<T>(RX), RP = ring_pitch<T>(), RS = ring_rows(RY, BOX);
   constexpr bool DOUBLED = ring_doubled(RY, BOX);
   // Under TMA: stages of two halves of [ROWS][BP] (HALF elements each) in place of the tile.
-  constexpr int BP = tma_pitch(RX), HALF = tma_half(RX, BOX), NST = kSepTmaStages;
-  static_assert(!TMA || 2 * HALF < (1 << 15), "TMA: a stage's offsets fit 15 bits (fix0)");
+  constexpr int BP = tma_pitch(RX), HALF = tma_half(RX, BOX), NST = tma_stages(RX);
+  static_assert(!TMA || 2 * HALF < (1 << 15), "TMA: a stage's offsets fit 15 bits (fix)");
   static_assert(!TMA || (std::is_same_v<T, float> && RX == RY && RX >= kSepTmaLow &&
                          RX <= kSepTmaTop),
                 "TMA tiles: float32, RX = RY in the compiled range");
@@ -525,7 +527,8 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
   // its second.
   auto x_pass = [&](int slot, const T* tl) {
     if constexpr (RX > 0) {
-#pragma unroll
+      constexpr int XU = TMA && RX > 16 ? 1 : ROWS / 8;
+#pragma unroll XU
       for (int h = 0; h < ROWS / 8; ++h) {
         const int r = t % 8 + 8 * h, c0 = (t / 8) * 8;
         const T* src = TMA ? tl + (t / 128) * HALF + r * BP + (c0 % 128) : tl + r * TP + c0;
@@ -685,7 +688,12 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
         const int steps = int((y_end + PY - y_first + ROWS - 1) / ROWS);
         // A strip at an x face: its cells beyond the face that outputs read (x in [-PX, 0) and
         // [nx, nx + PX), in either half), listed once.
-        int nfix = 0, fix0 = -1;
+        // Face cells a thread keeps packed in registers: a step's cells number ROWS PX per face,
+        // one per thread up to radius 16, two beyond.
+        constexpr int NF = ROWS * PX > kSepThreads ? 2 : 1;
+        int nfix = 0, fix[NF];
+#pragma unroll
+        for (int k = 0; k < NF; ++k) fix[k] = -1;
         bool threads_load = false;
         if (!zx && (x0 - PX < 0 || x0 + kSepCols + PX > g.nx)) {
           if (t == 0) nfix_s = 0;
@@ -709,12 +717,16 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
           }
           threads_load = __syncthreads_or(far);
           nfix = nfix_s;
-          // This thread's first cell of a step, found once per item (most steps need no
-          // other): its offset in the stage << 15 | its source's + 1 (0: cval).
-          if (t < ROWS * nfix) {
-            const int r = t / nfix;
-            const int2 f = xfix[t - r * nfix];
-            fix0 = (r * BP + f.x) << 15 | (f.y < 0 ? 0 : r * BP + f.y + 1);
+          // This thread's first NF cells of a step, found once per item (most steps need no
+          // other): offset in the stage << 15 | the source's + 1 (0: cval).
+#pragma unroll
+          for (int k = 0; k < NF; ++k) {
+            const int e = t + k * kSepThreads;
+            if (e < ROWS * nfix) {
+              const int r = e / nfix;
+              const int2 f = xfix[e - r * nfix];
+              fix[k] = (r * BP + f.x) << 15 | (f.y < 0 ? 0 : r * BP + f.y + 1);
+            }
           }
         }
         auto copied = [&](int st) {
@@ -728,8 +740,11 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
           fast::copy_box(tile + k * 2 * HALF, &map, xx, yy, 0, int(item), b);
           fast::copy_box(tile + k * 2 * HALF + HALF, &map, xx + kSepCols / 2, yy, 0, int(item), b);
         };
+        // Steps issued ahead: NST - 1, or under one stage the first (each next one after the x
+        // pass).
+        constexpr int AHEAD = NST > 1 ? NST - 1 : 1;
         if (t == 0)
-          for (int j = 0; j < NST - 1 && j < steps; ++j)
+          for (int j = 0; j < AHEAD && j < steps; ++j)
             if (copied(j)) issue(j, (use + j) % NST);
         int slot = 0;  // ring row of the step's first row
         for (int st = 0; st < steps; ++st) {
@@ -739,11 +754,13 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
             par ^= 1u << use;
             if (nfix > 0) {
               // The cells beyond an x face from their sources in the same row.
-              if (fix0 >= 0) {
-                const int src = fix0 & 0x7fff;
-                sb[fix0 >> 15] = src == 0 ? cval : sb[src - 1];
-              }
-              for (int e = t + kSepThreads; e < ROWS * nfix; e += kSepThreads) {
+#pragma unroll
+              for (int k = 0; k < NF; ++k)
+                if (fix[k] >= 0) {
+                  const int src = fix[k] & 0x7fff;
+                  sb[fix[k] >> 15] = src == 0 ? cval : sb[src - 1];
+                }
+              for (int e = t + NF * kSepThreads; e < ROWS * nfix; e += kSepThreads) {
                 const int r = e / nfix;
                 const int2 f = xfix[e - r * nfix];
                 T* row = sb + r * BP;
@@ -761,13 +778,14 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
           // The stage is complete, and the previous step's reads of the stage the next copy
           // fills and of this step's ring rows are done.
           __syncthreads();
-          if (t == 0 && st + NST - 1 < steps && copied(st + NST - 1))
+          if (NST > 1 && t == 0 && st + NST - 1 < steps && copied(st + NST - 1))
             issue(st + NST - 1, (use + NST - 1) % NST);
           x_pass(slot, sb);
-          if (st >= FILL) {
-            __syncthreads();
-            y_pass(st, slot, y0, y_end, base, x0);
-          }
+          if (NST == 1 || st >= FILL) __syncthreads();
+          // One stage: the x pass's reads of it are done; the next step's copy lands during
+          // the y pass.
+          if (NST == 1 && t == 0 && st + 1 < steps && copied(st + 1)) issue(st + 1, 0);
+          if (st >= FILL) y_pass(st, slot, y0, y_end, base, x0);
           use = use + 1 == NST ? 0 : use + 1;
           slot += ROWS;
           if (slot == RS) slot = 0;
@@ -1893,9 +1911,10 @@ void size_march(SepGeom& g, int ry, bool box = false) {
 // one whose busiest block has the least to march. An item costs its rows plus half its 2 PY
 // halo rows (loaded and filtered along x, but no outputs) plus a step (its first copy's latency,
 // measured as about that: one chunk of 4096 rows a block ran a 16384^2 Gaussian of sigma 2 4%
-// faster than ten of 400, which the rows alone rate equal), and a tenth more in the strips at an
-// x face under other modes than zero ghosts (their face cells copied within each step's stage:
-// about 10% on a 16384^2 Gaussian of sigma 4 under reflect with one item a block). With chunks
+// faster than ten of 400, which the rows alone rate equal), and a twentieth more in the strips at
+// an x face under other modes than zero ghosts (their face cells copied within each step's
+// stage; under reflect on 16384^2, chunks of 2048 rows measured faster than 1024 or 4096 at
+// radii 16 and 32, which a tenth more rated worse). With chunks
 // of 16 PY rows, the last wave of items left blocks idle (sigma 4: 4096 chunks of 256 rows on
 // 264 blocks, 15.5 waves run as 16) and every 256 rows re-read 32 rows of halo. The
 // register-fed kernels keep chunks of 16 PY rows (longer chunks measured slower there:
@@ -1921,7 +1940,7 @@ void balance_march(SepGeom& g, int ry, bool box, i64 blocks) {
           if (g.strips == 1) break;
         }
     }
-    const double cost = double(chunk + halo + rows) * (double(waves) + 0.1 * double(most));
+    const double cost = double(chunk + halo + rows) * (double(waves) + 0.05 * double(most));
     if (best < 0 || cost < best) {
       best = cost;
       best_chunk = chunk;
@@ -2582,12 +2601,20 @@ class SeparableStrategy final : public Strategy {
     return plan.why_not.empty() ? Status::success() : Status::failure(plan.why_not);
   }
   // Above `fast` where its dense window is larger than it runs at copy speed: beyond 9x9 in 2-D
-  // (fast 0.80 ms at r = 4, 1.09 at r = 5; these passes about 1.0 at every radius up to 8) and
+  // (fast 0.80 ms at r = 4, 1.09 at r = 5; these passes 0.78-0.84 at radii 4 to 16 by tensor
+  // maps, about 0.9-1.0 through registers), from 9x9 where the tiles come by tensor maps, and
   // 3x3x3 in 3-D (on 512^3, fast 0.45 ms at r = 1, 0.76 at r = 2, 1.94 at r = 3; one pass by
   // the tensor-map tiles 0.45 at each), or where `fast` has no kernel (H100, docs/TUNING.md,
   // Separable passes and Volumes by tensor-map tiles). Below it on 1-D arrays, whose kernels
   // `fast` tunes further, except box factors of kBoxRowsOverFast taps or more on long rows.
   // The tuning's crossovers (FastTuning::sep_radius_2d ...) replace the H100's.
+  // Whether p runs as one fused x-y pass whose tiles come by tensor maps (rows 16-byte aligned
+  // in length; the base address is the caller's).
+  bool fused_by_maps(const Problem& p) const {
+    const SepPlan& plan = plan_of(p);
+    return plan.why_not.empty() && plan.passes.size() == 1 && sep_pass_tma(plan.passes[0], p) &&
+           plan.passes[0].g.nx % 4 == 0;
+  }
   int priority(const Problem& p) const override {
     const FastTuning& tune = p.tuning();
     if (p.rank() == 1) {
@@ -2604,8 +2631,9 @@ class SeparableStrategy final : public Strategy {
     }
     const int r = int(std::min<std::int64_t>(p.max_radius(), 1 << 20));
     const int rc = fast::compiled_radius(p.rank(), p.dtype(), r);
-    // fast's radius of copy speed
-    const int dense_top = p.rank() == 2 ? tune.sep_radius_2d.value_or(4)
+    // fast's radius of copy speed; in 2-D 3 where the fused pass takes tiles by tensor maps
+    // (radius 4 on 16384^2: 0.80 ms as fast's under zero ghosts, 0.80 against 0.84 under reflect)
+    const int dense_top = p.rank() == 2 ? tune.sep_radius_2d.value_or(fused_by_maps(p) ? 3 : 4)
                                         : tune.sep_radius_3d.value_or(1);
     return rc < 0 || rc > dense_top ? 110 : 90;
   }
