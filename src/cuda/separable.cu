@@ -186,7 +186,33 @@ struct SepGeom {
   int xbox, xlo, xk, ybox, ylo, yk;
   double xc, yc;
   int add;  // add the pass's sums to the output (a term of a sum: `lowrank`) instead of storing
+  // TMA-fed kernels under modes with x faces: work position w takes item (w - ff_start) mod
+  // work of the face-first order (face_order), so that the strips at an x face fall to the
+  // blocks with one item fewer; else w is the item, strips fastest.
+  int face_first;
+  i64 ff_start;
 };
+
+// Whether the TMA-fed kernel of radius r takes the face-first order: not at radius 8 and below,
+// whose 80 registers (three blocks per SM) it made spill (2-D sigma 2 0.77 -> 1.03 ms).
+HALO_HOST_DEVICE constexpr bool face_first_compiled(int r) { return r > 8; }
+
+// Work item p of the face-first order: the strips at an x face of every (item, chunk) first
+// (strip 0, then the last), then the others, strips fastest; as (row = item * chunks + chunk,
+// strip). 32-bit: work items number far fewer than 2^31 (launch_pass keeps the plain order
+// otherwise), and 64-bit divisions here cost the kernels registers they need.
+__device__ __forceinline__ void face_order(unsigned p, unsigned strips, unsigned rows,
+                                           unsigned& row, unsigned& bx) {
+  const unsigned nf = strips >= 2 ? 2 : 1, faces = rows * nf;
+  if (p < faces) {
+    row = nf == 2 ? p >> 1 : p;
+    bx = row * nf == p ? 0 : strips - 1;
+  } else {
+    const unsigned j = p - faces, inner = strips - nf;
+    row = j / inner;
+    bx = 1 + (j - row * inner);
+  }
+}
 
 // Index i of an axis of n through `mode`, where i lies outside [0, n) by at most n - 1 and
 // n > 1 (a halo no longer than the axis): a few instructions; -1: cval.
@@ -680,8 +706,21 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
       int use = 0;            // the stage of the next step
       std::uint32_t par = 0;  // bit k: the parity of stage k's next phase
       for (i64 w = blockIdx.x; w < g.work; w += gridDim.x) {
-        const i64 item = w / per_item, rest = w - item * per_item;
-        const i64 cy = rest / g.strips, bx = rest - cy * g.strips;
+        i64 item, cy, bx;
+        if (face_first_compiled(RY) && g.face_first) {
+          const unsigned n = unsigned(g.work), c = unsigned(g.chunks);
+          unsigned p = unsigned(w) + n - unsigned(g.ff_start), row, x;
+          if (p >= n) p -= n;
+          face_order(p, unsigned(g.strips), c * unsigned(g.items), row, x);
+          item = row / c;
+          cy = row - unsigned(item) * c;
+          bx = x;
+        } else {
+          item = w / per_item;
+          const i64 rest = w - item * per_item;
+          cy = rest / g.strips;
+          bx = rest - cy * g.strips;
+        }
         const i64 x0 = bx * kSepCols, y0 = cy * g.chunk, base = item * g.item_stride;
         const i64 y_end = min(g.rows, y0 + g.chunk);
         const i64 y_first = y0 - PY;
@@ -1914,7 +1953,8 @@ void size_march(SepGeom& g, int ry, bool box = false) {
 // faster than ten of 400, which the rows alone rate equal), and a twentieth more in the strips at
 // an x face under other modes than zero ghosts (their face cells copied within each step's
 // stage; under reflect on 16384^2, chunks of 2048 rows measured faster than 1024 or 4096 at
-// radii 16 and 32, which a tenth more rated worse). With chunks
+// radii 16 and 32, which a tenth more rated worse), which the face-first work order
+// (SepGeom::face_first) hands to the blocks with an item fewer where there are any. With chunks
 // of 16 PY rows, the last wave of items left blocks idle (sigma 4: 4096 chunks of 256 rows on
 // 264 blocks, 15.5 waves run as 16) and every 256 rows re-read 32 rows of halo. The
 // register-fed kernels keep chunks of 16 PY rows (longer chunks measured slower there:
@@ -1923,7 +1963,7 @@ void balance_march(SepGeom& g, int ry, bool box, i64 blocks) {
   const i64 rows = step_rows(ry, box), halo = pad_y(ry, box);
   const i64 steps = ceil_div64(g.rows, rows);
   const bool faces = !(g.xmode == int(Boundary::constant) && g.cval == 0.0);
-  std::vector<int> face_items;  // per block, the items at an x face it takes
+  std::vector<double> load;  // per block, its items, face items weighing 1.05
   double best = -1;
   i64 best_chunk = g.chunk;
   for (i64 c = 1; c <= steps; ++c) {
@@ -1931,16 +1971,22 @@ void balance_march(SepGeom& g, int ry, bool box, i64 blocks) {
     const i64 chunks = ceil_div64(g.rows, chunk);
     const i64 work = g.strips * chunks * g.items, waves = ceil_div64(work, blocks);
     if (c > 1 && waves > 16) break;
-    i64 most = 0;  // face items on the busiest block
+    double most = double(waves);  // the busiest block's load
     if (faces) {
-      face_items.assign(std::size_t(std::min(blocks, work)), 0);
-      for (i64 i = 0; i < chunks * g.items; ++i)
-        for (i64 bx : {i64(0), g.strips - 1}) {
-          most = std::max<i64>(most, ++face_items[std::size_t((i * g.strips + bx) % blocks)]);
-          if (g.strips == 1) break;
-        }
+      // The face-first order (launch_pass): position w takes item (w - work mod G) mod work;
+      // else strips fastest.
+      const i64 grid = std::min(blocks, work), start = work % grid;
+      load.assign(std::size_t(grid), 0.0);
+      for (i64 b = 0; b < grid; ++b) load[std::size_t(b)] = double(ceil_div64(work - b, grid));
+      const i64 nf = g.strips >= 2 ? 2 : 1, nface = chunks * g.items * nf;
+      for (i64 q = 0; q < nface; ++q) {
+        const i64 w = face_first_compiled(ry) ? (start + q) % work
+                                              : q / nf * g.strips + (q % nf ? g.strips - 1 : 0);
+        load[std::size_t(w % grid)] += 0.05;
+      }
+      most = *std::max_element(load.begin(), load.end());
     }
-    const double cost = double(chunk + halo + rows) * (double(waves) + 0.05 * double(most));
+    const double cost = double(chunk + halo + rows) * most;
     if (best < 0 || cost < best) {
       best = cost;
       best_chunk = chunk;
@@ -2241,6 +2287,11 @@ void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win,
     else if (tma && s.tma_chunk > 0)
       set_chunk(s.g, step_rows(RY, BOX), s.tma_chunk);
     L.grid = {unsigned(std::min<i64>(s.g.work, blocks)), 1, 1};
+    // Under modes with x faces the strips at a face go first to the blocks with an item fewer.
+    s.g.face_first = tma && face_first_compiled(RY) &&
+                     !(s.g.xmode == int(Boundary::constant) && s.g.cval == 0.0) &&
+                     s.g.work < (i64(1) << 31);
+    s.g.ff_start = s.g.work % i64(L.grid[0]);
     launch_kernel(kernel, L, stream, "separable_kernel", 2 * std::max(RX, RY) + 1, p, in, out,
                   s.g, tx, ty, map);
   };
