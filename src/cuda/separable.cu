@@ -2291,7 +2291,7 @@ void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win,
     s.g.face_first = tma && face_first_compiled(RY) &&
                      !(s.g.xmode == int(Boundary::constant) && s.g.cval == 0.0) &&
                      s.g.work < (i64(1) << 31);
-    s.g.ff_start = s.g.work % i64(L.grid[0]);
+    s.g.ff_start = L.grid[0] > 0 ? s.g.work % i64(L.grid[0]) : 0;
     launch_kernel(kernel, L, stream, "separable_kernel", 2 * std::max(RX, RY) + 1, p, in, out,
                   s.g, tx, ty, map);
   };
@@ -2651,6 +2651,13 @@ class SeparableStrategy final : public Strategy {
     const SepPlan& plan = plan_of(p);
     return plan.why_not.empty() ? Status::success() : Status::failure(plan.why_not);
   }
+  // Whether p runs as one fused x-y pass whose tiles come by tensor maps (rows 16-byte aligned
+  // in length; the base address is the caller's).
+  bool fused_by_maps(const Problem& p) const {
+    const SepPlan& plan = plan_of(p);
+    return plan.why_not.empty() && plan.passes.size() == 1 && sep_pass_tma(plan.passes[0], p) &&
+           plan.passes[0].g.nx % 4 == 0;
+  }
   // Above `fast` where its dense window is larger than it runs at copy speed: beyond 9x9 in 2-D
   // (fast 0.80 ms at r = 4, 1.09 at r = 5; these passes 0.78-0.84 at radii 4 to 16 by tensor
   // maps, about 0.9-1.0 through registers), from 9x9 where the tiles come by tensor maps, and
@@ -2659,13 +2666,6 @@ class SeparableStrategy final : public Strategy {
   // Separable passes and Volumes by tensor-map tiles). Below it on 1-D arrays, whose kernels
   // `fast` tunes further, except box factors of kBoxRowsOverFast taps or more on long rows.
   // The tuning's crossovers (FastTuning::sep_radius_2d ...) replace the H100's.
-  // Whether p runs as one fused x-y pass whose tiles come by tensor maps (rows 16-byte aligned
-  // in length; the base address is the caller's).
-  bool fused_by_maps(const Problem& p) const {
-    const SepPlan& plan = plan_of(p);
-    return plan.why_not.empty() && plan.passes.size() == 1 && sep_pass_tma(plan.passes[0], p) &&
-           plan.passes[0].g.nx % 4 == 0;
-  }
   int priority(const Problem& p) const override {
     const FastTuning& tune = p.tuning();
     if (p.rank() == 1) {

@@ -96,7 +96,7 @@ def test_correlate1d_convolve1d(rng, rank, shape, mode, dtype):
             for fn in ("correlate1d", "convolve1d"):
                 got = getattr(halo, fn)(x, w, axis=axis, mode=mode, cval=cval, origin=origin)
                 want = getattr(ndi, fn)(x, w, axis=axis, mode=mode, cval=cval, origin=origin)
-                assert_matches(got, want, scale_of(x, w) * (1 + abs(cval)))
+                assert_matches(got, want, scale_of(x, w) + abs(cval) * scale_of(np.ones(1), w))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,8 +112,9 @@ def test_gaussian_filter(rng, rank, shape, mode, dtype):
         cval = float(rng.uniform(-2, 2))
         got = halo.gaussian_filter(x, sigma, order=order, mode=mode, cval=cval)
         want = ndi.gaussian_filter(x, sigma, order=order, mode=mode, cval=cval)
-        # Derivative kernels have weights up to ~1/sigma^order times the Gaussian's.
-        assert_matches(got, want, scale_of(x) * (1 + abs(cval)) * 50)
+        # Derivative kernels have weights up to ~1/sigma^order times the Gaussian's; outputs
+        # near a face mix inputs and cval (which may be far larger than a tiny array's values).
+        assert_matches(got, want, (scale_of(x) + abs(cval)) * 50)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -208,7 +209,7 @@ def test_uniform_filter(rng, rank, shape, mode, dtype):
         cval = float(rng.uniform(-2, 2))
         got = halo.uniform_filter(x, size, mode=mode, cval=cval, origin=origin)
         want = ndi.uniform_filter(x, size, mode=mode, cval=cval, origin=origin)
-        assert_matches(got, want, scale_of(x) * (1 + abs(cval)) * 4)
+        assert_matches(got, want, (scale_of(x) + abs(cval)) * 4)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -253,10 +254,10 @@ def test_sobel_prewitt_laplace(rng, rank, shape, mode, dtype):
         for fn in ("sobel", "prewitt"):
             got = getattr(halo, fn)(x, axis=axis, mode=mode, cval=cval)
             want = getattr(ndi, fn)(x, axis=axis, mode=mode, cval=cval)
-            assert_matches(got, want, scale_of(x) * 4 ** rank * (1 + abs(cval)))
+            assert_matches(got, want, (scale_of(x) + abs(cval)) * 4 ** rank)
     got = halo.laplace(x, mode=mode, cval=cval)
     want = ndi.laplace(x, mode=mode, cval=cval)
-    assert_matches(got, want, scale_of(x) * 4 * rank * (1 + abs(cval)))
+    assert_matches(got, want, (scale_of(x) + abs(cval)) * 4 * rank)
 
 
 def test_derivatives_per_axis_modes(rng):
@@ -394,7 +395,7 @@ def test_complex(rng, dtype):
         got = getattr(halo, name)(*args, **kwargs)
         want = getattr(ndi, name)(*args, **kwargs)
         try:
-            assert_matches(got, want, scale_of(args[0]) * 50 * (1 + abs(cval)))
+            assert_matches(got, want, (scale_of(args[0]) + abs(cval)) * 50)
         except AssertionError as e:
             raise AssertionError(f"{name}: {e}") from None
     with pytest.warns(UserWarning, match="promoting specified output dtype to complex"):
