@@ -11,6 +11,12 @@
 namespace halo::test {
 namespace {
 
+// Whether the first device copies tiles by tensor maps (sm_90 or later).
+bool tma_device() {
+  const std::vector<DeviceInfo> devices = cuda_devices();
+  return !devices.empty() && devices[0].sm_major >= 9;
+}
+
 TEST(FilterAnalysis, OuterProductsAreRankOneAndTheirFactorsRebuildThem) {
   for (const auto& shape : {std::vector<std::int64_t>{5, 7}, {1, 6}, {4, 3, 5}, {9}}) {
     const Filter f = random_outer_product(shape);
@@ -491,8 +497,7 @@ TEST(SeparableCuda, VolumesRunInOnePass) {
   // case here but those of 65, 70 and 41 columns) and through registers (feed=prefetch, and
   // unaligned rows). Tiles of 64 x 24 and 64 x 16: partial last tiles along x and y, one tile
   // beyond both faces of x and y (3 rows of 4 columns), batches.
-  const std::vector<DeviceInfo> devices = cuda_devices();
-  const bool tma = !devices.empty() && devices[0].sm_major >= 9;
+  const bool tma = tma_device();
   std::vector<Edges> edges;
   for (Edges e : edge_sets()) {
     e.origin = {0, 0, 0};
@@ -540,7 +545,7 @@ TEST(SeparableCuda, VolumesRunInOnePass) {
     EXPECT_NE(s->plan(p).find("two passes"), std::string::npos) << s->plan(p);
 }
 
-// The fused x-y kernel's tiles copied by the tensor memory accelerator (float32, radii 8 to 32,
+// The fused x-y kernel's tiles copied by the tensor memory accelerator (float32, radii 4 to 32,
 // rows 16-byte aligned, an sm_90 device): strips inside the array and at both ends (loaded by
 // the threads where a mode other than zero ghosts applies), steps at the chunks' and the
 // array's top and bottom (rows copied one by one from the rows they map to, rows of cval), the
@@ -553,8 +558,7 @@ TEST(SeparableCuda, VolumesRunInOnePass) {
 TEST(SeparableCuda, FusedTilesByTensorMapsMatchTheReference) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << why;
-  const std::vector<DeviceInfo> devices = cuda_devices();
-  const bool tma = !devices.empty() && devices[0].sm_major >= 9;
+  const bool tma = tma_device();
   const std::vector<PassCase> cases = {{2, {300, 1000, 1}, 1, {17, 17}},
                                        {2, {150, 780, 1}, 2, {31, 29}},
                                        {2, {200, 600, 1}, 1, {25, 19}},
@@ -606,8 +610,7 @@ TEST(SeparableCuda, FusedTilesByTensorMapsMatchTheReference) {
 TEST(SeparableCuda, ChunksBalancedOrAskedForMatchTheReference) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << why;
-  const std::vector<DeviceInfo> devices = cuda_devices();
-  const bool tma = !devices.empty() && devices[0].sm_major >= 9;
+  const bool tma = tma_device();
   const Extents ext{1300, 700, 1};
   for (const Edges& e : {Edges{}, Edges::all(Boundary::reflect), Edges::all(Boundary::wrap)})
     for (const char* tune : {"", "chunk=16", "chunk=100", "chunk=5000", "feed=prefetch"})
@@ -784,8 +787,7 @@ TEST(SeparableCuda, AutoRunsRankOneFiltersAsPassesOnTheGpu) {
   EXPECT_EQ(choose(gauss, Options{}, MemorySpace::host).strategy, "separable");
   // 9x9 runs dense at copy speed in `fast`, or as the fused pass where its tiles come by tensor
   // maps (an sm_90 device); 3x3x3 dense in `fast`; 5x5x5 and 7x7x7 as passes.
-  const std::vector<DeviceInfo> devices = cuda_devices();
-  const bool tma = !devices.empty() && devices[0].sm_major >= 9;
+  const bool tma = tma_device();
   const Problem small(2, {512, 512, 1}, 1, make_named_filter("gaussian:sigma=1", 2), DType::f32);
   EXPECT_EQ(choose(small, Options{}, MemorySpace::host).strategy, tma ? "separable" : "fast");
   const Problem small64(2, {512, 512, 1}, 1, make_named_filter("gaussian:sigma=1", 2),
@@ -854,8 +856,7 @@ TEST(SeparableCuda, AutoFollowsTheTunedCrossovers) {
   // 2-D radius 4 (9x9), float32 on rows of a multiple of 4: `separable` where its tiles come by
   // tensor maps (an sm_90 device), else `fast`; either way as sep_radius_2d says where given.
   const Problem r4(2, {4096, 4096, 1}, 1, make_named_filter("gaussian:sigma=1", 2), DType::f32);
-  const std::vector<DeviceInfo> devices = cuda_devices();
-  const bool tma = !devices.empty() && devices[0].sm_major >= 9;
+  const bool tma = tma_device();
   EXPECT_EQ(sep->priority(r4) > fast->priority(r4), tma);
   EXPECT_LT(sep->priority(tuned(r4, "sep_radius_2d=4")), fast->priority(r4));
   EXPECT_GT(sep->priority(tuned(r4, "sep_radius_2d=3")), fast->priority(r4));

@@ -193,6 +193,12 @@ struct SepGeom {
   i64 ff_start;
 };
 
+// Whether an axis of `mode` reads zeros beyond its faces (constant mode, cval 0): the tensor-map
+// copies fill those cells themselves.
+HALO_HOST_DEVICE inline bool zero_ghosts(int mode, double cval) {
+  return mode == int(Boundary::constant) && cval == 0.0;
+}
+
 // Whether the TMA-fed kernel of radius r takes the face-first order: not at radius 8 and below,
 // whose 80 registers (three blocks per SM) it made spill (2-D sigma 2 0.77 -> 1.03 ms).
 HALO_HOST_DEVICE constexpr bool face_first_compiled(int r) { return r > 8; }
@@ -696,8 +702,7 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
       constexpr int HW = kSepCols / 2 + 2 * PX;  // columns of a half the x runs read
       __shared__ int2 xfix[2 * HW];
       __shared__ int nfix_s;
-      const bool zx = g.xmode == int(Boundary::constant) && g.cval == 0.0;
-      const bool zy = g.ymode == int(Boundary::constant) && g.cval == 0.0;
+      const bool zx = zero_ghosts(g.xmode, g.cval), zy = zero_ghosts(g.ymode, g.cval);
       if (t == 0) {
         for (int k = 0; k < NST; ++k) fast::mbarrier_init<1>(fast::shared_address(bar + k));
         fast::mbarrier_init_fence();
@@ -1962,7 +1967,7 @@ void size_march(SepGeom& g, int ry, bool box = false) {
 void balance_march(SepGeom& g, int ry, bool box, i64 blocks) {
   const i64 rows = step_rows(ry, box), halo = pad_y(ry, box);
   const i64 steps = ceil_div64(g.rows, rows);
-  const bool faces = !(g.xmode == int(Boundary::constant) && g.cval == 0.0);
+  const bool faces = !zero_ghosts(g.xmode, g.cval);
   std::vector<double> load;  // per block, its items, face items weighing 1.05
   double best = -1;
   i64 best_chunk = g.chunk;
@@ -2288,8 +2293,7 @@ void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win,
       set_chunk(s.g, step_rows(RY, BOX), s.tma_chunk);
     L.grid = {unsigned(std::min<i64>(s.g.work, blocks)), 1, 1};
     // Under modes with x faces the strips at a face go first to the blocks with an item fewer.
-    s.g.face_first = tma && face_first_compiled(RY) &&
-                     !(s.g.xmode == int(Boundary::constant) && s.g.cval == 0.0) &&
+    s.g.face_first = tma && face_first_compiled(RY) && !zero_ghosts(s.g.xmode, s.g.cval) &&
                      s.g.work < (i64(1) << 31);
     s.g.ff_start = L.grid[0] > 0 ? s.g.work % i64(L.grid[0]) : 0;
     launch_kernel(kernel, L, stream, "separable_kernel", 2 * std::max(RX, RY) + 1, p, in, out,
