@@ -344,7 +344,7 @@ std::vector<double> fft_tolerances(const Problem& p, const std::vector<T>& in,
                                      : double(in[((b * n[0] + iz) * n[1] + iy) * n[2] + ix]);
                 sq += v * v;
               }
-          const double norm = std::sqrt(sq);
+          const double norm = std::sqrt(sq) * t.window_scale;
           for (std::int64_t z = 0; z < cnt[0]; ++z)
             for (std::int64_t y = 0; y < cnt[1]; ++y)
               for (std::int64_t x = 0; x < cnt[2]; ++x) {

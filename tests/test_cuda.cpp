@@ -745,6 +745,91 @@ TEST(CudaLarge, TwoDimensional50000x50000MoreThan2To31Elements) {
   cudaFree(dout);
 }
 
+// The row transforms of `fft` on a signal of more than 2^31 elements (64-bit row offsets and
+// pair indices): 2^31 + 4099 float32 under reflect, a random filter of 129 taps; sampled pairs
+// (the first two, the last two and random ones) against sums in float64 within the FFT bound of
+// their pair (docs/ACCURACY.md, FFT).
+TEST(CudaLarge, RowTransformsOfASignalOfMoreThan2To31Elements) {
+  SKIP_WITHOUT_GPU();
+  const std::int64_t n = (std::int64_t(1) << 31) + 4099;
+  const std::size_t bytes = std::size_t(n) * sizeof(float);
+  std::size_t free_b = 0, total_b = 0;
+  CUDA_OK(cudaMemGetInfo(&free_b, &total_b));
+  if (free_b < 2 * bytes + (std::size_t(1) << 30))
+    GTEST_SKIP() << "needs " << 2 * bytes << " B of device memory, " << free_b << " B free";
+  std::vector<float> in;
+  try {
+    in.resize(std::size_t(n));
+  } catch (const std::bad_alloc&) {
+    GTEST_SKIP() << "cannot allocate " << bytes << " B of host memory";
+  }
+  const std::uint64_t seed = fresh_seed();
+  {
+    const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < nt; ++t)
+      pool.emplace_back([&, t] {
+        const std::int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+        for (std::int64_t i = lo; i < hi; ++i)
+          in[std::size_t(i)] =
+              float(double(splitmix64(seed ^ std::uint64_t(i)) >> 11) * 0x1.0p-52 - 1.0);
+      });
+    for (auto& th : pool) th.join();
+  }
+  void *din = nullptr, *dout = nullptr;
+  CUDA_OK(cudaMalloc(&din, bytes));
+  CUDA_OK(cudaMalloc(&dout, bytes));
+  CUDA_OK(cudaMemcpy(din, in.data(), bytes, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemset(dout, 0xFF, bytes));  // NaN
+  const Filter f = random_filter({129});
+  Options opt;
+  opt.strategy = "fft";
+  opt.edges = Edges::all(Boundary::reflect);
+  const RunInfo info = apply(ConstArrayView(din, DType::f32, 1, {n, 1, 1}, 1, MemorySpace::device),
+                             ArrayView{dout, DType::f32, 1, {n, 1, 1}, 1, MemorySpace::device}, f,
+                             opt);
+  EXPECT_EQ(info.strategy, "fft");
+  CUDA_OK(cudaDeviceSynchronize());
+
+  const Problem p(1, {n, 1, 1}, 1, f, DType::f32, Op::correlate, opt.edges);
+  const detail::FftTiling t = detail::cuda_fft_tiling(p);
+  ASSERT_TRUE(t.rows);
+  const std::vector<double>& w = p.correlation_weights();
+  const std::int64_t k = std::int64_t(w.size()), a = p.anchor3().x, pair = t.tile[2];
+  double l1 = 0, wl1 = 0;
+  for (double x : f.weights()) l1 += std::fabs(x);
+  for (double x : w) wl1 += std::fabs(x);
+  const double smax = spectrum_max(p, t.fft);
+  const auto at = [&](std::int64_t i) {
+    return double(in[std::size_t(detail::map_index(i, n, Boundary::reflect))]);
+  };
+  std::vector<std::int64_t> pairs = {0, 1, t.tiles - 2, t.tiles - 1};
+  for (int j = 0; j < 6; ++j)
+    pairs.push_back(std::int64_t(splitmix64(seed + 7 + j) % std::uint64_t(t.tiles)));
+  for (const std::int64_t q : pairs) {
+    const std::int64_t o = q * pair, cnt = std::min(pair, n - o);
+    double sq = 0;
+    for (std::int64_t i = o - a; i < o - a + cnt + k - 1; ++i) sq += at(i) * at(i);
+    const double tol = fft_tolerance<float>(std::log2(double(t.fft[2])), smax, wl1,
+                                            std::sqrt(sq) * t.window_scale, k, l1);
+    std::vector<float> got(static_cast<std::size_t>(cnt));
+    CUDA_OK(cudaMemcpy(got.data(), static_cast<float*>(dout) + o, cnt * sizeof(float),
+                       cudaMemcpyDeviceToHost));
+    std::int64_t bad = 0;
+    for (std::int64_t x = 0; x < cnt; ++x) {
+      double want = 0;
+      for (std::int64_t j = 0; j < k; ++j) want += w[std::size_t(j)] * at(o + x - a + j);
+      if (!(std::fabs(double(got[std::size_t(x)]) - want) <= tol))
+        if (bad++ < 3)
+          ADD_FAILURE() << "output " << o + x << ": got " << got[std::size_t(x)] << ", want "
+                        << want << " (seed " << seed << ")";
+    }
+    EXPECT_EQ(bad, 0) << "pair " << q;
+  }
+  cudaFree(din);
+  cudaFree(dout);
+}
+
 }  // namespace
 }  // namespace halo::test
 

@@ -225,23 +225,24 @@ TEST_P(Fft, BadlyScaledDataWithinTheBound) {
 // NaN and infinities in the input, and a NaN cval: the tiles that read them are summed directly,
 // so the outputs are NaN (or infinite) exactly where the reference's are, and the others within
 // the bound (taken with the non-finite values read as 0: a direct sum's error is below it).
-TEST_P(Fft, NonFiniteInputsAndCvalGiveTheReferencesNaNs) {
+// A NaN and an infinity in the input, under zero ghosts, wrap and a NaN cval: NaN exactly where
+// the reference has one, the other outputs within the bound (of the input without them).
+void check_non_finite(const std::string& strategy, int rank, const Extents& ext, const Filter& f,
+                      const FastTuning& tune) {
   for (const Edges& e :
        {Edges{}, Edges::all(Boundary::wrap), Edges::all(Boundary::constant, std::nan(""))}) {
-    const Filter f = random_filter({9, 9});
-    Problem p(2, {300, 280, 1}, 1, f, DType::f32, Op::correlate, e);
-    p.set_tuning(tune());
+    Problem p(rank, ext, 1, f, DType::f32, Op::correlate, e);
+    p.set_tuning(tune);
     std::vector<float> in = random_vector<float>(p.elements());
     in[1234] = std::numeric_limits<float>::quiet_NaN();
     in[40000] = std::numeric_limits<float>::infinity();
     std::vector<float> out(in.size());
     poison(out);
     Options opt;
-    opt.strategy = GetParam();
+    opt.strategy = strategy;
     opt.edges = e;
-    opt.tuning = tune();
-    apply(ConstArrayView(in.data(), p.dtype(), 2, {300, 280, 1}), array_view(out, 2, {300, 280, 1}),
-          f, opt);
+    opt.tuning = tune;
+    apply(ConstArrayView(in.data(), p.dtype(), rank, ext), array_view(out, rank, ext), f, opt);
     std::vector<double> ref(in.size());
     cpu::reference_f64(p, in.data(), ref.data());
     std::vector<float> finite = in;
@@ -249,9 +250,9 @@ TEST_P(Fft, NonFiniteInputsAndCvalGiveTheReferencesNaNs) {
       if (!std::isfinite(x)) x = 0;
     Edges ez = e;
     if (std::isnan(ez.cval)) ez.cval = 0;
-    Problem q(2, {300, 280, 1}, 1, f, DType::f32, Op::correlate, ez);
-    q.set_tuning(tune());
-    const std::vector<double> tol = tolerances(GetParam(), q, finite);
+    Problem q(rank, ext, 1, f, DType::f32, Op::correlate, ez);
+    q.set_tuning(tune);
+    const std::vector<double> tol = tolerances(strategy, q, finite);
     std::size_t nan = 0, bad = 0;
     for (std::size_t i = 0; i < in.size(); ++i) {
       if (std::isnan(ref[i])) {
@@ -266,6 +267,13 @@ TEST_P(Fft, NonFiniteInputsAndCvalGiveTheReferencesNaNs) {
     EXPECT_GT(nan, 0u);
     EXPECT_EQ(bad, 0u) << p.describe() << "; seed " << fresh_seed();
   }
+}
+
+TEST_P(Fft, NonFiniteInputsAndCvalGiveTheReferencesNaNs) {
+  check_non_finite(GetParam(), 2, {300, 280, 1}, random_filter({9, 9}), tune());
+  // A filter along x alone (the GPU's row transforms) on a signal and on rows.
+  check_non_finite(GetParam(), 1, {84000, 1, 1}, random_filter({129}), {});
+  check_non_finite(GetParam(), 2, {12, 7000, 1}, random_filter({1, 33}), {});
 }
 
 // The tiling does not depend on the thread count, and neither do the results (bit for bit).
@@ -413,7 +421,9 @@ TEST(CudaFftTiling, TilesFitTheirTransformsAndTheCap) {
     std::int64_t tiles = 1;
     for (int a = 0; a < 3; ++a) {
       EXPECT_LE(t.tile[a], nn[a]) << p.describe();
-      EXPECT_GE(t.fft[a], kk[a] == 1 && a < 2 ? 1 : t.tile[a] + kk[a] - 1) << p.describe();
+      // (Row transforms: a tile is a pair of segments, each its own transform's window.)
+      const std::int64_t seg = t.rows && a == 2 ? (t.tile[a] + 1) / 2 : t.tile[a];
+      EXPECT_GE(t.fft[a], kk[a] == 1 && a < 2 ? 1 : seg + kk[a] - 1) << p.describe();
       tiles *= (nn[a] + t.tile[a] - 1) / t.tile[a];
     }
     EXPECT_EQ(t.tiles, tiles);
@@ -454,6 +464,105 @@ TEST(CudaFftTiling, TilesFitTheirTransformsAndTheCap) {
   EXPECT_GE(tiling(1, {100000, 1, 1}, {70001}, "fft_tile=10").second.fft[2], 70001);
 }
 
+// The row transforms' tiling: float32 filters along x alone, transforms of 1024 to 4096 points
+// (at most the tuning's cap), a pair of segments per tile; cuFFT's tiles for float64, for other
+// filters, beyond 4096 taps and where the tuning turns them off.
+TEST(CudaFftTiling, RowTransformsForFiltersAlongX) {
+  const auto tiling = [](int rank, Extents e, std::vector<std::int64_t> k,
+                         DType type = DType::f32, const char* tune = "") {
+    Problem p(rank, e, 1, random_filter(k), type);
+    if (*tune) p.set_tuning(detail::parse_fast_tuning(tune, "test"));
+    return detail::cuda_fft_tiling(p);
+  };
+  const std::int64_t n = std::int64_t(1) << 28;
+  const detail::FftTiling t = tiling(1, {n, 1, 1}, {129});
+  EXPECT_TRUE(t.rows);
+  EXPECT_TRUE(t.fft[2] == 1024 || t.fft[2] == 2048 || t.fft[2] == 4096) << t.fft[2];
+  EXPECT_EQ(t.tile[2], 2 * (t.fft[2] - 128));
+  EXPECT_EQ(t.tiles, (n + t.tile[2] - 1) / t.tile[2]);
+  EXPECT_DOUBLE_EQ(t.window_scale, std::sqrt(2.0));
+  EXPECT_LT(t.fft_ns, t.direct_ns);
+  // Few taps: the direct sum modelled faster.
+  const detail::FftTiling few = tiling(1, {n, 1, 1}, {17});
+  EXPECT_TRUE(few.rows);
+  EXPECT_GT(few.fft_ns, few.direct_ns);
+  EXPECT_FALSE(tiling(1, {n, 1, 1}, {129}, DType::f64).rows);
+  EXPECT_FALSE(tiling(1, {n, 1, 1}, {129}, DType::f32, "fft_rows=0").rows);
+  EXPECT_FALSE(tiling(1, {100000, 1, 1}, {4097}).rows);
+  // 1025 taps: 4096 points (segments of 3072) cost less than 2048 (segments of 1024).
+  EXPECT_EQ(tiling(1, {n, 1, 1}, {1025}).fft[2], 4096);
+  const detail::FftTiling capped = tiling(1, {100000, 1, 1}, {33}, DType::f32, "fft_tile=10");
+  EXPECT_TRUE(capped.rows);
+  EXPECT_EQ(capped.fft[2], 1024);
+  EXPECT_EQ(capped.tile[2], 2 * 992);
+  // The tuning asks for at least 2^fft_tile points: the least length that also fits the filter.
+  EXPECT_EQ(tiling(1, {100000, 1, 1}, {33}, DType::f32, "fft_tile=8").fft[2], 1024);
+  EXPECT_EQ(tiling(1, {100000, 1, 1}, {1025}, DType::f32, "fft_tile=10").fft[2], 2048);
+  EXPECT_FALSE(tiling(1, {100000, 1, 1}, {33}, DType::f32, "fft_tile=13").rows);
+  // Rows of a 2-D array: each row its own pairs.
+  const detail::FftTiling rows = tiling(2, {300, 5000, 1}, {1, 65});
+  EXPECT_TRUE(rows.rows);
+  EXPECT_EQ(rows.tiles, 300 * ((5000 + rows.tile[2] - 1) / rows.tile[2]));
+  EXPECT_FALSE(tiling(2, {300, 5000, 1}, {3, 65}).rows);
+  EXPECT_FALSE(tiling(2, {300, 5000, 1}, {65, 1}).rows);
+  // A row shorter than a segment: one segment, nothing in the imaginary part.
+  const detail::FftTiling one = tiling(1, {1000, 1, 1}, {9});
+  EXPECT_TRUE(one.rows);
+  EXPECT_EQ(one.tile[2], 1000);
+  EXPECT_EQ(one.tiles, 1);
+  EXPECT_DOUBLE_EQ(one.window_scale, 1.0);
+}
+
+// The row transforms on the device, each transform length: rows at the segments' and pairs'
+// edges (T - 1 .. 2T + 1, 3T, 5T + 7 outputs for segments of T), filters of 1 tap up to N taps
+// (one output a segment), every mode with the origin at either limit, cval, both ops; rows of
+// 2-D arrays and batches. Each against the float64 reference within the FFT bound.
+TEST(CudaFft, RowTransformsAtSegmentEdgesAndEveryMode) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  int failed = 0, runs = 0;
+  for (int lg : {10, 11, 12}) {
+    const std::int64_t N = std::int64_t(1) << lg;
+    FastTuning tune;
+    tune.fft_tile = lg;
+    for (std::int64_t k : {std::int64_t(1), std::int64_t(2), std::int64_t(17), std::int64_t(129),
+                           N / 2 + 1, N}) {
+      const std::int64_t T = N - k + 1;
+      const Filter f = random_filter({k});
+      std::size_t ci = 0;
+      for (std::int64_t n : {T - 1, T, T + 1, 2 * T - 1, 2 * T, 2 * T + 1, 3 * T, 5 * T + 7}) {
+        if (n < 1) continue;
+        Problem p(1, {n, 1, 1}, 1, f, DType::f32);
+        p.set_tuning(tune);
+        const detail::FftTiling t = detail::cuda_fft_tiling(p);
+        EXPECT_TRUE(t.rows && t.fft[2] == N) << p.describe();
+        std::size_t ei = 0;
+        for (const Edges& e : edges_for({k}, 1, ci++)) {
+          const Op op = (ci + ei++) % 2 ? Op::convolve : Op::correlate;
+          const std::string err =
+              check_strategy<float>("fft", 1, {n, 1, 1}, 1, f, op, false, e, tune);
+          ++runs;
+          if (err.empty()) continue;
+          ADD_FAILURE() << err;
+          if (++failed >= 10) return;
+        }
+      }
+    }
+  }
+  EXPECT_GT(runs, 300);
+  for (const auto& [rank, ext, k, batch] :
+       std::vector<std::tuple<int, Extents, std::vector<std::int64_t>, std::int64_t>>{
+           {2, {7, 9000, 1}, {1, 101}, 2}, {3, {3, 4, 5000}, {1, 1, 300}, 1},
+           {1, {30001, 1, 1}, {64}, 3}}) {
+    const Filter f = random_filter(k);
+    std::size_t ei = 0;
+    for (const Edges& e : edges_for(k, rank, 1))
+      EXPECT_EQ(check_strategy<float>("fft", rank, ext, batch, f,
+                                      ei++ % 2 ? Op::convolve : Op::correlate, false, e, {}),
+                "");
+  }
+}
+
 // Several batches with a short last one (the tuning's smallest batch), and batches of items, on
 // the device.
 TEST(CudaFft, ManyBatchesAndAShortLastOne) {
@@ -492,6 +601,11 @@ TEST(CudaFft, AutoTakesItForLargeDenseFilters) {
   EXPECT_EQ(pick(2, {16384, 16384, 1}, random_outer_product({31, 31})), "separable");
   EXPECT_EQ(pick(2, {4096, 4096, 1}, random_filter({151, 151})), "fft");
   EXPECT_EQ(pick(1, {1 << 24, 1, 1}, random_filter({4001})), "fft");
+  // 1-D: the row transforms beyond about 100 taps, `fast` below, box rows for boxes.
+  EXPECT_EQ(pick(1, {1 << 28, 1, 1}, random_filter({129})), "fft");
+  EXPECT_EQ(pick(1, {1 << 28, 1, 1}, random_filter({1025})), "fft");
+  EXPECT_EQ(pick(1, {1 << 28, 1, 1}, random_filter({17})), "fast");
+  EXPECT_EQ(pick(1, {1 << 28, 1, 1}, make_named_filter("box:255", 1)), "separable");
 }
 
 }  // namespace

@@ -230,6 +230,8 @@ struct FastTuning {
   std::optional<int> fft_tile;     // 8..26: the CUDA `fft` strategy's tiles, at most 2^fft_tile
                                    // elements unless the filter needs more
   std::optional<int> fft_batch;    // 1..65536: MiB of tiles per batch of cuFFT transforms
+  std::optional<bool> fft_rows;    // `fft`'s row transforms in shared memory (filters along x,
+                                   // float32) off or on (on)
   // Where `auto` switches between the CUDA strategies, as `halo bench --suite crossovers`
   // measures them on a device (unset: the H100's, in brackets; docs/TUNING.md, "Crossovers"):
   std::optional<int> sep_radius_2d;   // 0..64: 2-D rank-1 filters up to this radius stay on

@@ -130,13 +130,52 @@ constexpr FftCost kCudaCost64 = {0.002, 0.016, 0.0, 0, 1, "fft", true, 32};
 constexpr double kDirectFlops32 = 48e3, kDirectFlops64 = 24e3;  // FLOP per ns
 // Batches of transforms, launches and the filter's spectrum: about 100 us before the first tile.
 constexpr double kSetupNs = 1e5;
+// The row transforms: a pair of N points costs 6.2, 6.4 and 7.8 ps a point for N = 1024, 2048
+// and 4096 (H100, 2^28 float32, filters of 17 to 1025 taps: 0.92-1.35 ms; docs/TUNING.md, "Row
+// transforms in shared memory"); the launches, the twiddles and the spectrum about 20 us.
+constexpr double kRowsSetupNs = 2e4;
 
 }  // namespace
+
+// The row transforms (src/cuda/fft_rows.cu): a pair of segments per transform of N complex
+// points, N of 1024, 2048 or 4096: the N of least modelled time, or where FastTuning::fft_tile is
+// set the least N of at least 2^fft_tile points that fits the filter; none (tiles = 0) where the
+// problem is not a float32 filter along x alone, the tuning turns them off, or no N fits.
+FftTiling cuda_fft_rows(const Problem& p) {
+  FftTiling best;
+  best.tiles = 0;
+  const FastTuning& tune = p.tuning();
+  const Dims3 n = p.dims3(), k = p.filter_dims3();
+  if (p.dtype() != DType::f32 || k.z != 1 || k.y != 1 || !tune.fft_rows.value_or(true))
+    return best;
+  const int64_t least = tune.fft_tile ? int64_t(1) << *tune.fft_tile : 0;
+  double best_ns = -1;
+  for (int64_t N : {1024, 2048, 4096}) {
+    if (N < k.x || N < least || (least && best_ns >= 0)) continue;
+    const int64_t seg = N - k.x + 1, per_row = (n.x + 2 * seg - 1) / (2 * seg);
+    const double pairs = double(per_row) * double(n.y) * double(n.z) * double(p.batch());
+    const double ns = pairs * double(N) * (N == 1024 ? 0.0062 : N == 2048 ? 0.0064 : 0.0078);
+    if (best_ns >= 0 && ns >= best_ns) continue;
+    best_ns = ns;
+    best.rows = true;
+    best.fft = {1, 1, N};
+    best.tile = {1, 1, std::min(2 * seg, n.x)};
+    best.tiles = per_row * n.y * n.z;
+    best.window_scale = n.x > seg ? std::sqrt(2.0) : 1.0;
+    best.fft_ns = ns + kRowsSetupNs;
+  }
+  return best;
+}
 
 FftTiling cuda_fft_tiling(const Problem& p) {
   const bool f64 = p.dtype() == DType::f64;
   FftCost m = f64 ? kCudaCost64 : kCudaCost32;
   const FastTuning& t = p.tuning();
+  FftTiling rows = cuda_fft_rows(p);
+  if (rows.tiles > 0) {
+    rows.direct_ns = 2.0 * double(p.elements()) * double(p.taps()) / kDirectFlops32;
+    return rows;
+  }
   m.cap = double(int64_t(1) << (t.fft_tile ? *t.fft_tile : p.rank() == 1 ? 16 : 18));
   FftTiling best = fft_tiling(p, m);
   best.fft_ns += kSetupNs;

@@ -24,6 +24,13 @@ struct FftTiling {
   // The cost model's time of the tiles (fft_ns, set-up excluded) and of the direct sum the
   // strategy competes with (direct_ns, set by the backend's wrapper), in ns.
   double fft_ns = 0, direct_ns = 0;
+  // The CUDA `fft`'s row transforms (filters along x, float32): each tile is a pair of
+  // segments of tile[2] / 2 outputs (the second may be shorter or empty) that one complex
+  // transform of fft[2] points carries, the first segment's window as its real part and the
+  // second's as its imaginary part. The transform's input norm is then at most sqrt(2) times
+  // the norm of the pair's whole window: window_scale, which the error bound multiplies by.
+  bool rows = false;
+  double window_scale = 1;
 
   std::int64_t elements() const { return fft[0] * fft[1] * fft[2]; }
   // Complex elements of a tile's real-to-complex transform (x halved).

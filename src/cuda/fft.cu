@@ -20,6 +20,8 @@
  *      tile (those never wrap around) to the output, coalesced; flagged tiles are skipped and
  *   6. summed directly from the input in float64 instead (a block per flagged tile), since the
  *      transforms would spread a NaN to every output of its tile.
+ * Float32 filters along x alone take another path (FftTiling::rows, fft_rows.cu): one kernel
+ * that transforms pairs of row segments in shared memory.
  * DRAM traffic per tile element: the gather's write, the transforms' passes over the buffer
  * (cuFFT's multi-kernel plans read and write it about twice each way), the product, the
  * scatter's read; the input is read about (N / T)^d times and the output written once.
@@ -41,6 +43,7 @@
 #include "core/fft_tiling.hpp"
 #include "cuda/device_buffer.cuh"
 #include "cuda/fast/kernels.cuh"
+#include "cuda/fft_rows.cuh"
 #include "cuda/seeds/common.cuh"
 
 namespace halo::cuda {
@@ -421,6 +424,9 @@ void run_typed(const Problem& p, const T* in, T* out, cudaStream_t stream) {
   using C = std::conditional_t<std::is_same_v<T, float>, cufftComplex, cufftDoubleComplex>;
   constexpr bool f64 = std::is_same_v<T, double>;
   const detail::FftTiling t = detail::cuda_fft_tiling(p);
+  if constexpr (!f64) {
+    if (t.rows) return run_fft_rows(p, t, in, out, stream);
+  }
   const i64 batch = detail::cuda_fft_batch(p, t);
   const i64 total = t.tiles * p.batch();
   const FftGeometry g = geometry_of(p, t);
@@ -513,8 +519,9 @@ class FftStrategy final : public Strategy {
   std::string name() const override { return "fft"; }
   Backend backend() const override { return Backend::cuda; }
   std::string description() const override {
-    return "cuFFT, tiled overlap-save: batches of tile windows transformed, multiplied by the "
-           "filter's spectrum, transformed back (large dense filters)";
+    return "tiled overlap-save: batches of tile windows transformed by cuFFT, multiplied by the "
+           "filter's spectrum, transformed back (large dense filters); float32 filters along x "
+           "by row transforms in shared memory, one kernel";
   }
   Status can_implement(const Problem& p) const override {
     if (p.direct_sums())
@@ -536,23 +543,32 @@ class FftStrategy final : public Strategy {
     constexpr int kBelow = 5, kBeyondFast = 40, kAbove = 105;
     if (!can_implement(p).ok) return kBelow;
     const Strategy* fast = find_strategy("fast");
-    if (fast && !fast->can_implement(p).ok) return kBeyondFast;
-    if (p.rank() > 1 && detail::separable_windows(p)) return kBelow;  // kept per thread
+    const bool fast_runs = !fast || fast->can_implement(p).ok;
     const detail::FftTiling t = detail::cuda_fft_tiling(p);
     const double cost = p.tuning().fft_cost.value_or(100) / 100.0;  // a device's measured scale
+    // The row transforms of a 1-D array: above `fast` and `separable`'s long rows wherever the
+    // model says they take less time than the direct sum (box rows stay above: 110).
+    if (t.rows && p.rank() == 1 && t.fft_ns * cost < direct_ns(p, t)) return kAbove;
+    if (!fast_runs) return kBeyondFast;
+    if (p.rank() > 1 && detail::separable_windows(p)) return kBelow;  // kept per thread
     return t.fft_ns * cost < direct_ns(p, t) ? kAbove : kBelow;
   }
   std::string plan(const Problem& p) const override {
     const detail::FftTiling t = detail::cuda_fft_tiling(p);
+    char model[96];
+    std::snprintf(model, sizeof model, "; modelled %.3g ms against %.3g ms for the direct sum",
+                  t.fft_ns * 1e-6, direct_ns(p, t) * 1e-6);
+    if (t.rows)
+      return "row transforms in shared memory: segments of " +
+             std::to_string(t.fft[2] - p.filter_dims3().x + 1) + " outputs in pairs, a complex " +
+             "transform of " + std::to_string(t.fft[2]) + " points per pair, " +
+             std::to_string(t.tiles * p.batch()) + " pairs" + model;
     const int rank = p.rank();
     std::string tile, fft;
     for (int a = 3 - rank; a < 3; ++a) {
       tile += (tile.empty() ? "" : "x") + std::to_string(t.tile[a]);
       fft += (fft.empty() ? "" : "x") + std::to_string(t.fft[a]);
     }
-    char model[96];
-    std::snprintf(model, sizeof model, "; modelled %.3g ms against %.3g ms for the direct sum",
-                  t.fft_ns * 1e-6, direct_ns(p, t) * 1e-6);
     return "overlap-save tiles of " + tile + " outputs, transforms of " + fft + " (cuFFT, " +
            (p.dtype() == DType::f64 ? "D2Z/Z2D" : "R2C/C2R") + ", in place), " +
            std::to_string(t.tiles * p.batch()) + " tiles in batches of " +
@@ -564,11 +580,17 @@ class FftStrategy final : public Strategy {
     // of them) and the products (6 per complex value), per tile.
     const detail::FftTiling t = detail::cuda_fft_tiling(p);
     const double L = double(t.elements()), tiles = double(t.tiles * p.batch());
+    if (t.rows)  // two complex transforms of L points and L complex products per pair
+      return {p.bytes(), tiles * (10.0 * L * std::log2(L) + 6.0 * L)};
     return {p.bytes(),
             tiles * (5.0 * L * std::log2(std::max(2.0, L)) + 6.0 * double(t.complex_elements()))};
   }
   std::vector<MemoryUse> workspace(const Problem& p) const override {
     const detail::FftTiling t = detail::cuda_fft_tiling(p);
+    if (t.rows)
+      return {{"the twiddles (float32 and float64), the filter's spectrum and weights",
+               32.0 * double(t.fft[2]) + 2048 + double(p.filter().taps()) * 8,
+               MemorySpace::device}};
     const i64 batch = detail::cuda_fft_batch(p, t);
     const double e = double(dtype_size(p.dtype()));
     const double tile = double(t.fft[0] * t.fft[1] * 2 * (t.fft[2] / 2 + 1));

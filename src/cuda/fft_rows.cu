@@ -1,0 +1,377 @@
+/* fft's row transforms: overlap-save along x in one kernel, each block transforming in shared
+ * memory, for filters along x alone in float32 (detail::cuda_fft_tiling sets FftTiling::rows;
+ * docs/ACCURACY.md, FFT; docs/TUNING.md, "Row transforms in shared memory").
+ *
+ * A row of n outputs is cut into segments of T = N - K + 1 outputs, taken in pairs: one complex
+ * transform of N points carries the window of the pair's first segment (N inputs from its first
+ * output minus the anchor, read through the mode's map at the row's ends, zeros beyond the
+ * inputs its outputs read) as its real part and the second's as its imaginary part. The filter
+ * is real, so the cyclic correlation of that complex signal has the two segments' correlations
+ * as its real and imaginary parts: nothing to unpack. Per pair, a block of N / 16 threads
+ *   1. loads both windows into registers, 16 complex values a thread (thread j holds elements
+ *      j + s N / 16, s = 0..15: the layout every transform starts and ends in);
+ *   2. transforms them forward: three Stockham passes (radix 16, 16 and N / 256), the values
+ *      exchanged through shared memory between passes, the twiddles from a float table
+ *      computed in float64;
+ *   3. multiplies by the filter's spectrum conj(F w) / N (computed in float64, rounded once) in
+ *      registers: the forward transform's last pass leaves each thread the values that the
+ *      inverse's first pass reads;
+ *   4. transforms back and stores the outputs that never wrap around (the first T of each
+ *      segment), coalesced.
+ * DRAM traffic: the input once (plus K - 1 elements of overlap a segment) and the output once.
+ * A pair whose windows hold a NaN or an infinity is summed directly in float64 instead (a
+ * transform would spread it to every output of the pair).
+ */
+#include "cuda/fft_rows.cuh"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+
+#include "core/boundary.hpp"
+#include "cuda/check.cuh"
+#include "cuda/device_buffer.cuh"
+#include "cuda/fast/kernels.cuh"
+
+namespace halo::cuda {
+namespace {
+
+// The row problem: rows of n elements (every row of every item), a filter of k taps along x at
+// anchor `anchor`, segments of `seg` outputs in pairs.
+struct RowsGeometry {
+  i64 n, rows, pairs_per_row, k, anchor;
+  int seg;
+  Boundary mode;
+};
+
+// x times exp(-+ 2 pi i m / 16) (forward: minus); m a constant once unrolled, the factors 1 and
+// -+i exact.
+template <bool INV>
+__device__ __forceinline__ float2 rotate16(float2 x, int m) {
+  constexpr float c1 = 0.923879532511286756f, c2 = 0.707106781186547524f,
+                  c3 = 0.382683432365089772f;
+  float c = 0, s = 0;
+  switch (m) {
+    case 0:
+      return x;
+    case 4:
+      return INV ? make_float2(-x.y, x.x) : make_float2(x.y, -x.x);
+    case 1: c = c1, s = c3; break;
+    case 2: c = c2, s = c2; break;
+    case 3: c = c3, s = c1; break;
+    case 5: c = -c3, s = c1; break;
+    case 6: c = -c2, s = c2; break;
+    default: c = -c1, s = c3; break;  // 7
+  }
+  if (!INV) s = -s;
+  return make_float2(x.x * c - x.y * s, x.x * s + x.y * c);
+}
+
+// The DFT of R values (R = 2, 4, 8, 16) in place, natural order in and out: radix 2, decimation
+// in time, the factors exp(-+ 2 pi i k / R) constants.
+template <int R, bool INV>
+__device__ __forceinline__ void dft(float2 (&x)[R]) {
+  if constexpr (R > 1) {
+    constexpr int M = R / 2;
+    float2 e[M], o[M];
+#pragma unroll
+    for (int k = 0; k < M; ++k) e[k] = x[2 * k], o[k] = x[2 * k + 1];
+    dft<M, INV>(e);
+    dft<M, INV>(o);
+#pragma unroll
+    for (int k = 0; k < M; ++k) {
+      const float2 t = rotate16<INV>(o[k], k * (16 / R));
+      x[k] = make_float2(e[k].x + t.x, e[k].y + t.y);
+      x[k + M] = make_float2(e[k].x - t.x, e[k].y - t.y);
+    }
+  }
+}
+
+// a times b, or times conj(b) for the inverse.
+template <bool INV>
+__device__ __forceinline__ float2 cmul(float2 a, float2 b) {
+  if (INV) b.y = -b.y;
+  return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
+// Shared-memory index of element i: one pad slot every 16, so that the passes' strided writes
+// (stride 16 in the first) and their reads spread over the banks.
+__device__ __forceinline__ int pad(int i) { return i + (i >> 4); }
+
+// The N-point DFT of the block's values (forward: exp(-2 pi i jk / N); inverse: +, unscaled).
+// v[s] holds element j + s N / 16 of thread j before and after. The twiddles, laid out so that a
+// warp reads consecutive values: tw[16 r + m] = exp(-2 pi i m r / 256) for pass 2 (m < 16,
+// r < 16), then tw[256 + 256 r + b] = exp(-2 pi i b r / N) for pass 3 (b < 256, r < N / 256).
+template <int N, bool INV>
+__device__ __forceinline__ void block_dft(float2 (&v)[16], float2* sm,
+                                          const float2* __restrict__ tw) {
+  constexpr int TH = N / 16, RL = N / 256, B = 16 / RL;  // last pass: radix RL, B butterflies
+  const int j = threadIdx.x;
+  // Pass 1 (radix 16, sub-transforms of 1): element j + r TH, out to 16 j + r.
+  dft<16, INV>(v);
+  if (INV) __syncthreads();  // the forward's last reads of sm are done
+#pragma unroll
+  for (int r = 0; r < 16; ++r) sm[pad(16 * j + r)] = v[r];
+  __syncthreads();
+  // Pass 2 (radix 16, sub-transforms of 16): element j + r TH twiddled by (j mod 16) r / 256 of
+  // a turn, out to 256 (j / 16) + j mod 16 + 16 r.
+#pragma unroll
+  for (int r = 0; r < 16; ++r) v[r] = sm[pad(j + r * TH)];
+#pragma unroll
+  for (int r = 1; r < 16; ++r) v[r] = cmul<INV>(v[r], tw[16 * r + (j & 15)]);
+  dft<16, INV>(v);
+  __syncthreads();
+  {
+    const int o = (j >> 4) * 256 + (j & 15);
+#pragma unroll
+    for (int r = 0; r < 16; ++r) sm[pad(o + 16 * r)] = v[r];
+  }
+  __syncthreads();
+  // Pass 3 (radix RL, sub-transforms of 256): butterfly b = j + i TH (i < B) takes elements
+  // b + 256 r, twiddled by b r / N of a turn, and writes them back in place: element j + s TH
+  // with s = i + B r, the layout we started from.
+#pragma unroll
+  for (int s = 0; s < 16; ++s) v[s] = sm[pad(j + s * TH)];
+#pragma unroll
+  for (int i = 0; i < B; ++i) {
+    const int b = j + i * TH;
+    float2 x[RL];
+#pragma unroll
+    for (int r = 0; r < RL; ++r) x[r] = r == 0 ? v[i] : cmul<INV>(v[i + B * r], tw[256 * (r + 1) + b]);
+    dft<RL, INV>(x);
+#pragma unroll
+    for (int r = 0; r < RL; ++r) v[i + B * r] = x[r];
+  }
+}
+
+// Element gx of a row through the mode (cval where it says so).
+__device__ __forceinline__ float fetch(const float* __restrict__ row, i64 gx, i64 n, Boundary mode,
+                                       float cval) {
+  if (gx >= 0 && gx < n) return row[gx];
+  const i64 ix = detail::map_index(gx, n, mode);
+  return ix < 0 ? cval : row[ix];
+}
+
+// Pair pr of the rows: its row, its segments' first outputs and output counts, and its windows'
+// first inputs and lengths (the inputs they read; the rest of the N are zeros).
+struct Pair {
+  i64 row, oa, ob, ca, cb, xa, xb, wa, wb;
+  // Both windows whole and inside the row: plain loads, no map, no zeros.
+  __device__ bool plain(int N, i64 n) const { return wa == N && wb == N && xa >= 0 && xb + N <= n; }
+};
+__device__ __forceinline__ Pair pair_at(const RowsGeometry& g, i64 pr) {
+  Pair p;
+  const i64 T = g.seg;
+  p.row = pr / g.pairs_per_row;
+  const i64 q = pr - p.row * g.pairs_per_row;
+  p.oa = 2 * T * q, p.ob = p.oa + T;
+  p.ca = min(T, g.n - p.oa), p.cb = max(i64(0), min(T, g.n - p.ob));
+  p.xa = p.oa - g.anchor, p.xb = p.ob - g.anchor;
+  p.wa = p.ca + g.k - 1, p.wb = p.cb > 0 ? p.cb + g.k - 1 : 0;
+  return p;
+}
+
+// 4 bytes from global to shared memory, asynchronously (cp.async; Ampere and later).
+__device__ __forceinline__ void copy4_async(float* dst, const float* src) {
+  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src));
+}
+
+// A plain pair's windows into the thread's own slots of the staging area (elements j + s N / 16
+// of both windows: those the thread reads back), one group of asynchronous copies.
+// Dynamic shared memory of the row kernel of N points.
+constexpr std::size_t rows_smem(int N) { return std::size_t(N + N / 16) * 8 + std::size_t(N) * 8; }
+
+template <int N>
+__device__ __forceinline__ void stage_pair(float* stage, const float* __restrict__ in,
+                                           const RowsGeometry& g, const Pair& p) {
+  constexpr int TH = N / 16;
+  const float* src = in + p.row * g.n;
+  const int j = threadIdx.x;
+#pragma unroll
+  for (int s = 0; s < 16; ++s) {
+    copy4_async(stage + j + s * TH, src + p.xa + j + s * TH);
+    copy4_async(stage + N + j + s * TH, src + p.xb + j + s * TH);
+  }
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int N>
+__global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
+    fft_rows_kernel(const float* __restrict__ in, float* __restrict__ out, RowsGeometry g,
+                    const float2* __restrict__ tw, const float2* __restrict__ spectrum,
+                    const double* __restrict__ w, float cval) {
+  constexpr int TH = N / 16;
+  // The passes' exchange (rows_smem: N + N / 16 values), then the staging area: the next plain
+  // pair's windows, copied while this pair is transformed. Each thread copies and reads back
+  // only its own elements, so the staging needs no barrier.
+  extern __shared__ float2 sm[];
+  float* const stage = reinterpret_cast<float*>(sm + N + N / 16);
+  const int j = threadIdx.x;
+  const i64 pairs = g.rows * g.pairs_per_row;
+  bool staged = false;  // the staging area holds pair pr's windows (uniform over the block)
+  if (i64(blockIdx.x) < pairs) {
+    const Pair first = pair_at(g, blockIdx.x);
+    if (first.plain(N, g.n)) stage_pair<N>(stage, in, g, first), staged = true;
+  }
+  for (i64 pr = blockIdx.x; pr < pairs; pr += gridDim.x) {
+    const Pair p = pair_at(g, pr);
+    const float* src = in + p.row * g.n;
+    float2 v[16];
+    if (staged) {
+      asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#pragma unroll
+      for (int s = 0; s < 16; ++s) v[s] = make_float2(stage[j + s * TH], stage[N + j + s * TH]);
+    } else {
+#pragma unroll
+      for (int s = 0; s < 16; ++s) {
+        const int m = j + s * TH;
+        v[s].x = m < p.wa ? fetch(src, p.xa + m, g.n, g.mode, cval) : 0.0f;
+        v[s].y = m < p.wb ? fetch(src, p.xb + m, g.n, g.mode, cval) : 0.0f;
+      }
+    }
+    // The next pair's copies, in flight during this pair's transforms.
+    staged = false;
+    if (pr + gridDim.x < pairs) {
+      const Pair next = pair_at(g, pr + gridDim.x);
+      if (next.plain(N, g.n)) stage_pair<N>(stage, in, g, next), staged = true;
+    }
+    bool finite = true;
+#pragma unroll
+    for (int s = 0; s < 16; ++s)
+      finite = finite && v[s].x - v[s].x == 0.0f && v[s].y - v[s].y == 0.0f;
+    if (__syncthreads_or(!finite)) {
+      // The pair's ca + cb outputs (consecutive) summed directly in float64.
+      for (i64 o = j; o < p.ca + p.cb; o += TH) {
+        double acc = 0;
+        for (i64 t = 0; t < g.k; ++t)
+          acc += w[t] * double(fetch(src, p.xa + o + t, g.n, g.mode, cval));
+        out[p.row * g.n + p.oa + o] = float(acc);
+      }
+      continue;
+    }
+    block_dft<N, false>(v, sm, tw);
+#pragma unroll
+    for (int s = 0; s < 16; ++s) v[s] = cmul<false>(v[s], spectrum[j + s * TH]);
+    block_dft<N, true>(v, sm, tw);
+    float* dst = out + p.row * g.n;
+#pragma unroll
+    for (int s = 0; s < 16; ++s) {
+      const int m = j + s * TH;
+      if (m < p.ca) dst[p.oa + m] = v[s].x;
+      if (m < p.cb) dst[p.ob + m] = v[s].y;
+    }
+  }
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+}
+
+// The passes' twiddles in block_dft's layout (N + 256 values), and d[m] = exp(-2 pi i m / N) in
+// float64 (m < N), all from float64.
+__global__ void fft_rows_twiddles(float2* __restrict__ tw, double2* __restrict__ d, int N) {
+  for (int m = blockIdx.x * blockDim.x + threadIdx.x; m < N + 256; m += gridDim.x * blockDim.x) {
+    // tw[m]: pass 2 below 256 (angle (m mod 16)(m / 16) / 256), pass 3 above (b r / N).
+    const int i = m < 256 ? m : m - 256;
+    const double turn = m < 256 ? double((i % 16) * (i / 16)) / 256.0
+                                : double((i % 256) * (i / 256)) / double(N);
+    double s, c;
+    sincospi(-2.0 * turn, &s, &c);
+    tw[m] = make_float2(float(c), float(s));
+    if (m < N) {
+      sincospi(-2.0 * double(m) / double(N), &s, &c);
+      d[m] = make_double2(c, s);
+    }
+  }
+}
+
+// spectrum[m] = conj(W[m]) / N, W[m] = sum_t w[t] exp(-2 pi i t m / N): a block per m, its
+// threads over the taps, in float64; rounded once.
+__global__ void fft_rows_spectrum(float2* __restrict__ spectrum, const double2* __restrict__ d,
+                                  const double* __restrict__ w, i64 k, int N) {
+  __shared__ double part[2][32];
+  for (int m = blockIdx.x; m < N; m += gridDim.x) {
+    double re = 0, im = 0;
+    for (i64 t = threadIdx.x; t < k; t += blockDim.x) {
+      const double2 e = d[(t * m) % N];
+      re += w[t] * e.x;
+      im += w[t] * e.y;
+    }
+    for (int o = 16; o > 0; o /= 2) {
+      re += __shfl_down_sync(0xffffffffu, re, o);
+      im += __shfl_down_sync(0xffffffffu, im, o);
+    }
+    if (threadIdx.x % 32 == 0) part[0][threadIdx.x / 32] = re, part[1][threadIdx.x / 32] = im;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      re = im = 0;
+      for (int i = 0; i < int(blockDim.x / 32); ++i) re += part[0][i], im += part[1][i];
+      spectrum[m] = make_float2(float(re / N), float(-im / N));
+    }
+    __syncthreads();
+  }
+}
+
+template <int N>
+void launch_rows(const RowsGeometry& g, const float* in, float* out, const float2* tw,
+                 const float2* spectrum, const double* w, float cval, cudaStream_t stream,
+                 const std::string& desc) {
+  const auto kernel = fft_rows_kernel<N>;
+  const int per_sm =
+      fast::occupancy(reinterpret_cast<const void*>(kernel), N / 16, rows_smem(N));
+  const int sms = fast::current_device_facts().multiprocessors;
+  const i64 pairs = g.rows * g.pairs_per_row;
+  const unsigned blocks = unsigned(std::clamp<i64>(pairs, 1, i64(sms) * std::max(per_sm, 1) * 8));
+  kernel<<<blocks, N / 16, rows_smem(N), stream>>>(in, out, g, tw, spectrum, w, cval);
+  HALO_CUDA_CHECK_LAUNCH("launching fft_rows_kernel<" + std::to_string(N) + "> for " + desc);
+}
+
+}  // namespace
+
+void run_fft_rows(const Problem& p, const detail::FftTiling& t, const float* in, float* out,
+                  cudaStream_t stream) {
+  const int N = int(t.fft[2]);
+  const Dims3 n = p.dims3(), k = p.filter_dims3(), a = p.anchor3();
+  RowsGeometry g;
+  g.n = n.x;
+  g.rows = n.z * n.y * p.batch();
+  g.k = k.x;
+  g.anchor = a.x;
+  g.seg = int(N - k.x + 1);
+  g.pairs_per_row = (n.x + 2 * i64(g.seg) - 1) / (2 * i64(g.seg));
+  g.mode = p.mode(p.rank() - 1);
+  const std::string desc = p.describe();
+  const std::vector<double>& w = p.correlation_weights();
+  // One allocation: the twiddles (float and float64), the spectrum, the weights.
+  const std::size_t tw_at = 0, d_at = std::size_t(N + 256) * 8,
+                    spec_at = d_at + std::size_t(N) * 16,
+                    w_at = spec_at + std::size_t(N) * 8, bytes = w_at + w.size() * 8;
+  DeviceBuffer mem(bytes, "the twiddles and the filter's spectrum for " + desc, stream);
+  char* const base = static_cast<char*>(mem.p);
+  float2* const tw = reinterpret_cast<float2*>(base + tw_at);
+  double2* const d = reinterpret_cast<double2*>(base + d_at);
+  float2* const spectrum = reinterpret_cast<float2*>(base + spec_at);
+  double* const wd = reinterpret_cast<double*>(base + w_at);
+  HALO_CUDA_CHECK(
+      cudaMemcpyAsync(wd, w.data(), w.size() * 8, cudaMemcpyHostToDevice, stream),
+      "copying the filter's weights");
+  fft_rows_twiddles<<<(N + 511) / 256, 256, 0, stream>>>(tw, d, N);
+  HALO_CUDA_CHECK_LAUNCH("launching fft_rows_twiddles for " + desc);
+  fft_rows_spectrum<<<std::min(N, 4096), 128, 0, stream>>>(spectrum, d, wd, g.k, N);
+  HALO_CUDA_CHECK_LAUNCH("launching fft_rows_spectrum for " + desc);
+  const float cval = float(p.cval());
+  switch (N) {
+    case 1024:
+      launch_rows<1024>(g, in, out, tw, spectrum, wd, cval, stream, desc);
+      break;
+    case 2048:
+      launch_rows<2048>(g, in, out, tw, spectrum, wd, cval, stream, desc);
+      break;
+    case 4096:
+      launch_rows<4096>(g, in, out, tw, spectrum, wd, cval, stream, desc);
+      break;
+    default:
+      throw Error("fft: no row transform of " + std::to_string(N) + " points for " + desc);
+  }
+}
+
+}  // namespace halo::cuda

@@ -1,0 +1,16 @@
+// fft's row transforms in shared memory (fft_rows.cu): the CUDA `fft` strategy's path for
+// filters along x alone in float32, where detail::cuda_fft_tiling sets FftTiling::rows.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "core/fft_tiling.hpp"
+#include "cuda/seeds/common.cuh"
+
+namespace halo::cuda {
+
+// p's outputs from its input on `stream`, by tiling t (t.rows; t.fft[2] of 1024, 2048 or 4096).
+void run_fft_rows(const Problem& p, const detail::FftTiling& t, const float* in, float* out,
+                  cudaStream_t stream);
+
+}  // namespace halo::cuda
