@@ -130,8 +130,8 @@ constexpr FftCost kCudaCost64 = {0.002, 0.016, 0.0, 0, 1, "fft", true, 32};
 constexpr double kDirectFlops32 = 48e3, kDirectFlops64 = 24e3;  // FLOP per ns
 // Batches of transforms, launches and the filter's spectrum: about 100 us before the first tile.
 constexpr double kSetupNs = 1e5;
-// The row transforms: a pair of N points costs 6.2, 6.4 and 7.8 ps a point for N = 1024, 2048
-// and 4096 (H100, 2^28 float32, filters of 17 to 1025 taps: 0.92-1.35 ms; docs/TUNING.md, "Row
+// The row transforms: a pair of N points costs 6.0, 6.1 and 7.2 ps a point for N = 1024, 2048
+// and 4096 (H100, 2^28 float32, filters of 17 to 1025 taps: 0.88-1.26 ms; docs/TUNING.md, "Row
 // transforms in shared memory"); the launches, the twiddles and the spectrum about 20 us.
 constexpr double kRowsSetupNs = 2e4;
 
@@ -154,7 +154,7 @@ FftTiling cuda_fft_rows(const Problem& p) {
     if (N < k.x || N < least || (least && best_ns >= 0)) continue;
     const int64_t seg = N - k.x + 1, per_row = (n.x + 2 * seg - 1) / (2 * seg);
     const double pairs = double(per_row) * double(n.y) * double(n.z) * double(p.batch());
-    const double ns = pairs * double(N) * (N == 1024 ? 0.0062 : N == 2048 ? 0.0064 : 0.0078);
+    const double ns = pairs * double(N) * (N == 1024 ? 0.0060 : N == 2048 ? 0.0061 : 0.0072);
     if (best_ns >= 0 && ns >= best_ns) continue;
     best_ns = ns;
     best.rows = true;

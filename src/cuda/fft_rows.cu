@@ -43,20 +43,42 @@ struct RowsGeometry {
   i64 n, rows, pairs_per_row, k, anchor;
   int seg;
   Boundary mode;
+  // pr / pairs_per_row as (t + ((pr - t) >> 1)) >> (shift - 1), t = umulhi(pr, magic), where
+  // both are below 2^32 (shift 0: pairs_per_row is 1); by 64-bit division elsewhere.
+  unsigned magic;
+  int shift;
+  bool narrow;
 };
 
-// x times exp(-+ 2 pi i m / 16) (forward: minus); m a constant once unrolled, the factors 1 and
-// -+i exact.
+// a times b, or times conj(b) for the inverse.
 template <bool INV>
-__device__ __forceinline__ float2 rotate16(float2 x, int m) {
+__device__ __forceinline__ float2 cmul(float2 a, float2 b) {
+  if (INV) b.y = -b.y;
+  return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
+// The butterfly (e + w o, e - w o), w = exp(-+ 2 pi i m / 16) (forward: minus); m a constant
+// once unrolled. w = 1 and -+i cost four additions; any other w four FMAs for e + w o and two for
+// e - w o = 2 e - (e + w o), against six and four for the product and the two sums apart.
+template <bool INV>
+__device__ __forceinline__ void bfly(float2& e, float2& o, int m) {
   constexpr float c1 = 0.923879532511286756f, c2 = 0.707106781186547524f,
                   c3 = 0.382683432365089772f;
   float c = 0, s = 0;
   switch (m) {
-    case 0:
-      return x;
-    case 4:
-      return INV ? make_float2(-x.y, x.x) : make_float2(x.y, -x.x);
+    case 0: {
+      const float2 x = make_float2(e.x + o.x, e.y + o.y);
+      o = make_float2(e.x - o.x, e.y - o.y);
+      e = x;
+      return;
+    }
+    case 4: {  // w o = (o.y, -o.x) forward, (-o.y, o.x) inverse
+      const float2 t = INV ? make_float2(-o.y, o.x) : make_float2(o.y, -o.x);
+      const float2 x = make_float2(e.x + t.x, e.y + t.y);
+      o = make_float2(e.x - t.x, e.y - t.y);
+      e = x;
+      return;
+    }
     case 1: c = c1, s = c3; break;
     case 2: c = c2, s = c2; break;
     case 3: c = c3, s = c1; break;
@@ -65,34 +87,51 @@ __device__ __forceinline__ float2 rotate16(float2 x, int m) {
     default: c = -c1, s = c3; break;  // 7
   }
   if (!INV) s = -s;
-  return make_float2(x.x * c - x.y * s, x.x * s + x.y * c);
+  const float2 x = make_float2(fmaf(c, o.x, fmaf(-s, o.y, e.x)), fmaf(c, o.y, fmaf(s, o.x, e.y)));
+  o = make_float2(fmaf(2.0f, e.x, -x.x), fmaf(2.0f, e.y, -x.y));
+  e = x;
 }
 
-// The DFT of R values (R = 2, 4, 8, 16) in place, natural order in and out: radix 2, decimation
-// in time, the factors exp(-+ 2 pi i k / R) constants.
-template <int R, bool INV>
-__device__ __forceinline__ void dft(float2 (&x)[R]) {
-  if constexpr (R > 1) {
+// The butterfly (a + w b, a - w b) for a twiddle w loaded from the table (conjugated for the
+// inverse): four FMAs and two.
+template <bool INV>
+__device__ __forceinline__ void bfly_by(float2& a, float2& b, float2 w) {
+  if (INV) w.y = -w.y;
+  const float2 x =
+      make_float2(fmaf(w.x, b.x, fmaf(-w.y, b.y, a.x)), fmaf(w.x, b.y, fmaf(w.y, b.x, a.y)));
+  b = make_float2(fmaf(2.0f, a.x, -x.x), fmaf(2.0f, a.y, -x.y));
+  a = x;
+}
+
+// The DFT of R values (R = 2, 4, 8, 16) in place, natural order in and out, each input x[r]
+// first multiplied by the twiddle w[r] where TW (w[0] too unless FIRST: the sub-transform that
+// holds the pass's input 0, whose twiddle is 1): radix 2, decimation in time, the factors
+// exp(-+ 2 pi i k / R) constants. The twiddles ride in the first butterflies (bfly_by).
+template <int R, bool INV, bool TW, bool FIRST>
+__device__ __forceinline__ void dft(float2 (&x)[R], const float2 (&w)[R]) {
+  if constexpr (R == 2) {
+    if constexpr (TW) {
+      if constexpr (!FIRST) x[0] = cmul<INV>(x[0], w[0]);
+      bfly_by<INV>(x[0], x[1], w[1]);
+    } else {
+      bfly<INV>(x[0], x[1], 0);
+    }
+  } else {
     constexpr int M = R / 2;
-    float2 e[M], o[M];
-#pragma unroll
-    for (int k = 0; k < M; ++k) e[k] = x[2 * k], o[k] = x[2 * k + 1];
-    dft<M, INV>(e);
-    dft<M, INV>(o);
+    float2 e[M], o[M], we[M], wo[M];
 #pragma unroll
     for (int k = 0; k < M; ++k) {
-      const float2 t = rotate16<INV>(o[k], k * (16 / R));
-      x[k] = make_float2(e[k].x + t.x, e[k].y + t.y);
-      x[k + M] = make_float2(e[k].x - t.x, e[k].y - t.y);
+      e[k] = x[2 * k], o[k] = x[2 * k + 1];
+      we[k] = w[2 * k], wo[k] = w[2 * k + 1];
+    }
+    dft<M, INV, TW, FIRST>(e, we);
+    dft<M, INV, TW, false>(o, wo);
+#pragma unroll
+    for (int k = 0; k < M; ++k) {
+      bfly<INV>(e[k], o[k], k * (16 / R));
+      x[k] = e[k], x[k + M] = o[k];
     }
   }
-}
-
-// a times b, or times conj(b) for the inverse.
-template <bool INV>
-__device__ __forceinline__ float2 cmul(float2 a, float2 b) {
-  if (INV) b.y = -b.y;
-  return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
 }
 
 // Shared-memory index of element i: one pad slot every 16, so that the passes' strided writes
@@ -109,7 +148,7 @@ __device__ __forceinline__ void block_dft(float2 (&v)[16], float2* sm,
   constexpr int TH = N / 16, RL = N / 256, B = 16 / RL;  // last pass: radix RL, B butterflies
   const int j = threadIdx.x;
   // Pass 1 (radix 16, sub-transforms of 1): element j + r TH, out to 16 j + r.
-  dft<16, INV>(v);
+  dft<16, INV, false, true>(v, v);
   if (INV) __syncthreads();  // the forward's last reads of sm are done
 #pragma unroll
   for (int r = 0; r < 16; ++r) sm[pad(16 * j + r)] = v[r];
@@ -118,9 +157,12 @@ __device__ __forceinline__ void block_dft(float2 (&v)[16], float2* sm,
   // a turn, out to 256 (j / 16) + j mod 16 + 16 r.
 #pragma unroll
   for (int r = 0; r < 16; ++r) v[r] = sm[pad(j + r * TH)];
+  {
+    float2 w[16];
 #pragma unroll
-  for (int r = 1; r < 16; ++r) v[r] = cmul<INV>(v[r], tw[16 * r + (j & 15)]);
-  dft<16, INV>(v);
+    for (int r = 0; r < 16; ++r) w[r] = r == 0 ? make_float2(1, 0) : tw[16 * r + (j & 15)];
+    dft<16, INV, true, true>(v, w);
+  }
   __syncthreads();
   {
     const int o = (j >> 4) * 256 + (j & 15);
@@ -128,18 +170,21 @@ __device__ __forceinline__ void block_dft(float2 (&v)[16], float2* sm,
     for (int r = 0; r < 16; ++r) sm[pad(o + 16 * r)] = v[r];
   }
   __syncthreads();
-  // Pass 3 (radix RL, sub-transforms of 256): butterfly b = j + i TH (i < B) takes elements
-  // b + 256 r, twiddled by b r / N of a turn, and writes them back in place: element j + s TH
+  // Pass 3 (radix RL, sub-transforms of 256): butterfly bf = j + i TH (i < B) takes elements
+  // bf + 256 r, twiddled by bf r / N of a turn, and writes them back in place: element j + s TH
   // with s = i + B r, the layout we started from.
 #pragma unroll
   for (int s = 0; s < 16; ++s) v[s] = sm[pad(j + s * TH)];
 #pragma unroll
   for (int i = 0; i < B; ++i) {
-    const int b = j + i * TH;
-    float2 x[RL];
+    const int bf = j + i * TH;
+    float2 x[RL], w[RL];
 #pragma unroll
-    for (int r = 0; r < RL; ++r) x[r] = r == 0 ? v[i] : cmul<INV>(v[i + B * r], tw[256 * (r + 1) + b]);
-    dft<RL, INV>(x);
+    for (int r = 0; r < RL; ++r) {
+      x[r] = v[i + B * r];
+      w[r] = r == 0 ? make_float2(1, 0) : tw[256 * (r + 1) + bf];
+    }
+    dft<RL, INV, true, true>(x, w);
 #pragma unroll
     for (int r = 0; r < RL; ++r) v[i + B * r] = x[r];
   }
@@ -154,21 +199,36 @@ __device__ __forceinline__ float fetch(const float* __restrict__ row, i64 gx, i6
 }
 
 // Pair pr of the rows: its row, its segments' first outputs and output counts, and its windows'
-// first inputs and lengths (the inputs they read; the rest of the N are zeros).
+// first inputs and lengths (the inputs they read; the rest of the N are zeros). Counts and
+// lengths are at most N; positions along a row may pass 2^31.
 struct Pair {
-  i64 row, oa, ob, ca, cb, xa, xb, wa, wb;
+  i64 row, oa, xa;
+  int ca, cb, wa, wb, seg;
   // Both windows whole and inside the row: plain loads, no map, no zeros.
-  __device__ bool plain(int N, i64 n) const { return wa == N && wb == N && xa >= 0 && xb + N <= n; }
+  __device__ bool plain(int N, i64 n) const {
+    return wa == N && wb == N && xa >= 0 && xa + seg + N <= n;
+  }
 };
 __device__ __forceinline__ Pair pair_at(const RowsGeometry& g, i64 pr) {
   Pair p;
-  const i64 T = g.seg;
-  p.row = pr / g.pairs_per_row;
+  if (!g.narrow) {
+    p.row = pr / g.pairs_per_row;
+  } else if (g.shift == 0) {
+    p.row = pr;
+  } else {
+    const unsigned x = unsigned(pr), t = __umulhi(x, g.magic);
+    p.row = (t + ((x - t) >> 1)) >> (g.shift - 1);
+  }
   const i64 q = pr - p.row * g.pairs_per_row;
-  p.oa = 2 * T * q, p.ob = p.oa + T;
-  p.ca = min(T, g.n - p.oa), p.cb = max(i64(0), min(T, g.n - p.ob));
-  p.xa = p.oa - g.anchor, p.xb = p.ob - g.anchor;
-  p.wa = p.ca + g.k - 1, p.wb = p.cb > 0 ? p.cb + g.k - 1 : 0;
+  const int T = g.seg;
+  p.seg = T;
+  p.oa = 2 * i64(T) * q;
+  const i64 left = g.n - p.oa;  // outputs from the pair's first on
+  p.ca = int(min(i64(T), left));
+  p.cb = int(max(i64(0), min(i64(T), left - T)));
+  p.xa = p.oa - g.anchor;
+  p.wa = p.ca + int(g.k) - 1;
+  p.wb = p.cb > 0 ? p.cb + int(g.k) - 1 : 0;
   return p;
 }
 
@@ -192,7 +252,7 @@ __device__ __forceinline__ void stage_pair(float* stage, const float* __restrict
 #pragma unroll
   for (int s = 0; s < 16; ++s) {
     copy4_async(stage + j + s * TH, src + p.xa + j + s * TH);
-    copy4_async(stage + N + j + s * TH, src + p.xb + j + s * TH);
+    copy4_async(stage + N + j + s * TH, src + p.xa + p.seg + j + s * TH);
   }
   asm volatile("cp.async.commit_group;\n" ::);
 }
@@ -228,7 +288,7 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
       for (int s = 0; s < 16; ++s) {
         const int m = j + s * TH;
         v[s].x = m < p.wa ? fetch(src, p.xa + m, g.n, g.mode, cval) : 0.0f;
-        v[s].y = m < p.wb ? fetch(src, p.xb + m, g.n, g.mode, cval) : 0.0f;
+        v[s].y = m < p.wb ? fetch(src, p.xa + p.seg + m, g.n, g.mode, cval) : 0.0f;
       }
     }
     // The next pair's copies, in flight during this pair's transforms.
@@ -237,13 +297,13 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
       const Pair next = pair_at(g, pr + gridDim.x);
       if (next.plain(N, g.n)) stage_pair<N>(stage, in, g, next), staged = true;
     }
-    bool finite = true;
+    // x * 0 is 0 for finite x and NaN for a NaN or an infinity: one FMA a value.
+    float nonfinite = 0;
 #pragma unroll
-    for (int s = 0; s < 16; ++s)
-      finite = finite && v[s].x - v[s].x == 0.0f && v[s].y - v[s].y == 0.0f;
-    if (__syncthreads_or(!finite)) {
+    for (int s = 0; s < 16; ++s) nonfinite = fmaf(v[s].y, 0.0f, fmaf(v[s].x, 0.0f, nonfinite));
+    if (__syncthreads_or(nonfinite != 0.0f)) {
       // The pair's ca + cb outputs (consecutive) summed directly in float64.
-      for (i64 o = j; o < p.ca + p.cb; o += TH) {
+      for (int o = j; o < p.ca + p.cb; o += TH) {
         double acc = 0;
         for (i64 t = 0; t < g.k; ++t)
           acc += w[t] * double(fetch(src, p.xa + o + t, g.n, g.mode, cval));
@@ -260,7 +320,7 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
     for (int s = 0; s < 16; ++s) {
       const int m = j + s * TH;
       if (m < p.ca) dst[p.oa + m] = v[s].x;
-      if (m < p.cb) dst[p.ob + m] = v[s].y;
+      if (m < p.cb) dst[p.oa + p.seg + m] = v[s].y;
     }
   }
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
@@ -339,6 +399,17 @@ void run_fft_rows(const Problem& p, const detail::FftTiling& t, const float* in,
   g.seg = int(N - k.x + 1);
   g.pairs_per_row = (n.x + 2 * i64(g.seg) - 1) / (2 * i64(g.seg));
   g.mode = p.mode(p.rank() - 1);
+  // The magic numbers of the division by pairs_per_row (d), for pair indices below 2^32:
+  // shift = ceil(log2 d), magic = floor(2^32 (2^shift - d) / d) + 1.
+  const i64 pairs = g.rows * g.pairs_per_row;
+  g.narrow = pairs <= i64(0xffffffff);
+  g.shift = 0;
+  g.magic = 0;
+  if (g.narrow && g.pairs_per_row > 1) {
+    const unsigned long long d = static_cast<unsigned long long>(g.pairs_per_row);
+    while ((1ull << g.shift) < d) ++g.shift;
+    g.magic = unsigned((1ull << 32) * ((1ull << g.shift) - d) / d + 1);
+  }
   const std::string desc = p.describe();
   const std::vector<double>& w = p.correlation_weights();
   // One allocation: the twiddles (float and float64), the spectrum, the weights.
