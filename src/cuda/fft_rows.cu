@@ -241,7 +241,9 @@ __device__ __forceinline__ void copy4_async(float* dst, const float* src) {
 // A plain pair's windows into the thread's own slots of the staging area (elements j + s N / 16
 // of both windows: those the thread reads back), one group of asynchronous copies.
 // Dynamic shared memory of the row kernel of N points.
-constexpr std::size_t rows_smem(int N) { return std::size_t(N + N / 16) * 8 + std::size_t(N) * 8; }
+constexpr std::size_t rows_smem(int N) {
+  return std::size_t(N + N / 16) * 8 + std::size_t(N) * 8 + std::size_t(2 * N + 256) * 8;
+}
 
 template <int N>
 __device__ __forceinline__ void stage_pair(float* stage, const float* __restrict__ in,
@@ -268,7 +270,12 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
   // only its own elements, so the staging needs no barrier.
   extern __shared__ float2 sm[];
   float* const stage = reinterpret_cast<float*>(sm + N + N / 16);
+  float2* const tws = sm + N + N / 16 + N;       // the twiddles (N + 256)
+  float2* const spec = tws + N + 256;            // the spectrum (N)
   const int j = threadIdx.x;
+  for (int i = j; i < N + 256; i += TH) tws[i] = tw[i];
+  for (int i = j; i < N; i += TH) spec[i] = spectrum[i];
+  __syncthreads();
   const i64 pairs = g.rows * g.pairs_per_row;
   bool staged = false;  // the staging area holds pair pr's windows (uniform over the block)
   if (i64(blockIdx.x) < pairs) {
@@ -311,10 +318,10 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
       }
       continue;
     }
-    block_dft<N, false>(v, sm, tw);
+    block_dft<N, false>(v, sm, tws);
 #pragma unroll
-    for (int s = 0; s < 16; ++s) v[s] = cmul<false>(v[s], spectrum[j + s * TH]);
-    block_dft<N, true>(v, sm, tw);
+    for (int s = 0; s < 16; ++s) v[s] = cmul<false>(v[s], spec[j + s * TH]);
+    block_dft<N, true>(v, sm, tws);
     float* dst = out + p.row * g.n;
 #pragma unroll
     for (int s = 0; s < 16; ++s) {
