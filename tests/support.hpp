@@ -208,7 +208,10 @@ double fft_tolerance(double log2_len, double spectrum_max, double weights_l1, do
   const auto eps_f = [&](double u) { return (1 + 4 * std::sqrt(2.0)) * u * (log2_len + 1); };
   const double u = std::numeric_limits<T>::epsilon() / 2;
   const double u64 = std::numeric_limits<double>::epsilon() / 2;
-  const double fft = (2 * eps_f(u) + 4 * u) * spectrum_max + eps_f(u64) * weights_l1;
+  // The spectrum: a float64 transform (eps_f), or a direct float64 sum over the taps (the GPU's
+  // row transforms: (taps + 2) u64).
+  const double spectrum = std::max(eps_f(u64), double(filter_taps + 2) * u64);
+  const double fft = (2 * eps_f(u) + 4 * u) * spectrum_max + spectrum * weights_l1;
   const double reference = double(filter_taps + 1) * u64 * filter_l1;
   return 2 * (fft + reference) * window_norm + std::numeric_limits<double>::min();
 }

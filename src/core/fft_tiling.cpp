@@ -130,10 +130,12 @@ constexpr FftCost kCudaCost64 = {0.002, 0.016, 0.0, 0, 1, "fft", true, 32};
 constexpr double kDirectFlops32 = 48e3, kDirectFlops64 = 24e3;  // FLOP per ns
 // Batches of transforms, launches and the filter's spectrum: about 100 us before the first tile.
 constexpr double kSetupNs = 1e5;
-// The row transforms: a pair of N points costs 6.0, 6.1 and 7.2 ps a point for N = 1024, 2048
-// and 4096 (H100, 2^28 float32, filters of 17 to 1025 taps: 0.88-1.26 ms; docs/TUNING.md, "Row
-// transforms in shared memory"); the launches, the twiddles and the spectrum about 20 us.
-constexpr double kRowsSetupNs = 2e4;
+// The row transforms (H100, 2^28 float32, filters of 17 to 1025 taps: 0.88-1.40 ms; docs/
+// TUNING.md, "Row transforms in shared memory"): 1.34 ps per element read or written (the copy's
+// rate), the windows' N / T inputs per output read, plus 1.0, 1.3 and 1.9 ps per point of a
+// pair's transforms for N = 1024, 2048 and 4096 (the longer ones at fewer blocks per SM); the
+// launches, the twiddles and the spectrum about 20 us.
+constexpr double kRowsMoveNs = 0.00134, kRowsSetupNs = 2e4;
 
 }  // namespace
 
@@ -154,7 +156,10 @@ FftTiling cuda_fft_rows(const Problem& p) {
     if (N < k.x || N < least || (least && best_ns >= 0)) continue;
     const int64_t seg = N - k.x + 1, per_row = (n.x + 2 * seg - 1) / (2 * seg);
     const double pairs = double(per_row) * double(n.y) * double(n.z) * double(p.batch());
-    const double ns = pairs * double(N) * (N == 1024 ? 0.0060 : N == 2048 ? 0.0061 : 0.0072);
+    // The DRAM traffic (each segment reads N inputs for its T outputs) and the transforms.
+    const double elements = double(n.x) * double(n.y) * double(n.z) * double(p.batch());
+    const double ns = kRowsMoveNs * elements * (1 + double(N) / double(seg)) +
+                      pairs * double(N) * (N == 1024 ? 0.0010 : N == 2048 ? 0.0013 : 0.0019);
     if (best_ns >= 0 && ns >= best_ns) continue;
     best_ns = ns;
     best.rows = true;
