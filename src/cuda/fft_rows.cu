@@ -387,7 +387,9 @@ void launch_rows(const RowsGeometry& g, const float* in, float* out, const float
       fast::occupancy(reinterpret_cast<const void*>(kernel), N / 16, rows_smem(N));
   const int sms = fast::current_device_facts().multiprocessors;
   const i64 pairs = g.rows * g.pairs_per_row;
-  const unsigned blocks = unsigned(std::clamp<i64>(pairs, 1, i64(sms) * std::max(per_sm, 1) * 8));
+  // Pairs in a grid-stride loop (tests lower the grid's limit so that blocks take several).
+  const i64 most = std::min(i64(sms) * std::max(per_sm, 1) * 8, grid_limits_for_testing().x);
+  const unsigned blocks = unsigned(std::clamp<i64>(pairs, 1, most));
   kernel<<<blocks, N / 16, rows_smem(N), stream>>>(in, out, g, tw, spectrum, w, cval);
   HALO_CUDA_CHECK_LAUNCH("launching fft_rows_kernel<" + std::to_string(N) + "> for " + desc);
 }
