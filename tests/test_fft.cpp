@@ -225,8 +225,8 @@ TEST_P(Fft, BadlyScaledDataWithinTheBound) {
 // NaN and infinities in the input, and a NaN cval: the tiles that read them are summed directly,
 // so the outputs are NaN (or infinite) exactly where the reference's are, and the others within
 // the bound (taken with the non-finite values read as 0: a direct sum's error is below it).
-// A NaN and an infinity in the input, under zero ghosts, wrap and a NaN cval: NaN exactly where
-// the reference has one, the other outputs within the bound (of the input without them).
+// Under zero ghosts, wrap and a NaN cval; for a filter along x alone also on the GPU's row
+// transforms (a signal, and rows of a 2-D array).
 void check_non_finite(const std::string& strategy, int rank, const Extents& ext, const Filter& f,
                       const FastTuning& tune) {
   for (const Edges& e :
