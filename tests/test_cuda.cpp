@@ -793,7 +793,7 @@ TEST(CudaLarge, RowTransformsOfASignalOfMoreThan2To31Elements) {
 
   const Problem p(1, {n, 1, 1}, 1, f, DType::f32, Op::correlate, opt.edges);
   const detail::FftTiling t = detail::cuda_fft_tiling(p);
-  ASSERT_TRUE(t.rows);
+  ASSERT_TRUE(t.shared);
   const std::vector<double>& w = p.correlation_weights();
   const std::int64_t k = std::int64_t(w.size()), a = p.anchor3().x, pair = t.tile[2];
   double l1 = 0, wl1 = 0;

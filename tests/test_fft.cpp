@@ -18,12 +18,14 @@ namespace {
 
 const char* kFft = "cpu_fft";
 
-// The tuning of a strategy's runs here: the CUDA fft's tiles capped at 2^10 elements, so that
-// these small problems have several tiles along each axis, as cpu_fft's do by its own model
-// (its default tiles: the sweep and CudaFft below).
+// The tuning of a strategy's runs here: the CUDA fft's cuFFT tiles capped at 2^10 elements, so
+// that these small problems have several tiles along each axis, as cpu_fft's do by its own model
+// (its default tiles: the sweep and CudaFft below). Its transforms in shared memory have tests
+// of their own below (CudaFft.RowTransforms*, CudaFft.TileTransforms*), and the tests here that
+// take no tuning run them too.
 FastTuning tuning_for(const std::string& strategy) {
   FastTuning t;
-  if (strategy == "fft") t.fft_tile = 10;
+  if (strategy == "fft") t.fft_tile = 10, t.fft_shared = false;
   return t;
 }
 
@@ -186,39 +188,42 @@ TEST_P(Fft, BadlyScaledDataWithinTheBound) {
   for (const auto& c : cases)
     for (const Edges& e2 :
          {Edges{}, Edges::all(Boundary::reflect), Edges::all(Boundary::constant, 1e5)})
-      for (const bool halves : {false, true}) {
-        const Filter f = random_filter(c.filter);
-        const auto run = [&](auto zero) {
-          using T = decltype(zero);
-          Problem p(c.rank, c.ext, 1, f, dtype_of<T>(), Op::correlate, e2);
-          p.set_tuning(tune());
-          const std::int64_t nx = p.dims3().x;
-          std::vector<T> in(static_cast<std::size_t>(p.elements()));
-          for (std::size_t i = 0; i < in.size(); ++i) {
-            const double mag =
-                halves ? (std::int64_t(i) % nx < nx / 2 ? 1e6 : 1e-6) : std::pow(10.0, e(rng()));
-            in[i] = T((sign(rng()) ? -1 : 1) * mag);
-          }
-          std::vector<T> out(in.size());
-          poison(out);
-          Options opt;
-          opt.strategy = GetParam();
-          opt.edges = e2;
-          opt.tuning = tune();
-          apply(ConstArrayView(in.data(), p.dtype(), c.rank, c.ext), array_view(out, c.rank, c.ext),
-                f, opt);
-          EXPECT_EQ(compare(GetParam(), p, in, out), "");
-          if (!halves || sizeof(T) != 4) return;
-          std::vector<double> ref(in.size()), scale(in.size());
-          cpu::reference_f64(p, in.data(), ref.data());
-          cpu::reference_f64(p, in.data(), scale.data(), true);
-          for (std::size_t i = 0; i < in.size(); ++i)
-            beyond_direct +=
-                !(std::fabs(double(out[i]) - ref[i]) <= tolerance<T>(p.taps(), scale[i]));
-        };
-        run(float{});
-        run(double{});
-      }
+      for (const bool halves : {false, true})
+        for (const bool shared : {false, true}) {  // fft: also its transforms in shared memory
+          if (shared && GetParam() != "fft") continue;
+          const FastTuning tn = shared ? FastTuning{} : tune();
+          const Filter f = random_filter(c.filter);
+          const auto run = [&](auto zero) {
+            using T = decltype(zero);
+            Problem p(c.rank, c.ext, 1, f, dtype_of<T>(), Op::correlate, e2);
+            p.set_tuning(tn);
+            const std::int64_t nx = p.dims3().x;
+            std::vector<T> in(static_cast<std::size_t>(p.elements()));
+            for (std::size_t i = 0; i < in.size(); ++i) {
+              const double mag =
+                  halves ? (std::int64_t(i) % nx < nx / 2 ? 1e6 : 1e-6) : std::pow(10.0, e(rng()));
+              in[i] = T((sign(rng()) ? -1 : 1) * mag);
+            }
+            std::vector<T> out(in.size());
+            poison(out);
+            Options opt;
+            opt.strategy = GetParam();
+            opt.edges = e2;
+            opt.tuning = tn;
+            apply(ConstArrayView(in.data(), p.dtype(), c.rank, c.ext),
+                  array_view(out, c.rank, c.ext), f, opt);
+            EXPECT_EQ(compare(GetParam(), p, in, out), "");
+            if (!halves || sizeof(T) != 4) return;
+            std::vector<double> ref(in.size()), scale(in.size());
+            cpu::reference_f64(p, in.data(), ref.data());
+            cpu::reference_f64(p, in.data(), scale.data(), true);
+            for (std::size_t i = 0; i < in.size(); ++i)
+              beyond_direct +=
+                  !(std::fabs(double(out[i]) - ref[i]) <= tolerance<T>(p.taps(), scale[i]));
+          };
+          run(float{});
+          run(double{});
+        }
   EXPECT_GT(beyond_direct, 0u) << "the halves do not tell the FFT's bound from the direct sum's";
 }
 
@@ -271,6 +276,8 @@ void check_non_finite(const std::string& strategy, int rank, const Extents& ext,
 
 TEST_P(Fft, NonFiniteInputsAndCvalGiveTheReferencesNaNs) {
   check_non_finite(GetParam(), 2, {300, 280, 1}, random_filter({9, 9}), tune());
+  // The GPU's tile transforms in shared memory (the default tuning).
+  check_non_finite(GetParam(), 2, {300, 280, 1}, random_filter({9, 9}), {});
   // A filter along x alone (the GPU's row transforms) on a signal and on rows.
   check_non_finite(GetParam(), 1, {84000, 1, 1}, random_filter({129}), {});
   check_non_finite(GetParam(), 2, {12, 7000, 1}, random_filter({1, 33}), {});
@@ -422,7 +429,7 @@ TEST(CudaFftTiling, TilesFitTheirTransformsAndTheCap) {
     for (int a = 0; a < 3; ++a) {
       EXPECT_LE(t.tile[a], nn[a]) << p.describe();
       // (Row transforms: a tile is a pair of segments, each its own transform's window.)
-      const std::int64_t seg = t.rows && a == 2 ? (t.tile[a] + 1) / 2 : t.tile[a];
+      const std::int64_t seg = t.shared && a == 2 ? (t.tile[a] + 1) / 2 : t.tile[a];
       EXPECT_GE(t.fft[a], kk[a] == 1 && a < 2 ? 1 : seg + kk[a] - 1) << p.describe();
       tiles *= (nn[a] + t.tile[a] - 1) / t.tile[a];
     }
@@ -435,8 +442,8 @@ TEST(CudaFftTiling, TilesFitTheirTransformsAndTheCap) {
     const double tile_bytes = double(t.fft[0] * t.fft[1] * 2 * (t.fft[2] / 2 + 1)) * 4;
     EXPECT_TRUE(b == 1 || double(b) * tile_bytes <= 128.0 * 1048576) << b << " tiles per batch";
   }
-  // The 2-D benchmark filter: tiles of about 480 outputs, the direct sum modelled slower.
-  const auto [p, t] = tiling(2, {16384, 16384, 1}, {31, 31});
+  // The 2-D benchmark filter on cuFFT's tiles: about 480 outputs, the direct sum modelled slower.
+  const auto [p, t] = tiling(2, {16384, 16384, 1}, {31, 31}, "fft_shared=0");
   EXPECT_GE(t.tile[2], 400);
   EXPECT_LT(t.fft_ns, t.direct_ns);
   // A 3x3 filter: the direct sum modelled faster.
@@ -449,9 +456,9 @@ TEST(CudaFftTiling, TilesFitTheirTransformsAndTheCap) {
   EXPECT_LT(detail::cuda_fft_batch(q, u), detail::cuda_fft_batch(p, t));
   // Filters along y or z alone: tiles of 32 columns or more (coalesced gathers), or the whole
   // row where it is shorter.
-  for (const auto& [rank, e, k] :
-       std::vector<std::tuple<int, Extents, std::vector<std::int64_t>>>{
-           {2, {16384, 16384, 1}, {255, 1}}, {3, {64, 64, 64}, {9, 1, 1}},
+  for (const auto& [rank, e, k] : std::vector<std::tuple<int, Extents, std::vector<std::int64_t>>>{
+           {2, {16384, 16384, 1}, {255, 1}},
+           {3, {64, 64, 64}, {9, 1, 1}},
            {3, {200, 100, 300}, {1, 41, 1}}}) {
     const detail::FftTiling c = tiling(rank, e, k).second;
     EXPECT_GE(c.fft[2], 32) << rank << "-D, " << k[0];
@@ -468,15 +475,15 @@ TEST(CudaFftTiling, TilesFitTheirTransformsAndTheCap) {
 // (at most the tuning's cap), a pair of segments per tile; cuFFT's tiles for float64, for other
 // filters, beyond 4096 taps and where the tuning turns them off.
 TEST(CudaFftTiling, RowTransformsForFiltersAlongX) {
-  const auto tiling = [](int rank, Extents e, std::vector<std::int64_t> k,
-                         DType type = DType::f32, const char* tune = "") {
+  const auto tiling = [](int rank, Extents e, std::vector<std::int64_t> k, DType type = DType::f32,
+                         const char* tune = "") {
     Problem p(rank, e, 1, random_filter(k), type);
     if (*tune) p.set_tuning(detail::parse_fast_tuning(tune, "test"));
     return detail::cuda_fft_tiling(p);
   };
   const std::int64_t n = std::int64_t(1) << 28;
   const detail::FftTiling t = tiling(1, {n, 1, 1}, {129});
-  EXPECT_TRUE(t.rows);
+  EXPECT_TRUE(t.shared);
   EXPECT_TRUE(t.fft[2] == 1024 || t.fft[2] == 2048 || t.fft[2] == 4096) << t.fft[2];
   EXPECT_EQ(t.tile[2], 2 * (t.fft[2] - 128));
   EXPECT_EQ(t.tiles, (n + t.tile[2] - 1) / t.tile[2]);
@@ -484,30 +491,30 @@ TEST(CudaFftTiling, RowTransformsForFiltersAlongX) {
   EXPECT_LT(t.fft_ns, t.direct_ns);
   // Few taps: the direct sum modelled faster.
   const detail::FftTiling few = tiling(1, {n, 1, 1}, {17});
-  EXPECT_TRUE(few.rows);
+  EXPECT_TRUE(few.shared);
   EXPECT_GT(few.fft_ns, few.direct_ns);
-  EXPECT_FALSE(tiling(1, {n, 1, 1}, {129}, DType::f64).rows);
-  EXPECT_FALSE(tiling(1, {n, 1, 1}, {129}, DType::f32, "fft_rows=0").rows);
-  EXPECT_FALSE(tiling(1, {100000, 1, 1}, {4097}).rows);
+  EXPECT_FALSE(tiling(1, {n, 1, 1}, {129}, DType::f64).shared);
+  EXPECT_FALSE(tiling(1, {n, 1, 1}, {129}, DType::f32, "fft_shared=0").shared);
+  EXPECT_FALSE(tiling(1, {100000, 1, 1}, {4097}).shared);
   // 1025 taps: 4096 points (segments of 3072) cost less than 2048 (segments of 1024).
   EXPECT_EQ(tiling(1, {n, 1, 1}, {1025}).fft[2], 4096);
   const detail::FftTiling capped = tiling(1, {100000, 1, 1}, {33}, DType::f32, "fft_tile=10");
-  EXPECT_TRUE(capped.rows);
+  EXPECT_TRUE(capped.shared);
   EXPECT_EQ(capped.fft[2], 1024);
   EXPECT_EQ(capped.tile[2], 2 * 992);
   // The tuning asks for at least 2^fft_tile points: the least length that also fits the filter.
   EXPECT_EQ(tiling(1, {100000, 1, 1}, {33}, DType::f32, "fft_tile=8").fft[2], 1024);
   EXPECT_EQ(tiling(1, {100000, 1, 1}, {1025}, DType::f32, "fft_tile=10").fft[2], 2048);
-  EXPECT_FALSE(tiling(1, {100000, 1, 1}, {33}, DType::f32, "fft_tile=13").rows);
+  EXPECT_FALSE(tiling(1, {100000, 1, 1}, {33}, DType::f32, "fft_tile=13").shared);
   // Rows of a 2-D array: each row its own pairs.
   const detail::FftTiling rows = tiling(2, {300, 5000, 1}, {1, 65});
-  EXPECT_TRUE(rows.rows);
+  EXPECT_TRUE(rows.shared);
   EXPECT_EQ(rows.tiles, 300 * ((5000 + rows.tile[2] - 1) / rows.tile[2]));
-  EXPECT_FALSE(tiling(2, {300, 5000, 1}, {3, 65}).rows);
-  EXPECT_FALSE(tiling(2, {300, 5000, 1}, {65, 1}).rows);
+  EXPECT_EQ(tiling(2, {300, 5000, 1}, {3, 65}).fft[1], 64);  // 2-D: the tile transforms
+  EXPECT_FALSE(tiling(2, {300, 5000, 1}, {65, 1}).shared);
   // A row shorter than a segment: one segment, nothing in the imaginary part.
   const detail::FftTiling one = tiling(1, {1000, 1, 1}, {9});
-  EXPECT_TRUE(one.rows);
+  EXPECT_TRUE(one.shared);
   EXPECT_EQ(one.tile[2], 1000);
   EXPECT_EQ(one.tiles, 1);
   EXPECT_DOUBLE_EQ(one.window_scale, 1.0);
@@ -525,8 +532,8 @@ TEST(CudaFft, RowTransformsAtSegmentEdgesAndEveryMode) {
     const std::int64_t N = std::int64_t(1) << lg;
     FastTuning tune;
     tune.fft_tile = lg;
-    for (std::int64_t k : {std::int64_t(1), std::int64_t(2), std::int64_t(17), std::int64_t(129),
-                           N / 2 + 1, N}) {
+    for (std::int64_t k :
+         {std::int64_t(1), std::int64_t(2), std::int64_t(17), std::int64_t(129), N / 2 + 1, N}) {
       const std::int64_t T = N - k + 1;
       const Filter f = random_filter({k});
       std::size_t ci = 0;
@@ -535,7 +542,7 @@ TEST(CudaFft, RowTransformsAtSegmentEdgesAndEveryMode) {
         Problem p(1, {n, 1, 1}, 1, f, DType::f32);
         p.set_tuning(tune);
         const detail::FftTiling t = detail::cuda_fft_tiling(p);
-        EXPECT_TRUE(t.rows && t.fft[2] == N) << p.describe();
+        EXPECT_TRUE(t.shared && t.fft[2] == N) << p.describe();
         std::size_t ei = 0;
         for (const Edges& e : edges_for({k}, 1, ci++)) {
           const Op op = (ci + ei++) % 2 ? Op::convolve : Op::correlate;
@@ -552,13 +559,97 @@ TEST(CudaFft, RowTransformsAtSegmentEdgesAndEveryMode) {
   EXPECT_GT(runs, 300);
   for (const auto& [rank, ext, k, batch] :
        std::vector<std::tuple<int, Extents, std::vector<std::int64_t>, std::int64_t>>{
-           {2, {7, 9000, 1}, {1, 101}, 2}, {3, {3, 4, 5000}, {1, 1, 300}, 1},
+           {2, {7, 9000, 1}, {1, 101}, 2},
+           {3, {3, 4, 5000}, {1, 1, 300}, 1},
            {1, {30001, 1, 1}, {64}, 3}}) {
     const Filter f = random_filter(k);
     std::size_t ei = 0;
     for (const Edges& e : edges_for(k, rank, 1))
       EXPECT_EQ(check_strategy<float>("fft", rank, ext, batch, f,
                                       ei++ % 2 ? Op::convolve : Op::correlate, false, e, {}),
+                "");
+  }
+}
+
+// The 2-D tile transforms' tiling: float32 filters of 2..33 rows and 2..65 columns, pairs of
+// tiles of (65 - ky) x (129 - kx) outputs per 64 x 128 transform; cuFFT's tiles beyond, for
+// float64, and where the tuning turns them off or asks for longer transforms.
+TEST(CudaFftTiling, TileTransformsFor2DFilters) {
+  const auto tiling = [](int rank, Extents e, std::vector<std::int64_t> k, DType type = DType::f32,
+                         const char* tune = "") {
+    Problem p(rank, e, 1, random_filter(k), type);
+    if (*tune) p.set_tuning(detail::parse_fast_tuning(tune, "test"));
+    return detail::cuda_fft_tiling(p);
+  };
+  const detail::FftTiling t = tiling(2, {16384, 16384, 1}, {31, 31});
+  EXPECT_TRUE(t.shared);
+  EXPECT_EQ(t.fft, (std::array<std::int64_t, 3>{1, 64, 128}));
+  EXPECT_EQ(t.tile, (std::array<std::int64_t, 3>{1, 34, 196}));
+  EXPECT_EQ(t.tiles, ((16384 + 33) / 34) * ((16384 + 195) / 196));
+  EXPECT_DOUBLE_EQ(t.window_scale, std::sqrt(2.0));
+  EXPECT_LT(t.fft_ns, t.direct_ns);
+  EXPECT_TRUE(tiling(2, {300, 5000, 1}, {33, 65}).shared);
+  EXPECT_TRUE(tiling(3, {4, 300, 500}, {1, 5, 5}).shared);  // each plane on its own
+  EXPECT_FALSE(tiling(2, {300, 5000, 1}, {34, 5}).shared);
+  EXPECT_FALSE(tiling(2, {300, 5000, 1}, {5, 66}).shared);
+  EXPECT_FALSE(tiling(3, {40, 300, 500}, {3, 5, 5}).shared);
+  EXPECT_FALSE(tiling(2, {16384, 16384, 1}, {31, 31}, DType::f64).shared);
+  EXPECT_FALSE(tiling(2, {16384, 16384, 1}, {31, 31}, DType::f32, "fft_shared=0").shared);
+  EXPECT_FALSE(tiling(2, {16384, 16384, 1}, {31, 31}, DType::f32, "fft_tile=14").shared);
+  EXPECT_TRUE(tiling(2, {16384, 16384, 1}, {31, 31}, DType::f32, "fft_tile=13").shared);
+  // A narrow array: one tile of the pair, nothing in the imaginary part.
+  const detail::FftTiling one = tiling(2, {100, 90, 1}, {9, 9});
+  EXPECT_EQ(one.tile[2], 90);
+  EXPECT_DOUBLE_EQ(one.window_scale, 1.0);
+}
+
+// The 2-D tile transforms on the device: arrays at the tiles' and pairs' edges along both axes
+// (one row or column, TY - 1 .. 2 TY + 1 rows, TX - 1 .. 3 TX + 1 columns), filters from 2 x 2 to
+// 33 x 65, every mode with the origin at either limit and per-axis mixes with cval, both ops;
+// batches and the planes of a volume. Each against the float64 reference within the FFT bound.
+TEST(CudaFft, TileTransformsAtTileEdgesAndEveryMode) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  int failed = 0, runs = 0;
+  for (const std::vector<std::int64_t>& k :
+       {std::vector<std::int64_t>{31, 31}, {2, 2}, {33, 65}, {7, 40}, {3, 2}}) {
+    const std::int64_t ty = 65 - k[0], tx = 129 - k[1];
+    const Filter f = random_filter(k);
+    std::size_t ci = 0;
+    for (const auto& [h, w] :
+         std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1},
+                                                            {1, 2 * tx + 1},
+                                                            {ty, 1},
+                                                            {ty - 1, tx - 1},
+                                                            {ty, tx},
+                                                            {ty + 1, tx + 1},
+                                                            {2 * ty - 1, 2 * tx - 1},
+                                                            {2 * ty, 2 * tx},
+                                                            {2 * ty + 1, 3 * tx + 1}}) {
+      // (An axis of 1 folds the filter to a line: the row transforms or cuFFT's tiles.)
+      Problem p(2, {h, w, 1}, 1, f, DType::f32);
+      const detail::FftTiling t = detail::cuda_fft_tiling(p);
+      if (h > 1 && w > 1) EXPECT_TRUE(t.shared && t.fft[1] == 64) << p.describe();
+      std::size_t ei = 0;
+      for (const Edges& e : edges_for(k, 2, ci++)) {
+        const Op op = (ci + ei++) % 2 ? Op::convolve : Op::correlate;
+        const std::string err = check_strategy<float>("fft", 2, {h, w, 1}, 1, f, op, false, e);
+        ++runs;
+        if (err.empty()) continue;
+        ADD_FAILURE() << err;
+        if (++failed >= 10) return;
+      }
+    }
+  }
+  EXPECT_GT(runs, 250);
+  for (const auto& [rank, ext, k, batch] :
+       std::vector<std::tuple<int, Extents, std::vector<std::int64_t>, std::int64_t>>{
+           {2, {70, 300, 1}, {5, 5}, 3}, {3, {3, 70, 130}, {1, 9, 4}, 2}}) {
+    const Filter f = random_filter(k);
+    std::size_t ei = 0;
+    for (const Edges& e : edges_for(k, rank, 1))
+      EXPECT_EQ(check_strategy<float>("fft", rank, ext, batch, f,
+                                      ei++ % 2 ? Op::convolve : Op::correlate, false, e),
                 "");
   }
 }

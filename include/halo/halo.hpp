@@ -230,8 +230,9 @@ struct FastTuning {
   std::optional<int> fft_tile;     // 8..26: the CUDA `fft` strategy's tiles, at most 2^fft_tile
                                    // elements unless the filter needs more
   std::optional<int> fft_batch;    // 1..65536: MiB of tiles per batch of cuFFT transforms
-  std::optional<bool> fft_rows;    // `fft`'s row transforms in shared memory (filters along x,
-                                   // float32) off or on (on)
+  std::optional<bool> fft_shared;  // `fft`'s transforms in shared memory, one kernel (float32:
+                                   // filters along x as row transforms, 2-D filters up to 33 x 65
+                                   // as tile transforms) off or on (on)
   // Where `auto` switches between the CUDA strategies, as `halo bench --suite crossovers`
   // measures them on a device (unset: the H100's, in brackets; docs/TUNING.md, "Crossovers"):
   std::optional<int> sep_radius_2d;   // 0..64: 2-D rank-1 filters up to this radius stay on
@@ -240,7 +241,8 @@ struct FastTuning {
   std::optional<int> box_rows_taps;   // 2..1048576: 1-D boxes of this many taps or more run as
                                       // `separable`'s box rows rather than on `fast` (66)
   std::optional<int> long_rows_taps;  // 1..1025: 1-D filters beyond `fast` run as long rows up
-                                      // to this many taps, on `fft` beyond (321)
+                                      // to this many taps, on `fft` beyond (321); float32 runs
+                                      // `fft`'s row transforms wherever they beat the direct sum
   std::optional<int> fft_cost;        // 1..100000: % applied to the FFT's modelled time where
                                       // `auto` weighs it against the direct sum's (100)
   // On the CPU (unset: the development VM's; `halo bench --suite crossovers --backend cpu`):

@@ -136,6 +136,11 @@ constexpr double kSetupNs = 1e5;
 // pair's transforms for N = 1024, 2048 and 4096 (the longer ones at fewer blocks per SM); the
 // launches, the twiddles and the spectrum about 20 us.
 constexpr double kRowsMoveNs = 0.00134, kRowsSetupNs = 2e4;
+// The 2-D tile transforms: 110 ns a pair (8192 points). Measured 65-90 ns on the H100 (16384^2,
+// dense filters of 5x5 to 31x31: 1.5-3.0 ms; docs/TUNING.md, "Tile transforms in shared
+// memory"); the higher figure keeps `fast` at 15x15, where it runs 25% above the direct sum's
+// modelled FMA rate (1.90 ms against 2.16 for the tiles).
+constexpr double kTilesPerPairNs = 110;
 
 }  // namespace
 
@@ -148,7 +153,7 @@ FftTiling cuda_fft_rows(const Problem& p) {
   best.tiles = 0;
   const FastTuning& tune = p.tuning();
   const Dims3 n = p.dims3(), k = p.filter_dims3();
-  if (p.dtype() != DType::f32 || k.z != 1 || k.y != 1 || !tune.fft_rows.value_or(true))
+  if (p.dtype() != DType::f32 || k.z != 1 || k.y != 1 || !tune.fft_shared.value_or(true))
     return best;
   const int64_t least = tune.fft_tile ? int64_t(1) << *tune.fft_tile : 0;
   double best_ns = -1;
@@ -158,11 +163,14 @@ FftTiling cuda_fft_rows(const Problem& p) {
     const double pairs = double(per_row) * double(n.y) * double(n.z) * double(p.batch());
     // The DRAM traffic (each segment reads N inputs for its T outputs) and the transforms.
     const double elements = double(n.x) * double(n.y) * double(n.z) * double(p.batch());
-    const double ns = kRowsMoveNs * elements * (1 + double(N) / double(seg)) +
-                      pairs * double(N) * (N == 1024 ? 0.0010 : N == 2048 ? 0.0013 : 0.0019);
+    const double ns =
+        kRowsMoveNs * elements * (1 + double(N) / double(seg)) + pairs * double(N) *
+                                                                     (N == 1024   ? 0.0010
+                                                                      : N == 2048 ? 0.0013
+                                                                                  : 0.0019);
     if (best_ns >= 0 && ns >= best_ns) continue;
     best_ns = ns;
-    best.rows = true;
+    best.shared = true;
     best.fft = {1, 1, N};
     best.tile = {1, 1, std::min(2 * seg, n.x)};
     best.tiles = per_row * n.y * n.z;
@@ -172,14 +180,38 @@ FftTiling cuda_fft_rows(const Problem& p) {
   return best;
 }
 
+// The 2-D tile transforms (src/cuda/fft_tiles.cu): a pair of tiles of (64 - ky + 1) x
+// (128 - kx + 1) outputs per complex transform of 64 x 128 points, for float32 filters of
+// 2..33 rows and 2..65 columns (kz = 1: each plane of a volume on its own); none (tiles = 0)
+// elsewhere, where the tuning turns them off or asks for transforms beyond 2^13 points.
+FftTiling cuda_fft_tiles(const Problem& p) {
+  FftTiling best;
+  best.tiles = 0;
+  const FastTuning& tune = p.tuning();
+  const Dims3 n = p.dims3(), k = p.filter_dims3();
+  if (p.dtype() != DType::f32 || k.z != 1 || k.y < 2 || k.y > 33 || k.x < 2 || k.x > 65 ||
+      !tune.fft_shared.value_or(true) || (tune.fft_tile && *tune.fft_tile > 13))
+    return best;
+  const int64_t ty = 64 - k.y + 1, tx = 128 - k.x + 1;
+  const int64_t rows = (n.y + ty - 1) / ty, pairs = (n.x + 2 * tx - 1) / (2 * tx);
+  best.shared = true;
+  best.fft = {1, 64, 128};
+  best.tile = {1, std::min(ty, n.y), std::min(2 * tx, n.x)};
+  best.tiles = rows * pairs * n.z;
+  best.window_scale = n.x > tx ? std::sqrt(2.0) : 1.0;
+  best.fft_ns = double(best.tiles) * double(p.batch()) * kTilesPerPairNs + kRowsSetupNs;
+  return best;
+}
+
 FftTiling cuda_fft_tiling(const Problem& p) {
   const bool f64 = p.dtype() == DType::f64;
   FftCost m = f64 ? kCudaCost64 : kCudaCost32;
   const FastTuning& t = p.tuning();
-  FftTiling rows = cuda_fft_rows(p);
-  if (rows.tiles > 0) {
-    rows.direct_ns = 2.0 * double(p.elements()) * double(p.taps()) / kDirectFlops32;
-    return rows;
+  FftTiling shared = cuda_fft_rows(p);
+  if (shared.tiles == 0) shared = cuda_fft_tiles(p);
+  if (shared.tiles > 0) {
+    shared.direct_ns = 2.0 * double(p.elements()) * double(p.taps()) / kDirectFlops32;
+    return shared;
   }
   m.cap = double(int64_t(1) << (t.fft_tile ? *t.fft_tile : p.rank() == 1 ? 16 : 18));
   FftTiling best = fft_tiling(p, m);

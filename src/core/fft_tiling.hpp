@@ -24,12 +24,13 @@ struct FftTiling {
   // The cost model's time of the tiles (fft_ns, set-up excluded) and of the direct sum the
   // strategy competes with (direct_ns, set by the backend's wrapper), in ns.
   double fft_ns = 0, direct_ns = 0;
-  // The CUDA `fft`'s row transforms (filters along x, float32): each tile is a pair of
-  // segments of tile[2] / 2 outputs (the second may be shorter or empty) that one complex
-  // transform of fft[2] points carries, the first segment's window as its real part and the
-  // second's as its imaginary part. The transform's input norm is then at most sqrt(2) times
-  // the norm of the pair's whole window: window_scale, which the error bound multiplies by.
-  bool rows = false;
+  // The CUDA `fft`'s transforms in shared memory (float32): row transforms for filters along x
+  // (fft[1] == 1) and 2-D tile transforms (fft = {1, 64, 128}). Each tile is a pair of tiles
+  // of tile[2] / 2 outputs along x (the second may be narrower or empty) that one complex
+  // transform carries, the first one's window as its real part and the second's as its
+  // imaginary part. The transform's input norm is then at most sqrt(2) times the norm of the
+  // pair's whole window: window_scale, which the error bound multiplies by.
+  bool shared = false;
   double window_scale = 1;
 
   std::int64_t elements() const { return fft[0] * fft[1] * fft[2]; }

@@ -46,7 +46,7 @@ const std::vector<Field>& fields() {
       {"edge_cost", &FastTuning::edge_cost, nullptr, false, 0, 100, {}},
       {"fft_tile", &FastTuning::fft_tile, nullptr, false, 8, 26, {}},
       {"fft_batch", &FastTuning::fft_batch, nullptr, false, 1, 65536, {}},
-      {"fft_rows", nullptr, &FastTuning::fft_rows, false, 0, 0, {}},
+      {"fft_shared", nullptr, &FastTuning::fft_shared, false, 0, 0, {}},
       {"sep_radius_2d", &FastTuning::sep_radius_2d, nullptr, false, 0, 64, {}},
       {"sep_radius_3d", &FastTuning::sep_radius_3d, nullptr, false, 0, 16, {}},
       {"box_rows_taps", &FastTuning::box_rows_taps, nullptr, false, 2, 1 << 20, {}},

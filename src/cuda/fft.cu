@@ -20,8 +20,9 @@
  *      tile (those never wrap around) to the output, coalesced; flagged tiles are skipped and
  *   6. summed directly from the input in float64 instead (a block per flagged tile), since the
  *      transforms would spread a NaN to every output of its tile.
- * Float32 filters along x alone take another path (FftTiling::rows, fft_rows.cu): one kernel
- * that transforms pairs of row segments in shared memory.
+ * Float32 filters along x alone and 2-D filters up to 33 x 65 take another path
+ * (FftTiling::shared): one kernel that transforms pairs of row segments (fft_rows.cu) or pairs of
+ * 64 x 128 tiles (fft_tiles.cu) in shared memory.
  * DRAM traffic per tile element: the gather's write, the transforms' passes over the buffer
  * (cuFFT's multi-kernel plans read and write it about twice each way), the product, the
  * scatter's read; the input is read about (N / T)^d times and the output written once.
@@ -44,6 +45,7 @@
 #include "cuda/device_buffer.cuh"
 #include "cuda/fast/kernels.cuh"
 #include "cuda/fft_rows.cuh"
+#include "cuda/fft_tiles.cuh"
 #include "cuda/seeds/common.cuh"
 
 namespace halo::cuda {
@@ -425,7 +427,10 @@ void run_typed(const Problem& p, const T* in, T* out, cudaStream_t stream) {
   constexpr bool f64 = std::is_same_v<T, double>;
   const detail::FftTiling t = detail::cuda_fft_tiling(p);
   if constexpr (!f64) {
-    if (t.rows) return run_fft_rows(p, t, in, out, stream);
+    if (t.shared) {
+      if (t.fft[1] == 1) return run_fft_rows(p, t, in, out, stream);
+      return run_fft_tiles(p, t, in, out, stream);
+    }
   }
   const i64 batch = detail::cuda_fft_batch(p, t);
   const i64 total = t.tiles * p.batch();
@@ -548,7 +553,7 @@ class FftStrategy final : public Strategy {
     const double cost = p.tuning().fft_cost.value_or(100) / 100.0;  // a device's measured scale
     // The row transforms of a 1-D array: above `fast` and `separable`'s long rows wherever the
     // model says they take less time than the direct sum (box rows stay above: 110).
-    if (t.rows && p.rank() == 1 && t.fft_ns * cost < direct_ns(p, t)) return kAbove;
+    if (t.shared && p.rank() == 1 && t.fft_ns * cost < direct_ns(p, t)) return kAbove;
     if (!fast_runs) return kBeyondFast;
     if (p.rank() > 1 && detail::separable_windows(p)) return kBelow;  // kept per thread
     return t.fft_ns * cost < direct_ns(p, t) ? kAbove : kBelow;
@@ -558,10 +563,16 @@ class FftStrategy final : public Strategy {
     char model[96];
     std::snprintf(model, sizeof model, "; modelled %.3g ms against %.3g ms for the direct sum",
                   t.fft_ns * 1e-6, direct_ns(p, t) * 1e-6);
-    if (t.rows)
+    if (t.shared && t.fft[1] == 1)
       return "row transforms in shared memory: segments of " +
              std::to_string(t.fft[2] - p.filter_dims3().x + 1) + " outputs in pairs, a complex " +
              "transform of " + std::to_string(t.fft[2]) + " points per pair, " +
+             std::to_string(t.tiles * p.batch()) + " pairs" + model;
+    if (t.shared)
+      return "tile transforms in shared memory: tiles of " +
+             std::to_string(64 - p.filter_dims3().y + 1) + "x" +
+             std::to_string(128 - p.filter_dims3().x + 1) +
+             " outputs in pairs along x, a complex 64x128 transform per pair, " +
              std::to_string(t.tiles * p.batch()) + " pairs" + model;
     const int rank = p.rank();
     std::string tile, fft;
@@ -580,16 +591,16 @@ class FftStrategy final : public Strategy {
     // of them) and the products (6 per complex value), per tile.
     const detail::FftTiling t = detail::cuda_fft_tiling(p);
     const double L = double(t.elements()), tiles = double(t.tiles * p.batch());
-    if (t.rows)  // two complex transforms of L points and L complex products per pair
+    if (t.shared)  // two complex transforms of L points and L complex products per pair
       return {p.bytes(), tiles * (10.0 * L * std::log2(L) + 6.0 * L)};
     return {p.bytes(),
             tiles * (5.0 * L * std::log2(std::max(2.0, L)) + 6.0 * double(t.complex_elements()))};
   }
   std::vector<MemoryUse> workspace(const Problem& p) const override {
     const detail::FftTiling t = detail::cuda_fft_tiling(p);
-    if (t.rows)
+    if (t.shared)
       return {{"the twiddles (float32 and float64), the filter's spectrum and weights",
-               32.0 * double(t.fft[2]) + 2048 + double(p.filter().taps()) * 8,
+               32.0 * double(t.elements()) + 2048 + double(p.filter().taps()) * 8,
                MemorySpace::device}};
     const i64 batch = detail::cuda_fft_batch(p, t);
     const double e = double(dtype_size(p.dtype()));

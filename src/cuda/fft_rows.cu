@@ -1,5 +1,6 @@
 /* fft's row transforms: overlap-save along x in one kernel, each block transforming in shared
- * memory, for filters along x alone in float32 (detail::cuda_fft_tiling sets FftTiling::rows;
+ * memory, for filters along x alone in float32
+ * (detail::cuda_fft_tiling sets FftTiling::shared, fft[1] = 1;
  * docs/ACCURACY.md, FFT; docs/TUNING.md, "Row transforms in shared memory").
  *
  * A row of n outputs is cut into segments of T = N - K + 1 outputs, taken in pairs: one complex
@@ -22,8 +23,6 @@
  * A pair whose windows hold a NaN or an infinity is summed directly in float64 instead (a
  * transform would spread it to every output of the pair).
  */
-#include "cuda/fft_rows.cuh"
-
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -33,9 +32,13 @@
 #include "cuda/check.cuh"
 #include "cuda/device_buffer.cuh"
 #include "cuda/fast/kernels.cuh"
+#include "cuda/fft_block.cuh"
+#include "cuda/fft_rows.cuh"
 
 namespace halo::cuda {
 namespace {
+
+using namespace fftblock;
 
 // The row problem: rows of n elements (every row of every item), a filter of k taps along x at
 // anchor `anchor`, segments of `seg` outputs in pairs.
@@ -49,94 +52,6 @@ struct RowsGeometry {
   int shift;
   bool narrow;
 };
-
-// a times b, or times conj(b) for the inverse.
-template <bool INV>
-__device__ __forceinline__ float2 cmul(float2 a, float2 b) {
-  if (INV) b.y = -b.y;
-  return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
-
-// The butterfly (e + w o, e - w o), w = exp(-+ 2 pi i m / 16) (forward: minus); m a constant
-// once unrolled. w = 1 and -+i cost four additions; any other w four FMAs for e + w o and two for
-// e - w o = 2 e - (e + w o), against six and four for the product and the two sums apart.
-template <bool INV>
-__device__ __forceinline__ void bfly(float2& e, float2& o, int m) {
-  constexpr float c1 = 0.923879532511286756f, c2 = 0.707106781186547524f,
-                  c3 = 0.382683432365089772f;
-  float c = 0, s = 0;
-  switch (m) {
-    case 0: {
-      const float2 x = make_float2(e.x + o.x, e.y + o.y);
-      o = make_float2(e.x - o.x, e.y - o.y);
-      e = x;
-      return;
-    }
-    case 4: {  // w o = (o.y, -o.x) forward, (-o.y, o.x) inverse
-      const float2 t = INV ? make_float2(-o.y, o.x) : make_float2(o.y, -o.x);
-      const float2 x = make_float2(e.x + t.x, e.y + t.y);
-      o = make_float2(e.x - t.x, e.y - t.y);
-      e = x;
-      return;
-    }
-    case 1: c = c1, s = c3; break;
-    case 2: c = c2, s = c2; break;
-    case 3: c = c3, s = c1; break;
-    case 5: c = -c3, s = c1; break;
-    case 6: c = -c2, s = c2; break;
-    default: c = -c1, s = c3; break;  // 7
-  }
-  if (!INV) s = -s;
-  const float2 x = make_float2(fmaf(c, o.x, fmaf(-s, o.y, e.x)), fmaf(c, o.y, fmaf(s, o.x, e.y)));
-  o = make_float2(fmaf(2.0f, e.x, -x.x), fmaf(2.0f, e.y, -x.y));
-  e = x;
-}
-
-// The butterfly (a + w b, a - w b) for a twiddle w loaded from the table (conjugated for the
-// inverse): four FMAs and two.
-template <bool INV>
-__device__ __forceinline__ void bfly_by(float2& a, float2& b, float2 w) {
-  if (INV) w.y = -w.y;
-  const float2 x =
-      make_float2(fmaf(w.x, b.x, fmaf(-w.y, b.y, a.x)), fmaf(w.x, b.y, fmaf(w.y, b.x, a.y)));
-  b = make_float2(fmaf(2.0f, a.x, -x.x), fmaf(2.0f, a.y, -x.y));
-  a = x;
-}
-
-// The DFT of R values (R = 2, 4, 8, 16) in place, natural order in and out, each input x[r]
-// first multiplied by the twiddle w[r] where TW (w[0] too unless FIRST: the sub-transform that
-// holds the pass's input 0, whose twiddle is 1): radix 2, decimation in time, the factors
-// exp(-+ 2 pi i k / R) constants. The twiddles ride in the first butterflies (bfly_by).
-template <int R, bool INV, bool TW, bool FIRST>
-__device__ __forceinline__ void dft(float2 (&x)[R], const float2 (&w)[R]) {
-  if constexpr (R == 2) {
-    if constexpr (TW) {
-      if constexpr (!FIRST) x[0] = cmul<INV>(x[0], w[0]);
-      bfly_by<INV>(x[0], x[1], w[1]);
-    } else {
-      bfly<INV>(x[0], x[1], 0);
-    }
-  } else {
-    constexpr int M = R / 2;
-    float2 e[M], o[M], we[M], wo[M];
-#pragma unroll
-    for (int k = 0; k < M; ++k) {
-      e[k] = x[2 * k], o[k] = x[2 * k + 1];
-      we[k] = w[2 * k], wo[k] = w[2 * k + 1];
-    }
-    dft<M, INV, TW, FIRST>(e, we);
-    dft<M, INV, TW, false>(o, wo);
-#pragma unroll
-    for (int k = 0; k < M; ++k) {
-      bfly<INV>(e[k], o[k], k * (16 / R));
-      x[k] = e[k], x[k + M] = o[k];
-    }
-  }
-}
-
-// Shared-memory index of element i: one pad slot every 16, so that the passes' strided writes
-// (stride 16 in the first) and their reads spread over the banks.
-__device__ __forceinline__ int pad(int i) { return i + (i >> 4); }
 
 // The N-point DFT of the block's values (forward: exp(-2 pi i jk / N); inverse: +, unscaled).
 // v[s] holds element j + s N / 16 of thread j before and after. The twiddles, laid out so that a
@@ -270,8 +185,8 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
   // only its own elements, so the staging needs no barrier.
   extern __shared__ float2 sm[];
   float* const stage = reinterpret_cast<float*>(sm + N + N / 16);
-  float2* const tws = sm + N + N / 16 + N;       // the twiddles (N + 256)
-  float2* const spec = tws + N + 256;            // the spectrum (N)
+  float2* const tws = sm + N + N / 16 + N;  // the twiddles (N + 256)
+  float2* const spec = tws + N + 256;       // the spectrum (N)
   const int j = threadIdx.x;
   for (int i = j; i < N + 256; i += TH) tws[i] = tw[i];
   for (int i = j; i < N; i += TH) spec[i] = spectrum[i];
@@ -339,8 +254,8 @@ __global__ void fft_rows_twiddles(float2* __restrict__ tw, double2* __restrict__
   for (int m = blockIdx.x * blockDim.x + threadIdx.x; m < N + 256; m += gridDim.x * blockDim.x) {
     // tw[m]: pass 2 below 256 (angle (m mod 16)(m / 16) / 256), pass 3 above (b r / N).
     const int i = m < 256 ? m : m - 256;
-    const double turn = m < 256 ? double((i % 16) * (i / 16)) / 256.0
-                                : double((i % 256) * (i / 256)) / double(N);
+    const double turn =
+        m < 256 ? double((i % 16) * (i / 16)) / 256.0 : double((i % 256) * (i / 256)) / double(N);
     double s, c;
     sincospi(-2.0 * turn, &s, &c);
     tw[m] = make_float2(float(c), float(s));
@@ -383,8 +298,7 @@ void launch_rows(const RowsGeometry& g, const float* in, float* out, const float
                  const float2* spectrum, const double* w, float cval, cudaStream_t stream,
                  const std::string& desc) {
   const auto kernel = fft_rows_kernel<N>;
-  const int per_sm =
-      fast::occupancy(reinterpret_cast<const void*>(kernel), N / 16, rows_smem(N));
+  const int per_sm = fast::occupancy(reinterpret_cast<const void*>(kernel), N / 16, rows_smem(N));
   const int sms = fast::current_device_facts().multiprocessors;
   const i64 pairs = g.rows * g.pairs_per_row;
   // Pairs in a grid-stride loop (tests lower the grid's limit so that blocks take several).
@@ -423,17 +337,16 @@ void run_fft_rows(const Problem& p, const detail::FftTiling& t, const float* in,
   const std::vector<double>& w = p.correlation_weights();
   // One allocation: the twiddles (float and float64), the spectrum, the weights.
   const std::size_t tw_at = 0, d_at = std::size_t(N + 256) * 8,
-                    spec_at = d_at + std::size_t(N) * 16,
-                    w_at = spec_at + std::size_t(N) * 8, bytes = w_at + w.size() * 8;
+                    spec_at = d_at + std::size_t(N) * 16, w_at = spec_at + std::size_t(N) * 8,
+                    bytes = w_at + w.size() * 8;
   DeviceBuffer mem(bytes, "the twiddles and the filter's spectrum for " + desc, stream);
   char* const base = static_cast<char*>(mem.p);
   float2* const tw = reinterpret_cast<float2*>(base + tw_at);
   double2* const d = reinterpret_cast<double2*>(base + d_at);
   float2* const spectrum = reinterpret_cast<float2*>(base + spec_at);
   double* const wd = reinterpret_cast<double*>(base + w_at);
-  HALO_CUDA_CHECK(
-      cudaMemcpyAsync(wd, w.data(), w.size() * 8, cudaMemcpyHostToDevice, stream),
-      "copying the filter's weights");
+  HALO_CUDA_CHECK(cudaMemcpyAsync(wd, w.data(), w.size() * 8, cudaMemcpyHostToDevice, stream),
+                  "copying the filter's weights");
   fft_rows_twiddles<<<(N + 511) / 256, 256, 0, stream>>>(tw, d, N);
   HALO_CUDA_CHECK_LAUNCH("launching fft_rows_twiddles for " + desc);
   fft_rows_spectrum<<<std::min(N, 4096), 128, 0, stream>>>(spectrum, d, wd, g.k, N);

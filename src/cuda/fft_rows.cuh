@@ -9,7 +9,7 @@
 
 namespace halo::cuda {
 
-// p's outputs from its input on `stream`, by tiling t (t.rows; t.fft[2] of 1024, 2048 or 4096).
+// p's outputs from its input on `stream`, by tiling t (t.shared with t.fft[2] of 1024, 2048 or 4096).
 void run_fft_rows(const Problem& p, const detail::FftTiling& t, const float* in, float* out,
                   cudaStream_t stream);
 

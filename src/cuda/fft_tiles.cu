@@ -1,0 +1,288 @@
+/* fft's 2-D tile transforms: overlap-save in one kernel, each block transforming a 64 x 128 tile
+ * in shared memory, for float32 2-D filters (detail::cuda_fft_tiling sets FftTiling::shared with
+ * fft = {1, 64, 128}; docs/ACCURACY.md, FFT; docs/TUNING.md, "Tile transforms in shared memory").
+ *
+ * The outputs are cut into tiles of TY = 64 - KY + 1 rows and TX = 128 - KX + 1 columns, taken
+ * in pairs along x: one complex 2-D transform carries the window of the pair's first tile as its
+ * real part and the second's as its imaginary part (the filter is real, so the two correlations
+ * come back as the real and imaginary parts). Per pair, a block of 512 threads, 16 values each:
+ *   1. loads both windows (through the modes' maps at the edges; zeros beyond the inputs the
+ *      outputs read), thread (y, c) holding row y's points c + 8 s (the x layout);
+ *   2. transforms the rows: radix 16, then radix 8 (twiddles from float64), through shared memory;
+ *   3. writes the rows back where it read them and reads columns, thread (x, c) holding column
+ *      x's points c + 4 s (the y layout); transforms the columns: radix 16, then radix 4;
+ *   4. multiplies by the spectrum conj(F w) / (64 * 128) in registers, transforms the columns
+ *      back, returns to the x layout, transforms the rows back, and stores the outputs that
+ *      never wrap around.
+ * A pair whose windows hold a NaN or an infinity is summed directly in float64 instead.
+ */
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+
+#include "core/boundary.hpp"
+#include "cuda/check.cuh"
+#include "cuda/device_buffer.cuh"
+#include "cuda/fast/kernels.cuh"
+#include "cuda/fft_block.cuh"
+#include "cuda/fft_tiles.cuh"
+
+namespace halo::cuda {
+namespace {
+
+using namespace fftblock;
+
+constexpr int NY = 64, NX = 128, THREADS = NY * NX / 16;
+constexpr int P = NX + NX / 16;  // a row's pitch in shared memory (float2), padded as pad() does
+
+struct TilesGeometry {
+  i64 ny, nx, items;
+  i64 count_y, pairs_x;  // tile rows per item, pairs of tiles per tile row
+  int ky, kx, ay, ax;    // filter extents and anchors
+  int ty, tx;            // outputs per tile
+  Boundary mode_y, mode_x;
+};
+
+// Element (y, x) of item b's plane through the modes (cval where they say so).
+__device__ __forceinline__ float fetch2(const float* __restrict__ plane, i64 iy, i64 gx,
+                                        const TilesGeometry& g, float cval) {
+  if (iy < 0) return cval;
+  const i64 ix = gx >= 0 && gx < g.nx ? gx : detail::map_index(gx, g.nx, g.mode_x);
+  return ix < 0 ? cval : plane[iy * g.nx + ix];
+}
+
+// The row transforms (x layout: v[s] is point c + 8 s of row y), forward or inverse: radix 16
+// (sub-transforms of 1), then radix 8 (of 16) with twiddles twx[16 r + b] = exp(-2 pi i b r /
+// 128). Starts and ends in the x layout; the caller has made sm free to write.
+template <bool INV>
+__device__ __forceinline__ void rows_dft(float2 (&v)[16], float2* sm, const float2* twx, int y,
+                                         int c) {
+  dft<16, INV, false, true>(v, v);
+#pragma unroll
+  for (int r = 0; r < 16; ++r) sm[y * P + pad(16 * c + r)] = v[r];
+  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < 16; ++s) v[s] = sm[y * P + pad(c + 8 * s)];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int bf = c + 8 * i;
+    float2 x[8], w[8];
+#pragma unroll
+    for (int r = 0; r < 8; ++r) {
+      x[r] = v[i + 2 * r];
+      w[r] = r == 0 ? make_float2(1, 0) : twx[16 * r + bf];
+    }
+    dft<8, INV, true, true>(x, w);
+#pragma unroll
+    for (int r = 0; r < 8; ++r) v[i + 2 * r] = x[r];
+  }
+}
+
+// The column transforms (y layout: v[s] is point c + 4 s of column x): radix 16, then radix 4
+// with twiddles twy[16 r + b] = exp(-2 pi i b r / 64). Starts and ends in the y layout; the
+// caller has made sm free to write (all reads of it done).
+template <bool INV>
+__device__ __forceinline__ void cols_dft(float2 (&v)[16], float2* sm, const float2* twy, int x,
+                                         int c) {
+  dft<16, INV, false, true>(v, v);
+#pragma unroll
+  for (int r = 0; r < 16; ++r) sm[(16 * c + r) * P + pad(x)] = v[r];
+  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < 16; ++s) v[s] = sm[(c + 4 * s) * P + pad(x)];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int bf = c + 4 * i;
+    float2 x4[4], w[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      x4[r] = v[i + 4 * r];
+      w[r] = r == 0 ? make_float2(1, 0) : twy[16 * r + bf];
+    }
+    dft<4, INV, true, true>(x4, w);
+#pragma unroll
+    for (int r = 0; r < 4; ++r) v[i + 4 * r] = x4[r];
+  }
+}
+
+__global__ void __launch_bounds__(THREADS, 1)
+    fft_tiles_kernel(const float* __restrict__ in, float* __restrict__ out, TilesGeometry g,
+                     const float2* __restrict__ tw, const float2* __restrict__ spectrum,
+                     const double* __restrict__ w, float cval) {
+  extern __shared__ float2 sm[];  // NY rows of P, then the twiddles (128 + 64)
+  float2* const twx = sm + NY * P;
+  float2* const twy = twx + 128;
+  const int t = threadIdx.x;
+  for (int i = t; i < 192; i += THREADS) twx[i] = tw[i];
+  // The x layout: row y, points c + 8 s; the y layout: column x, points c + 4 s.
+  const int y = t >> 3, c = t & 7, xc = t & (NX - 1), cy = t >> 7;
+  const i64 per_item = g.count_y * g.pairs_x, pairs = per_item * g.items;
+  for (i64 pr = blockIdx.x; pr < pairs; pr += gridDim.x) {
+    const i64 b = pr / per_item, rest = pr - b * per_item;
+    const i64 tyi = rest / g.pairs_x, q = rest - tyi * g.pairs_x;
+    const i64 oy = tyi * g.ty, ox = 2 * q * g.tx;
+    const int cnt_y = int(min(i64(g.ty), g.ny - oy));
+    const int ca = int(min(i64(g.tx), g.nx - ox));
+    const int cb = int(max(i64(0), min(i64(g.tx), g.nx - ox - g.tx)));
+    const int wy = cnt_y + g.ky - 1, wa = ca + g.kx - 1, wb = cb > 0 ? cb + g.kx - 1 : 0;
+    const i64 y0 = oy - g.ay, xa = ox - g.ax, xb = ox + g.tx - g.ax;
+    const float* plane = in + b * g.ny * g.nx;
+    float2 v[16];
+    if (wy == NY && wa == NX && wb == NX && y0 >= 0 && y0 + NY <= g.ny && xa >= 0 &&
+        xb + NX <= g.nx) {
+      const float* row = plane + (y0 + y) * g.nx;
+#pragma unroll
+      for (int s = 0; s < 16; ++s) v[s] = make_float2(row[xa + c + 8 * s], row[xb + c + 8 * s]);
+    } else {
+      const i64 iy = y < wy ? detail::map_index(y0 + y, g.ny, g.mode_y) : -2;
+#pragma unroll
+      for (int s = 0; s < 16; ++s) {
+        const int x = c + 8 * s;
+        v[s].x = iy != -2 && x < wa ? fetch2(plane, iy, xa + x, g, cval) : 0.0f;
+        v[s].y = iy != -2 && x < wb ? fetch2(plane, iy, xb + x, g, cval) : 0.0f;
+      }
+    }
+    float nonfinite = 0;  // x * 0: NaN for a NaN or an infinity
+#pragma unroll
+    for (int s = 0; s < 16; ++s) nonfinite = fmaf(v[s].y, 0.0f, fmaf(v[s].x, 0.0f, nonfinite));
+    if (__syncthreads_or(nonfinite != 0.0f)) {
+      // The pair's outputs summed directly in float64.
+      for (int o = t; o < cnt_y * (ca + cb); o += THREADS) {
+        const int oyy = o / (ca + cb), oxx = o - oyy * (ca + cb);
+        double acc = 0;
+        for (int a = 0; a < g.ky; ++a) {
+          const i64 iy = detail::map_index(y0 + oyy + a, g.ny, g.mode_y);
+          for (int bb = 0; bb < g.kx; ++bb)
+            acc += w[a * g.kx + bb] * double(fetch2(plane, iy, xa + oxx + bb, g, cval));
+        }
+        out[(b * g.ny + oy + oyy) * g.nx + ox + oxx] = float(acc);
+      }
+      continue;
+    }
+    rows_dft<false>(v, sm, twx, y, c);
+    // Back where they were read (each thread its own points), then the columns.
+#pragma unroll
+    for (int s = 0; s < 16; ++s) sm[y * P + pad(c + 8 * s)] = v[s];
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < 16; ++s) v[s] = sm[(cy + 4 * s) * P + pad(xc)];
+    __syncthreads();
+    cols_dft<false>(v, sm, twy, xc, cy);
+#pragma unroll
+    for (int s = 0; s < 16; ++s) v[s] = cmul<false>(v[s], spectrum[(cy + 4 * s) * NX + xc]);
+    __syncthreads();
+    cols_dft<true>(v, sm, twy, xc, cy);
+#pragma unroll
+    for (int s = 0; s < 16; ++s) sm[(cy + 4 * s) * P + pad(xc)] = v[s];
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < 16; ++s) v[s] = sm[y * P + pad(c + 8 * s)];
+    __syncthreads();
+    rows_dft<true>(v, sm, twx, y, c);
+    if (y < cnt_y) {
+      float* dst = out + (b * g.ny + oy + y) * g.nx + ox;
+#pragma unroll
+      for (int s = 0; s < 16; ++s) {
+        const int x = c + 8 * s;
+        if (x < ca) dst[x] = v[s].x;
+        if (x < cb) dst[g.tx + x] = v[s].y;
+      }
+    }
+  }
+}
+
+// The twiddles of the passes (twx: 128, twy: 64, as rows_dft and cols_dft read them) and
+// exp(-2 pi i m / 128) and exp(-2 pi i m / 64) in float64 (ex, ey), from float64.
+__global__ void fft_tiles_twiddles(float2* __restrict__ tw, double2* __restrict__ ex,
+                                   double2* __restrict__ ey) {
+  const int m = threadIdx.x;  // 192 threads
+  double s, c;
+  const double turn = m < 128 ? double((m % 16) * (m / 16)) / 128.0
+                              : double(((m - 128) % 16) * ((m - 128) / 16)) / 64.0;
+  sincospi(-2.0 * turn, &s, &c);
+  tw[m] = make_float2(float(c), float(s));
+  if (m < 128) {
+    sincospi(-2.0 * double(m) / 128.0, &s, &c);
+    ex[m] = make_double2(c, s);
+  } else {
+    sincospi(-2.0 * double(m - 128) / 64.0, &s, &c);
+    ey[m - 128] = make_double2(c, s);
+  }
+}
+
+// spectrum[fy * 128 + fx] = conj(W) / (64 * 128), W = sum over the taps of w[a][b]
+// exp(-2 pi i (a fy / 64 + b fx / 128)), in float64 (a thread per frequency), rounded once.
+__global__ void fft_tiles_spectrum(float2* __restrict__ spectrum, const double2* __restrict__ ex,
+                                   const double2* __restrict__ ey, const double* __restrict__ w,
+                                   int ky, int kx) {
+  const int f = blockIdx.x * blockDim.x + threadIdx.x;
+  if (f >= NY * NX) return;
+  const int fy = f / NX, fx = f % NX;
+  double re = 0, im = 0;
+  for (int a = 0; a < ky; ++a) {
+    double rr = 0, ri = 0;  // the row's transform at fx
+    for (int b = 0; b < kx; ++b) {
+      const double2 e = ex[(b * fx) % NX];
+      rr += w[a * kx + b] * e.x;
+      ri += w[a * kx + b] * e.y;
+    }
+    const double2 e = ey[(a * fy) % NY];
+    re += rr * e.x - ri * e.y;
+    im += rr * e.y + ri * e.x;
+  }
+  const double scale = 1.0 / double(NY * NX);
+  spectrum[f] = make_float2(float(re * scale), float(-im * scale));
+}
+
+}  // namespace
+
+void run_fft_tiles(const Problem& p, const detail::FftTiling& t, const float* in, float* out,
+                   cudaStream_t stream) {
+  const Dims3 n = p.dims3(), k = p.filter_dims3(), a = p.anchor3();
+  TilesGeometry g;
+  g.ny = n.y;
+  g.nx = n.x;
+  g.items = n.z * p.batch();
+  g.ky = int(k.y);
+  g.kx = int(k.x);
+  g.ay = int(a.y);
+  g.ax = int(a.x);
+  g.ty = int(NY - k.y + 1);
+  g.tx = int(NX - k.x + 1);
+  g.count_y = (n.y + g.ty - 1) / g.ty;
+  g.pairs_x = (n.x + 2 * i64(g.tx) - 1) / (2 * i64(g.tx));
+  const int r = p.rank();
+  g.mode_y = p.mode(r - 2);
+  g.mode_x = p.mode(r - 1);
+  const std::string desc = p.describe();
+  const std::vector<double>& w = p.correlation_weights();
+  // One allocation: the twiddles, the float64 tables, the spectrum, the weights.
+  const std::size_t tw_at = 0, ex_at = 192 * 8, ey_at = ex_at + 128 * 16, spec_at = ey_at + 64 * 16,
+                    w_at = spec_at + std::size_t(NY * NX) * 8, bytes = w_at + w.size() * 8;
+  DeviceBuffer mem(bytes, "the twiddles and the filter's spectrum for " + desc, stream);
+  char* const base = static_cast<char*>(mem.p);
+  float2* const tw = reinterpret_cast<float2*>(base + tw_at);
+  double2* const ex = reinterpret_cast<double2*>(base + ex_at);
+  double2* const ey = reinterpret_cast<double2*>(base + ey_at);
+  float2* const spectrum = reinterpret_cast<float2*>(base + spec_at);
+  double* const wd = reinterpret_cast<double*>(base + w_at);
+  HALO_CUDA_CHECK(cudaMemcpyAsync(wd, w.data(), w.size() * 8, cudaMemcpyHostToDevice, stream),
+                  "copying the filter's weights");
+  fft_tiles_twiddles<<<1, 192, 0, stream>>>(tw, ex, ey);
+  HALO_CUDA_CHECK_LAUNCH("launching fft_tiles_twiddles for " + desc);
+  fft_tiles_spectrum<<<NY * NX / 128, 128, 0, stream>>>(spectrum, ex, ey, wd, g.ky, g.kx);
+  HALO_CUDA_CHECK_LAUNCH("launching fft_tiles_spectrum for " + desc);
+  const std::size_t smem = std::size_t(NY * P + 192) * 8;
+  const int per_sm =
+      fast::occupancy(reinterpret_cast<const void*>(fft_tiles_kernel), THREADS, smem);
+  const int sms = fast::current_device_facts().multiprocessors;
+  const i64 pairs = g.count_y * g.pairs_x * g.items;
+  const i64 most = std::min(i64(sms) * std::max(per_sm, 1) * 8, grid_limits_for_testing().x);
+  const unsigned blocks = unsigned(std::clamp<i64>(pairs, 1, most));
+  fft_tiles_kernel<<<blocks, THREADS, smem, stream>>>(in, out, g, tw, spectrum, wd,
+                                                      float(p.cval()));
+  HALO_CUDA_CHECK_LAUNCH("launching fft_tiles_kernel for " + desc);
+}
+
+}  // namespace halo::cuda

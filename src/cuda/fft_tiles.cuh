@@ -1,0 +1,17 @@
+// fft's 2-D tile transforms in shared memory (fft_tiles.cu): the CUDA `fft` strategy's path for
+// float32 2-D filters that fit its 64 x 128 tiles, where detail::cuda_fft_tiling sets
+// FftTiling::shared with fft = {1, 64, 128}.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "core/fft_tiling.hpp"
+#include "cuda/seeds/common.cuh"
+
+namespace halo::cuda {
+
+// p's outputs from its input on `stream`, by tiling t.
+void run_fft_tiles(const Problem& p, const detail::FftTiling& t, const float* in, float* out,
+                   cudaStream_t stream);
+
+}  // namespace halo::cuda
