@@ -626,25 +626,28 @@ inline std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-TEST(CudaLarge, TwoDimensional50000x50000MoreThan2To31Elements) {
-  SKIP_WITHOUT_GPU();
-  const std::int64_t H = 50000, W = 50000, n = H * W;
-  ASSERT_GT(n, std::int64_t(1) << 31);
-  const std::size_t bytes = std::size_t(n) * sizeof(float);
-  std::size_t free_b = 0, total_b = 0;
-  CUDA_OK(cudaMemGetInfo(&free_b, &total_b));
-  if (free_b < 2 * bytes + (std::size_t(1) << 30))
-    GTEST_SKIP() << "needs " << 2 * bytes << " B of device memory, " << free_b << " B free";
-
-  // Fresh random input, filled by all cores (2.5e9 values).
+// n fresh random floats in [-1, 1) (seeded; filled by all cores) on the host and copied to the
+// device, and an output buffer of n on the device; make() says why not where the host or the
+// device lacks the memory (the caller skips then).
+struct LargeArrays {
   std::vector<float> in;
-  try {
-    in.resize(std::size_t(n));
-  } catch (const std::bad_alloc&) {
-    GTEST_SKIP() << "cannot allocate " << bytes << " B of host memory";
-  }
-  const std::uint64_t seed = fresh_seed();
-  {
+  void *din = nullptr, *dout = nullptr;
+  std::uint64_t seed = 0;
+  bool make(std::int64_t n, std::string* why) {
+    const std::size_t bytes = std::size_t(n) * sizeof(float);
+    std::size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess || free_b < 2 * bytes + (1ull << 30)) {
+      *why = "needs " + std::to_string(2 * bytes) + " B of device memory, " +
+             std::to_string(free_b) + " B free";
+      return false;
+    }
+    try {
+      in.resize(std::size_t(n));
+    } catch (const std::bad_alloc&) {
+      *why = "cannot allocate " + std::to_string(bytes) + " B of host memory";
+      return false;
+    }
+    seed = fresh_seed();
     const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < nt; ++t)
@@ -655,11 +658,30 @@ TEST(CudaLarge, TwoDimensional50000x50000MoreThan2To31Elements) {
               float(double(splitmix64(seed ^ std::uint64_t(i)) >> 11) * 0x1.0p-52 - 1.0);
       });
     for (auto& th : pool) th.join();
+    if (cudaMalloc(&din, bytes) != cudaSuccess || cudaMalloc(&dout, bytes) != cudaSuccess ||
+        cudaMemcpy(din, in.data(), bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+      *why = "cannot allocate or fill " + std::to_string(2 * bytes) + " B of device memory";
+      return false;
+    }
+    return true;
   }
-  void *din = nullptr, *dout = nullptr;
-  CUDA_OK(cudaMalloc(&din, bytes));
-  CUDA_OK(cudaMalloc(&dout, bytes));
-  CUDA_OK(cudaMemcpy(din, in.data(), bytes, cudaMemcpyHostToDevice));
+  ~LargeArrays() {
+    cudaFree(din);
+    cudaFree(dout);
+  }
+};
+
+TEST(CudaLarge, TwoDimensional50000x50000MoreThan2To31Elements) {
+  SKIP_WITHOUT_GPU();
+  const std::int64_t H = 50000, W = 50000, n = H * W;
+  ASSERT_GT(n, std::int64_t(1) << 31);
+  LargeArrays arrays;
+  std::string why;
+  if (!arrays.make(n, &why)) GTEST_SKIP() << why;
+  const std::vector<float>& in = arrays.in;
+  const std::uint64_t seed = arrays.seed;
+  const std::size_t bytes = std::size_t(n) * sizeof(float);
+  void *const din = arrays.din, *const dout = arrays.dout;
 
   // The seed strategies with a 5x5 filter, and `fast` with it (direct sums through the TMA ring)
   // and with a 9x9 one (its Winograd columns);
@@ -741,8 +763,6 @@ TEST(CudaLarge, TwoDimensional50000x50000MoreThan2To31Elements) {
       EXPECT_EQ(bad, 0) << "columns " << out_c << ".." << out_c + r;
     }
   }
-  cudaFree(din);
-  cudaFree(dout);
 }
 
 // The row transforms of `fft` on a signal of more than 2^31 elements (64-bit row offsets and
@@ -752,34 +772,13 @@ TEST(CudaLarge, TwoDimensional50000x50000MoreThan2To31Elements) {
 TEST(CudaLarge, RowTransformsOfASignalOfMoreThan2To31Elements) {
   SKIP_WITHOUT_GPU();
   const std::int64_t n = (std::int64_t(1) << 31) + 4099;
+  LargeArrays arrays;
+  std::string why;
+  if (!arrays.make(n, &why)) GTEST_SKIP() << why;
+  const std::vector<float>& in = arrays.in;
+  const std::uint64_t seed = arrays.seed;
   const std::size_t bytes = std::size_t(n) * sizeof(float);
-  std::size_t free_b = 0, total_b = 0;
-  CUDA_OK(cudaMemGetInfo(&free_b, &total_b));
-  if (free_b < 2 * bytes + (std::size_t(1) << 30))
-    GTEST_SKIP() << "needs " << 2 * bytes << " B of device memory, " << free_b << " B free";
-  std::vector<float> in;
-  try {
-    in.resize(std::size_t(n));
-  } catch (const std::bad_alloc&) {
-    GTEST_SKIP() << "cannot allocate " << bytes << " B of host memory";
-  }
-  const std::uint64_t seed = fresh_seed();
-  {
-    const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < nt; ++t)
-      pool.emplace_back([&, t] {
-        const std::int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
-        for (std::int64_t i = lo; i < hi; ++i)
-          in[std::size_t(i)] =
-              float(double(splitmix64(seed ^ std::uint64_t(i)) >> 11) * 0x1.0p-52 - 1.0);
-      });
-    for (auto& th : pool) th.join();
-  }
-  void *din = nullptr, *dout = nullptr;
-  CUDA_OK(cudaMalloc(&din, bytes));
-  CUDA_OK(cudaMalloc(&dout, bytes));
-  CUDA_OK(cudaMemcpy(din, in.data(), bytes, cudaMemcpyHostToDevice));
+  void *const din = arrays.din, *const dout = arrays.dout;
   CUDA_OK(cudaMemset(dout, 0xFF, bytes));  // NaN
   const Filter f = random_filter({129});
   Options opt;
@@ -826,8 +825,6 @@ TEST(CudaLarge, RowTransformsOfASignalOfMoreThan2To31Elements) {
     }
     EXPECT_EQ(bad, 0) << "pair " << q;
   }
-  cudaFree(din);
-  cudaFree(dout);
 }
 
 }  // namespace

@@ -471,18 +471,20 @@ TEST(CudaFftTiling, TilesFitTheirTransformsAndTheCap) {
   EXPECT_GE(tiling(1, {100000, 1, 1}, {70001}, "fft_tile=10").second.fft[2], 70001);
 }
 
+// The CUDA fft's tiling of a random filter of extents k on an array e (tune: KEY=VALUE,...).
+detail::FftTiling cuda_tiling(int rank, Extents e, std::vector<std::int64_t> k,
+                              DType type = DType::f32, const char* tune = "") {
+  Problem p(rank, e, 1, random_filter(k), type);
+  if (*tune) p.set_tuning(detail::parse_fast_tuning(tune, "test"));
+  return detail::cuda_fft_tiling(p);
+}
+
 // The row transforms' tiling: float32 filters along x alone, transforms of 1024 to 4096 points
 // (at most the tuning's cap), a pair of segments per tile; cuFFT's tiles for float64, for other
 // filters, beyond 4096 taps and where the tuning turns them off.
 TEST(CudaFftTiling, RowTransformsForFiltersAlongX) {
-  const auto tiling = [](int rank, Extents e, std::vector<std::int64_t> k, DType type = DType::f32,
-                         const char* tune = "") {
-    Problem p(rank, e, 1, random_filter(k), type);
-    if (*tune) p.set_tuning(detail::parse_fast_tuning(tune, "test"));
-    return detail::cuda_fft_tiling(p);
-  };
   const std::int64_t n = std::int64_t(1) << 28;
-  const detail::FftTiling t = tiling(1, {n, 1, 1}, {129});
+  const detail::FftTiling t = cuda_tiling(1, {n, 1, 1}, {129});
   EXPECT_TRUE(t.shared);
   EXPECT_TRUE(t.fft[2] == 1024 || t.fft[2] == 2048 || t.fft[2] == 4096) << t.fft[2];
   EXPECT_EQ(t.tile[2], 2 * (t.fft[2] - 128));
@@ -490,34 +492,52 @@ TEST(CudaFftTiling, RowTransformsForFiltersAlongX) {
   EXPECT_DOUBLE_EQ(t.window_scale, std::sqrt(2.0));
   EXPECT_LT(t.fft_ns, t.direct_ns);
   // Few taps: the direct sum modelled faster.
-  const detail::FftTiling few = tiling(1, {n, 1, 1}, {17});
+  const detail::FftTiling few = cuda_tiling(1, {n, 1, 1}, {17});
   EXPECT_TRUE(few.shared);
   EXPECT_GT(few.fft_ns, few.direct_ns);
-  EXPECT_FALSE(tiling(1, {n, 1, 1}, {129}, DType::f64).shared);
-  EXPECT_FALSE(tiling(1, {n, 1, 1}, {129}, DType::f32, "fft_shared=0").shared);
-  EXPECT_FALSE(tiling(1, {100000, 1, 1}, {4097}).shared);
+  EXPECT_FALSE(cuda_tiling(1, {n, 1, 1}, {129}, DType::f64).shared);
+  EXPECT_FALSE(cuda_tiling(1, {n, 1, 1}, {129}, DType::f32, "fft_shared=0").shared);
+  EXPECT_FALSE(cuda_tiling(1, {100000, 1, 1}, {4097}).shared);
   // 1025 taps: 4096 points (segments of 3072) cost less than 2048 (segments of 1024).
-  EXPECT_EQ(tiling(1, {n, 1, 1}, {1025}).fft[2], 4096);
-  const detail::FftTiling capped = tiling(1, {100000, 1, 1}, {33}, DType::f32, "fft_tile=10");
+  EXPECT_EQ(cuda_tiling(1, {n, 1, 1}, {1025}).fft[2], 4096);
+  const detail::FftTiling capped = cuda_tiling(1, {100000, 1, 1}, {33}, DType::f32, "fft_tile=10");
   EXPECT_TRUE(capped.shared);
   EXPECT_EQ(capped.fft[2], 1024);
   EXPECT_EQ(capped.tile[2], 2 * 992);
   // The tuning asks for at least 2^fft_tile points: the least length that also fits the filter.
-  EXPECT_EQ(tiling(1, {100000, 1, 1}, {33}, DType::f32, "fft_tile=8").fft[2], 1024);
-  EXPECT_EQ(tiling(1, {100000, 1, 1}, {1025}, DType::f32, "fft_tile=10").fft[2], 2048);
-  EXPECT_FALSE(tiling(1, {100000, 1, 1}, {33}, DType::f32, "fft_tile=13").shared);
+  EXPECT_EQ(cuda_tiling(1, {100000, 1, 1}, {33}, DType::f32, "fft_tile=8").fft[2], 1024);
+  EXPECT_EQ(cuda_tiling(1, {100000, 1, 1}, {1025}, DType::f32, "fft_tile=10").fft[2], 2048);
+  EXPECT_FALSE(cuda_tiling(1, {100000, 1, 1}, {33}, DType::f32, "fft_tile=13").shared);
   // Rows of a 2-D array: each row its own pairs.
-  const detail::FftTiling rows = tiling(2, {300, 5000, 1}, {1, 65});
+  const detail::FftTiling rows = cuda_tiling(2, {300, 5000, 1}, {1, 65});
   EXPECT_TRUE(rows.shared);
   EXPECT_EQ(rows.tiles, 300 * ((5000 + rows.tile[2] - 1) / rows.tile[2]));
-  EXPECT_EQ(tiling(2, {300, 5000, 1}, {3, 65}).fft[1], 64);  // 2-D: the tile transforms
-  EXPECT_FALSE(tiling(2, {300, 5000, 1}, {65, 1}).shared);
+  EXPECT_EQ(cuda_tiling(2, {300, 5000, 1}, {3, 65}).fft[1], 64);  // 2-D: the tile transforms
+  EXPECT_FALSE(cuda_tiling(2, {300, 5000, 1}, {65, 1}).shared);
   // A row shorter than a segment: one segment, nothing in the imaginary part.
-  const detail::FftTiling one = tiling(1, {1000, 1, 1}, {9});
+  const detail::FftTiling one = cuda_tiling(1, {1000, 1, 1}, {9});
   EXPECT_TRUE(one.shared);
   EXPECT_EQ(one.tile[2], 1000);
   EXPECT_EQ(one.tiles, 1);
   EXPECT_DOUBLE_EQ(one.window_scale, 1.0);
+}
+
+// A case on `fft` under every treatment of edges_for (the ops alternating), each against the
+// float64 reference within the FFT bound: counts the runs, reports the failures, and returns
+// false once ten have failed.
+bool fft_under_every_edge(int rank, const Extents& ext, std::int64_t batch, const Filter& f,
+                          const std::vector<std::int64_t>& k, std::size_t ci,
+                          const FastTuning& tune, int& runs, int& failed) {
+  std::size_t ei = 0;
+  for (const Edges& e : edges_for(k, rank, ci)) {
+    const Op op = (ci + ei++) % 2 ? Op::convolve : Op::correlate;
+    const std::string err = check_strategy<float>("fft", rank, ext, batch, f, op, false, e, tune);
+    ++runs;
+    if (err.empty()) continue;
+    ADD_FAILURE() << err;
+    if (++failed >= 10) return false;
+  }
+  return true;
 }
 
 // The row transforms on the device, each transform length: rows at the segments' and pairs'
@@ -543,16 +563,7 @@ TEST(CudaFft, RowTransformsAtSegmentEdgesAndEveryMode) {
         p.set_tuning(tune);
         const detail::FftTiling t = detail::cuda_fft_tiling(p);
         EXPECT_TRUE(t.shared && t.fft[2] == N) << p.describe();
-        std::size_t ei = 0;
-        for (const Edges& e : edges_for({k}, 1, ci++)) {
-          const Op op = (ci + ei++) % 2 ? Op::convolve : Op::correlate;
-          const std::string err =
-              check_strategy<float>("fft", 1, {n, 1, 1}, 1, f, op, false, e, tune);
-          ++runs;
-          if (err.empty()) continue;
-          ADD_FAILURE() << err;
-          if (++failed >= 10) return;
-        }
+        if (!fft_under_every_edge(1, {n, 1, 1}, 1, f, {k}, ci++, tune, runs, failed)) return;
       }
     }
   }
@@ -562,12 +573,7 @@ TEST(CudaFft, RowTransformsAtSegmentEdgesAndEveryMode) {
            {2, {7, 9000, 1}, {1, 101}, 2},
            {3, {3, 4, 5000}, {1, 1, 300}, 1},
            {1, {30001, 1, 1}, {64}, 3}}) {
-    const Filter f = random_filter(k);
-    std::size_t ei = 0;
-    for (const Edges& e : edges_for(k, rank, 1))
-      EXPECT_EQ(check_strategy<float>("fft", rank, ext, batch, f,
-                                      ei++ % 2 ? Op::convolve : Op::correlate, false, e, {}),
-                "");
+    if (!fft_under_every_edge(rank, ext, batch, random_filter(k), k, 1, {}, runs, failed)) return;
   }
 }
 
@@ -575,30 +581,24 @@ TEST(CudaFft, RowTransformsAtSegmentEdgesAndEveryMode) {
 // tiles of (65 - ky) x (129 - kx) outputs per 64 x 128 transform; cuFFT's tiles beyond, for
 // float64, and where the tuning turns them off or asks for longer transforms.
 TEST(CudaFftTiling, TileTransformsFor2DFilters) {
-  const auto tiling = [](int rank, Extents e, std::vector<std::int64_t> k, DType type = DType::f32,
-                         const char* tune = "") {
-    Problem p(rank, e, 1, random_filter(k), type);
-    if (*tune) p.set_tuning(detail::parse_fast_tuning(tune, "test"));
-    return detail::cuda_fft_tiling(p);
-  };
-  const detail::FftTiling t = tiling(2, {16384, 16384, 1}, {31, 31});
+  const detail::FftTiling t = cuda_tiling(2, {16384, 16384, 1}, {31, 31});
   EXPECT_TRUE(t.shared);
   EXPECT_EQ(t.fft, (std::array<std::int64_t, 3>{1, 64, 128}));
   EXPECT_EQ(t.tile, (std::array<std::int64_t, 3>{1, 34, 196}));
   EXPECT_EQ(t.tiles, ((16384 + 33) / 34) * ((16384 + 195) / 196));
   EXPECT_DOUBLE_EQ(t.window_scale, std::sqrt(2.0));
   EXPECT_LT(t.fft_ns, t.direct_ns);
-  EXPECT_TRUE(tiling(2, {300, 5000, 1}, {33, 65}).shared);
-  EXPECT_TRUE(tiling(3, {4, 300, 500}, {1, 5, 5}).shared);  // each plane on its own
-  EXPECT_FALSE(tiling(2, {300, 5000, 1}, {34, 5}).shared);
-  EXPECT_FALSE(tiling(2, {300, 5000, 1}, {5, 66}).shared);
-  EXPECT_FALSE(tiling(3, {40, 300, 500}, {3, 5, 5}).shared);
-  EXPECT_FALSE(tiling(2, {16384, 16384, 1}, {31, 31}, DType::f64).shared);
-  EXPECT_FALSE(tiling(2, {16384, 16384, 1}, {31, 31}, DType::f32, "fft_shared=0").shared);
-  EXPECT_FALSE(tiling(2, {16384, 16384, 1}, {31, 31}, DType::f32, "fft_tile=14").shared);
-  EXPECT_TRUE(tiling(2, {16384, 16384, 1}, {31, 31}, DType::f32, "fft_tile=13").shared);
+  EXPECT_TRUE(cuda_tiling(2, {300, 5000, 1}, {33, 65}).shared);
+  EXPECT_TRUE(cuda_tiling(3, {4, 300, 500}, {1, 5, 5}).shared);  // each plane on its own
+  EXPECT_FALSE(cuda_tiling(2, {300, 5000, 1}, {34, 5}).shared);
+  EXPECT_FALSE(cuda_tiling(2, {300, 5000, 1}, {5, 66}).shared);
+  EXPECT_FALSE(cuda_tiling(3, {40, 300, 500}, {3, 5, 5}).shared);
+  EXPECT_FALSE(cuda_tiling(2, {16384, 16384, 1}, {31, 31}, DType::f64).shared);
+  EXPECT_FALSE(cuda_tiling(2, {16384, 16384, 1}, {31, 31}, DType::f32, "fft_shared=0").shared);
+  EXPECT_FALSE(cuda_tiling(2, {16384, 16384, 1}, {31, 31}, DType::f32, "fft_tile=14").shared);
+  EXPECT_TRUE(cuda_tiling(2, {16384, 16384, 1}, {31, 31}, DType::f32, "fft_tile=13").shared);
   // A narrow array: one tile of the pair, nothing in the imaginary part.
-  const detail::FftTiling one = tiling(2, {100, 90, 1}, {9, 9});
+  const detail::FftTiling one = cuda_tiling(2, {100, 90, 1}, {9, 9});
   EXPECT_EQ(one.tile[2], 90);
   EXPECT_DOUBLE_EQ(one.window_scale, 1.0);
 }
@@ -630,27 +630,14 @@ TEST(CudaFft, TileTransformsAtTileEdgesAndEveryMode) {
       Problem p(2, {h, w, 1}, 1, f, DType::f32);
       const detail::FftTiling t = detail::cuda_fft_tiling(p);
       if (h > 1 && w > 1) EXPECT_TRUE(t.shared && t.fft[1] == 64) << p.describe();
-      std::size_t ei = 0;
-      for (const Edges& e : edges_for(k, 2, ci++)) {
-        const Op op = (ci + ei++) % 2 ? Op::convolve : Op::correlate;
-        const std::string err = check_strategy<float>("fft", 2, {h, w, 1}, 1, f, op, false, e);
-        ++runs;
-        if (err.empty()) continue;
-        ADD_FAILURE() << err;
-        if (++failed >= 10) return;
-      }
+      if (!fft_under_every_edge(2, {h, w, 1}, 1, f, k, ci++, {}, runs, failed)) return;
     }
   }
   EXPECT_GT(runs, 250);
   for (const auto& [rank, ext, k, batch] :
        std::vector<std::tuple<int, Extents, std::vector<std::int64_t>, std::int64_t>>{
            {2, {70, 300, 1}, {5, 5}, 3}, {3, {3, 70, 130}, {1, 9, 4}, 2}}) {
-    const Filter f = random_filter(k);
-    std::size_t ei = 0;
-    for (const Edges& e : edges_for(k, rank, 1))
-      EXPECT_EQ(check_strategy<float>("fft", rank, ext, batch, f,
-                                      ei++ % 2 ? Op::convolve : Op::correlate, false, e),
-                "");
+    if (!fft_under_every_edge(rank, ext, batch, random_filter(k), k, 1, {}, runs, failed)) return;
   }
 }
 
