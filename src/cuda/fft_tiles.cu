@@ -7,7 +7,9 @@
  * real part and the second's as its imaginary part (the filter is real, so the two correlations
  * come back as the real and imaginary parts). Per pair, a block of 512 threads, 16 values each:
  *   1. loads both windows (through the modes' maps at the edges; zeros beyond the inputs the
- *      outputs read), thread (y, c) holding row y's points c + 8 s (the x layout);
+ *      outputs read), thread (y, c) holding row y's points c + 8 s (the x layout); where both
+ *      windows lie inside the plane, from a staging area that cp.async filled during the
+ *      previous pair's transforms;
  *   2. transforms the rows: radix 16, then radix 8 (twiddles from float64), through shared memory;
  *   3. writes the rows back where it read them and reads columns, thread (x, c) holding column
  *      x's points c + 4 s (the y layout); transforms the columns: radix 16, then radix 4;
@@ -106,34 +108,85 @@ __device__ __forceinline__ void cols_dft(float2 (&v)[16], float2* sm, const floa
   }
 }
 
+// Pair pr: its item, first output row and column, output counts, windows' rows and columns
+// (the inputs they read; the rest are zeros) and first input row and columns.
+struct TilePair {
+  i64 b, oy, ox, y0, xa, xb;
+  int cnt_y, ca, cb, wy, wa, wb;
+  // Both windows whole and inside the plane: plain loads, no map, no zeros.
+  __device__ bool plain(const TilesGeometry& g) const {
+    return wy == NY && wa == NX && wb == NX && y0 >= 0 && y0 + NY <= g.ny && xa >= 0 &&
+           xb + NX <= g.nx;
+  }
+};
+__device__ __forceinline__ TilePair tile_pair(const TilesGeometry& g, i64 pr) {
+  TilePair p;
+  const i64 per_item = g.count_y * g.pairs_x;
+  p.b = pr / per_item;
+  const i64 rest = pr - p.b * per_item;
+  const i64 tyi = rest / g.pairs_x, q = rest - tyi * g.pairs_x;
+  p.oy = tyi * g.ty, p.ox = 2 * q * g.tx;
+  p.cnt_y = int(min(i64(g.ty), g.ny - p.oy));
+  p.ca = int(min(i64(g.tx), g.nx - p.ox));
+  p.cb = int(max(i64(0), min(i64(g.tx), g.nx - p.ox - g.tx)));
+  p.wy = p.cnt_y + g.ky - 1, p.wa = p.ca + g.kx - 1, p.wb = p.cb > 0 ? p.cb + g.kx - 1 : 0;
+  p.y0 = p.oy - g.ay, p.xa = p.ox - g.ax, p.xb = p.ox + g.tx - g.ax;
+  return p;
+}
+
+// The staging area's row pitch (floats): rows 8 banks apart, so that a warp's four rows of
+// eight consecutive points read 32 banks.
+constexpr int SP = NX + 8;
+
+// A plain pair's windows into the staging area (the first, then the second, NY rows of SP):
+// thread (y, c) copies row y's points c + 8 s of both, asynchronously (cp.async), the points it
+// reads back, so that the staging needs no barrier.
+__device__ __forceinline__ void stage_tiles(float* stage, const float* __restrict__ in,
+                                            const TilesGeometry& g, const TilePair& p, int y,
+                                            int c) {
+  const float* row = in + (p.b * g.ny + p.y0 + y) * g.nx;
+#pragma unroll
+  for (int s = 0; s < 16; ++s) {
+    const int x = c + 8 * s;
+    const unsigned da = unsigned(__cvta_generic_to_shared(stage + y * SP + x));
+    const unsigned db = unsigned(__cvta_generic_to_shared(stage + (NY + y) * SP + x));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(da), "l"(row + p.xa + x));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(db), "l"(row + p.xb + x));
+  }
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+
 __global__ void __launch_bounds__(THREADS, 1)
     fft_tiles_kernel(const float* __restrict__ in, float* __restrict__ out, TilesGeometry g,
                      const float2* __restrict__ tw, const float2* __restrict__ spectrum,
                      const double* __restrict__ w, float cval) {
-  extern __shared__ float2 sm[];  // NY rows of P, then the twiddles (128 + 64)
+  // NY rows of P, the twiddles (128 + 64), then the staging area: the next plain pair's windows,
+  // copied while this pair is transformed.
+  extern __shared__ float2 sm[];
   float2* const twx = sm + NY * P;
   float2* const twy = twx + 128;
+  float* const stage = reinterpret_cast<float*>(twy + 64);
   const int t = threadIdx.x;
   for (int i = t; i < 192; i += THREADS) twx[i] = tw[i];
   // The x layout: row y, points c + 8 s; the y layout: column x, points c + 4 s.
   const int y = t >> 3, c = t & 7, xc = t & (NX - 1), cy = t >> 7;
-  const i64 per_item = g.count_y * g.pairs_x, pairs = per_item * g.items;
+  const i64 pairs = g.count_y * g.pairs_x * g.items;
+  bool staged = false;  // the staging area holds pair pr's windows (uniform over the block)
+  if (i64(blockIdx.x) < pairs) {
+    const TilePair first = tile_pair(g, blockIdx.x);
+    if (first.plain(g)) stage_tiles(stage, in, g, first, y, c), staged = true;
+  }
   for (i64 pr = blockIdx.x; pr < pairs; pr += gridDim.x) {
-    const i64 b = pr / per_item, rest = pr - b * per_item;
-    const i64 tyi = rest / g.pairs_x, q = rest - tyi * g.pairs_x;
-    const i64 oy = tyi * g.ty, ox = 2 * q * g.tx;
-    const int cnt_y = int(min(i64(g.ty), g.ny - oy));
-    const int ca = int(min(i64(g.tx), g.nx - ox));
-    const int cb = int(max(i64(0), min(i64(g.tx), g.nx - ox - g.tx)));
-    const int wy = cnt_y + g.ky - 1, wa = ca + g.kx - 1, wb = cb > 0 ? cb + g.kx - 1 : 0;
-    const i64 y0 = oy - g.ay, xa = ox - g.ax, xb = ox + g.tx - g.ax;
+    const TilePair tp = tile_pair(g, pr);
+    const i64 b = tp.b, oy = tp.oy, ox = tp.ox, y0 = tp.y0, xa = tp.xa, xb = tp.xb;
+    const int cnt_y = tp.cnt_y, ca = tp.ca, cb = tp.cb, wy = tp.wy, wa = tp.wa, wb = tp.wb;
     const float* plane = in + b * g.ny * g.nx;
     float2 v[16];
-    if (wy == NY && wa == NX && wb == NX && y0 >= 0 && y0 + NY <= g.ny && xa >= 0 &&
-        xb + NX <= g.nx) {
-      const float* row = plane + (y0 + y) * g.nx;
+    if (staged) {
+      asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 #pragma unroll
-      for (int s = 0; s < 16; ++s) v[s] = make_float2(row[xa + c + 8 * s], row[xb + c + 8 * s]);
+      for (int s = 0; s < 16; ++s)
+        v[s] = make_float2(stage[y * SP + c + 8 * s], stage[(NY + y) * SP + c + 8 * s]);
     } else {
       const i64 iy = y < wy ? detail::map_index(y0 + y, g.ny, g.mode_y) : -2;
 #pragma unroll
@@ -142,6 +195,12 @@ __global__ void __launch_bounds__(THREADS, 1)
         v[s].x = iy != -2 && x < wa ? fetch2(plane, iy, xa + x, g, cval) : 0.0f;
         v[s].y = iy != -2 && x < wb ? fetch2(plane, iy, xb + x, g, cval) : 0.0f;
       }
+    }
+    // The next pair's copies, in flight during this pair's transforms.
+    staged = false;
+    if (pr + gridDim.x < pairs) {
+      const TilePair next = tile_pair(g, pr + gridDim.x);
+      if (next.plain(g)) stage_tiles(stage, in, g, next, y, c), staged = true;
     }
     float nonfinite = 0;  // x * 0: NaN for a NaN or an infinity
 #pragma unroll
@@ -190,6 +249,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
     }
   }
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }
 
 // The twiddles of the passes (twx: 128, twy: 64, as rows_dft and cols_dft read them) and
@@ -273,7 +333,7 @@ void run_fft_tiles(const Problem& p, const detail::FftTiling& t, const float* in
   HALO_CUDA_CHECK_LAUNCH("launching fft_tiles_twiddles for " + desc);
   fft_tiles_spectrum<<<NY * NX / 128, 128, 0, stream>>>(spectrum, ex, ey, wd, g.ky, g.kx);
   HALO_CUDA_CHECK_LAUNCH("launching fft_tiles_spectrum for " + desc);
-  const std::size_t smem = std::size_t(NY * P + 192) * 8;
+  const std::size_t smem = std::size_t(NY * P + 192) * 8 + std::size_t(2 * NY * SP) * 4;
   const int per_sm =
       fast::occupancy(reinterpret_cast<const void*>(fft_tiles_kernel), THREADS, smem);
   const int sms = fast::current_device_facts().multiprocessors;
