@@ -156,18 +156,16 @@ FftTiling cuda_fft_rows(const Problem& p) {
   if (p.dtype() != DType::f32 || k.z != 1 || k.y != 1 || !tune.fft_shared.value_or(true))
     return best;
   const int64_t least = tune.fft_tile ? int64_t(1) << *tune.fft_tile : 0;
+  const double elements = double(p.elements());
   double best_ns = -1;
   for (int64_t N : {1024, 2048, 4096}) {
     if (N < k.x || N < least || (least && best_ns >= 0)) continue;
     const int64_t seg = N - k.x + 1, per_row = (n.x + 2 * seg - 1) / (2 * seg);
     const double pairs = double(per_row) * double(n.y) * double(n.z) * double(p.batch());
+    const double per_point = N == 1024 ? 0.0010 : N == 2048 ? 0.0013 : 0.0019;
     // The DRAM traffic (each segment reads N inputs for its T outputs) and the transforms.
-    const double elements = double(n.x) * double(n.y) * double(n.z) * double(p.batch());
     const double ns =
-        kRowsMoveNs * elements * (1 + double(N) / double(seg)) + pairs * double(N) *
-                                                                     (N == 1024   ? 0.0010
-                                                                      : N == 2048 ? 0.0013
-                                                                                  : 0.0019);
+        kRowsMoveNs * elements * (1 + double(N) / double(seg)) + pairs * double(N) * per_point;
     if (best_ns >= 0 && ns >= best_ns) continue;
     best_ns = ns;
     best.shared = true;

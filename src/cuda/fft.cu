@@ -525,8 +525,8 @@ class FftStrategy final : public Strategy {
   Backend backend() const override { return Backend::cuda; }
   std::string description() const override {
     return "tiled overlap-save: batches of tile windows transformed by cuFFT, multiplied by the "
-           "filter's spectrum, transformed back (large dense filters); float32 filters along x "
-           "by row transforms in shared memory, one kernel";
+           "filter's spectrum, transformed back (large dense filters); in float32, filters along "
+           "x and 2-D filters up to 33x65 by transforms in shared memory, one kernel";
   }
   Status can_implement(const Problem& p) const override {
     if (p.direct_sums())
@@ -543,7 +543,8 @@ class FftStrategy final : public Strategy {
   // Above `fast` (100) where the cost model says the transforms take less time than its direct
   // sum, except on rank-1 filters of 2-D and 3-D arrays, which `separable` runs as 1-D passes.
   // Where `fast` has no kernel for the filter (beyond its compiled radii), above the seed kernels
-  // (30) and below `separable` (90, 110): no radius falls to the seeds' speed.
+  // (30) and below `separable` (90, 110): no radius falls to the seeds' speed; the transforms in
+  // shared memory there also above the long rows (50) where they beat the direct sum.
   int priority(const Problem& p) const override {
     constexpr int kBelow = 5, kBeyondFast = 40, kAbove = 105;
     if (!can_implement(p).ok) return kBelow;
@@ -551,12 +552,12 @@ class FftStrategy final : public Strategy {
     const bool fast_runs = !fast || fast->can_implement(p).ok;
     const detail::FftTiling t = detail::cuda_fft_tiling(p);
     const double cost = p.tuning().fft_cost.value_or(100) / 100.0;  // a device's measured scale
-    // The row transforms of a 1-D array: above `fast` and `separable`'s long rows wherever the
-    // model says they take less time than the direct sum (box rows stay above: 110).
-    if (t.shared && p.rank() == 1 && t.fft_ns * cost < direct_ns(p, t)) return kAbove;
-    if (!fast_runs) return kBeyondFast;
+    const bool cheaper = t.fft_ns * cost < direct_ns(p, t);
+    // Beyond `fast`'s radii the transforms in shared memory go above `separable`'s long rows
+    // where the model says they beat the direct sum (box rows and rank-1 passes stay above).
+    if (!fast_runs) return t.shared && cheaper ? kAbove : kBeyondFast;
     if (p.rank() > 1 && detail::separable_windows(p)) return kBelow;  // kept per thread
-    return t.fft_ns * cost < direct_ns(p, t) ? kAbove : kBelow;
+    return cheaper ? kAbove : kBelow;
   }
   std::string plan(const Problem& p) const override {
     const detail::FftTiling t = detail::cuda_fft_tiling(p);
@@ -598,10 +599,12 @@ class FftStrategy final : public Strategy {
   }
   std::vector<MemoryUse> workspace(const Problem& p) const override {
     const detail::FftTiling t = detail::cuda_fft_tiling(p);
-    if (t.shared)
-      return {{"the twiddles (float32 and float64), the filter's spectrum and weights",
-               32.0 * double(t.elements()) + 2048 + double(p.filter().taps()) * 8,
-               MemorySpace::device}};
+    if (t.shared)  // as run_fft_rows and run_fft_tiles allocate them
+      return {
+          {"the twiddles (float32 and float64), the filter's spectrum and weights",
+           (t.fft[1] == 1 ? 32.0 * double(t.fft[2]) + 2048 : 8.0 * double(t.elements()) + 4608) +
+               double(p.filter().taps()) * 8,
+           MemorySpace::device}};
     const i64 batch = detail::cuda_fft_batch(p, t);
     const double e = double(dtype_size(p.dtype()));
     const double tile = double(t.fft[0] * t.fft[1] * 2 * (t.fft[2] / 2 + 1));

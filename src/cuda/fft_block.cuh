@@ -1,9 +1,16 @@
-// Butterflies of the shared-memory transforms (fft_rows.cu, fft_tiles.cu): DFTs of 2 to 16
-// values in registers, radix 2 with constant factors, the twiddles between passes riding in the
-// first butterflies as fused multiply-adds (docs/ACCURACY.md, FFT: row transforms).
+// What the shared-memory transforms (fft_rows.cu, fft_tiles.cu) share: DFTs of 2 to 16 values in
+// registers, radix 2 with constant factors, the twiddles between passes riding in the first
+// butterflies as fused multiply-adds (docs/ACCURACY.md, FFT: transforms in shared memory); the
+// read of an element through a mode; the grid of a kernel that strides over pairs.
 #pragma once
 
 #include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "core/boundary.hpp"
+#include "cuda/fast/kernels.cuh"
+#include "cuda/seeds/common.cuh"
 
 namespace halo::cuda::fftblock {
 
@@ -106,5 +113,23 @@ __device__ __forceinline__ void dft(float2 (&x)[R], const float2 (&w)[R]) {
 // Shared-memory index of element i: one pad slot every 16, so that the passes' strided writes
 // (stride 16 in the first) and their reads spread over the banks.
 __device__ __forceinline__ int pad(int i) { return i + (i >> 4); }
+
+// Element gx of a row of n through the mode (cval where it says so).
+__device__ __forceinline__ float fetch(const float* __restrict__ row, i64 gx, i64 n, Boundary mode,
+                                       float cval) {
+  if (gx >= 0 && gx < n) return row[gx];
+  const i64 ix = detail::map_index(gx, n, mode);
+  return ix < 0 ? cval : row[ix];
+}
+
+// Blocks of `kernel` (threads each, smem bytes of dynamic shared memory) for `pairs` pairs taken
+// in a grid-stride loop: eight waves' worth at most (tests lower the grid's limit, so that blocks
+// take several pairs).
+inline unsigned pair_grid(const void* kernel, int threads, std::size_t smem, i64 pairs) {
+  const int per_sm = fast::occupancy(kernel, threads, smem);
+  const int sms = fast::current_device_facts().multiprocessors;
+  const i64 most = std::min(i64(sms) * std::max(per_sm, 1) * 8, grid_limits_for_testing().x);
+  return unsigned(std::clamp<i64>(pairs, 1, most));
+}
 
 }  // namespace halo::cuda::fftblock

@@ -32,6 +32,7 @@
 #include "cuda/check.cuh"
 #include "cuda/device_buffer.cuh"
 #include "cuda/fast/kernels.cuh"
+#include "cuda/fast/rows.cuh"
 #include "cuda/fft_block.cuh"
 #include "cuda/fft_rows.cuh"
 
@@ -105,23 +106,15 @@ __device__ __forceinline__ void block_dft(float2 (&v)[16], float2* sm,
   }
 }
 
-// Element gx of a row through the mode (cval where it says so).
-__device__ __forceinline__ float fetch(const float* __restrict__ row, i64 gx, i64 n, Boundary mode,
-                                       float cval) {
-  if (gx >= 0 && gx < n) return row[gx];
-  const i64 ix = detail::map_index(gx, n, mode);
-  return ix < 0 ? cval : row[ix];
-}
-
 // Pair pr of the rows: its row, its segments' first outputs and output counts, and its windows'
 // first inputs and lengths (the inputs they read; the rest of the N are zeros). Counts and
 // lengths are at most N; positions along a row may pass 2^31.
 struct Pair {
   i64 row, oa, xa;
-  int ca, cb, wa, wb, seg;
+  int ca, cb, wa, wb;
   // Both windows whole and inside the row: plain loads, no map, no zeros.
-  __device__ bool plain(int N, i64 n) const {
-    return wa == N && wb == N && xa >= 0 && xa + seg + N <= n;
+  __device__ bool plain(int N, const RowsGeometry& g) const {
+    return wa == N && wb == N && xa >= 0 && xa + g.seg + N <= g.n;
   }
 };
 __device__ __forceinline__ Pair pair_at(const RowsGeometry& g, i64 pr) {
@@ -136,7 +129,6 @@ __device__ __forceinline__ Pair pair_at(const RowsGeometry& g, i64 pr) {
   }
   const i64 q = pr - p.row * g.pairs_per_row;
   const int T = g.seg;
-  p.seg = T;
   p.oa = 2 * i64(T) * q;
   const i64 left = g.n - p.oa;  // outputs from the pair's first on
   p.ca = int(min(i64(T), left));
@@ -147,19 +139,14 @@ __device__ __forceinline__ Pair pair_at(const RowsGeometry& g, i64 pr) {
   return p;
 }
 
-// 4 bytes from global to shared memory, asynchronously (cp.async; Ampere and later).
-__device__ __forceinline__ void copy4_async(float* dst, const float* src) {
-  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src));
-}
-
-// A plain pair's windows into the thread's own slots of the staging area (elements j + s N / 16
-// of both windows: those the thread reads back), one group of asynchronous copies.
-// Dynamic shared memory of the row kernel of N points.
+// Dynamic shared memory of the row kernel of N points: the exchange (N + N / 16), the staging
+// area (2 N floats), the twiddles (N + 256) and the spectrum (N).
 constexpr std::size_t rows_smem(int N) {
   return std::size_t(N + N / 16) * 8 + std::size_t(N) * 8 + std::size_t(2 * N + 256) * 8;
 }
 
+// A plain pair's windows into the thread's own slots of the staging area (elements j + s N / 16
+// of both windows: those the thread reads back), one group of asynchronous copies.
 template <int N>
 __device__ __forceinline__ void stage_pair(float* stage, const float* __restrict__ in,
                                            const RowsGeometry& g, const Pair& p) {
@@ -168,10 +155,10 @@ __device__ __forceinline__ void stage_pair(float* stage, const float* __restrict
   const int j = threadIdx.x;
 #pragma unroll
   for (int s = 0; s < 16; ++s) {
-    copy4_async(stage + j + s * TH, src + p.xa + j + s * TH);
-    copy4_async(stage + N + j + s * TH, src + p.xa + p.seg + j + s * TH);
+    fast::copy_async<4>(stage + j + s * TH, src + p.xa + j + s * TH, true);
+    fast::copy_async<4>(stage + N + j + s * TH, src + p.xa + g.seg + j + s * TH, true);
   }
-  asm volatile("cp.async.commit_group;\n" ::);
+  fast::commit_async();
 }
 
 template <int N>
@@ -180,9 +167,9 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
                     const float2* __restrict__ tw, const float2* __restrict__ spectrum,
                     const double* __restrict__ w, float cval) {
   constexpr int TH = N / 16;
-  // The passes' exchange (rows_smem: N + N / 16 values), then the staging area: the next plain
-  // pair's windows, copied while this pair is transformed. Each thread copies and reads back
-  // only its own elements, so the staging needs no barrier.
+  // rows_smem's areas. The staging area holds the next plain pair's windows, copied while this
+  // pair is transformed; each thread copies and reads back only its own elements, so the
+  // staging needs no barrier.
   extern __shared__ float2 sm[];
   float* const stage = reinterpret_cast<float*>(sm + N + N / 16);
   float2* const tws = sm + N + N / 16 + N;  // the twiddles (N + 256)
@@ -195,14 +182,14 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
   bool staged = false;  // the staging area holds pair pr's windows (uniform over the block)
   if (i64(blockIdx.x) < pairs) {
     const Pair first = pair_at(g, blockIdx.x);
-    if (first.plain(N, g.n)) stage_pair<N>(stage, in, g, first), staged = true;
+    if (first.plain(N, g)) stage_pair<N>(stage, in, g, first), staged = true;
   }
   for (i64 pr = blockIdx.x; pr < pairs; pr += gridDim.x) {
     const Pair p = pair_at(g, pr);
     const float* src = in + p.row * g.n;
     float2 v[16];
     if (staged) {
-      asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+      fast::wait_async<0>();
 #pragma unroll
       for (int s = 0; s < 16; ++s) v[s] = make_float2(stage[j + s * TH], stage[N + j + s * TH]);
     } else {
@@ -210,14 +197,14 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
       for (int s = 0; s < 16; ++s) {
         const int m = j + s * TH;
         v[s].x = m < p.wa ? fetch(src, p.xa + m, g.n, g.mode, cval) : 0.0f;
-        v[s].y = m < p.wb ? fetch(src, p.xa + p.seg + m, g.n, g.mode, cval) : 0.0f;
+        v[s].y = m < p.wb ? fetch(src, p.xa + g.seg + m, g.n, g.mode, cval) : 0.0f;
       }
     }
     // The next pair's copies, in flight during this pair's transforms.
     staged = false;
     if (pr + gridDim.x < pairs) {
       const Pair next = pair_at(g, pr + gridDim.x);
-      if (next.plain(N, g.n)) stage_pair<N>(stage, in, g, next), staged = true;
+      if (next.plain(N, g)) stage_pair<N>(stage, in, g, next), staged = true;
     }
     // x * 0 is 0 for finite x and NaN for a NaN or an infinity: one FMA a value.
     float nonfinite = 0;
@@ -242,10 +229,10 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
     for (int s = 0; s < 16; ++s) {
       const int m = j + s * TH;
       if (m < p.ca) dst[p.oa + m] = v[s].x;
-      if (m < p.cb) dst[p.oa + p.seg + m] = v[s].y;
+      if (m < p.cb) dst[p.oa + g.seg + m] = v[s].y;
     }
   }
-  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+  fast::wait_async<0>();
 }
 
 // The passes' twiddles in block_dft's layout (N + 256 values), and d[m] = exp(-2 pi i m / N) in
@@ -298,12 +285,8 @@ void launch_rows(const RowsGeometry& g, const float* in, float* out, const float
                  const float2* spectrum, const double* w, float cval, cudaStream_t stream,
                  const std::string& desc) {
   const auto kernel = fft_rows_kernel<N>;
-  const int per_sm = fast::occupancy(reinterpret_cast<const void*>(kernel), N / 16, rows_smem(N));
-  const int sms = fast::current_device_facts().multiprocessors;
-  const i64 pairs = g.rows * g.pairs_per_row;
-  // Pairs in a grid-stride loop (tests lower the grid's limit so that blocks take several).
-  const i64 most = std::min(i64(sms) * std::max(per_sm, 1) * 8, grid_limits_for_testing().x);
-  const unsigned blocks = unsigned(std::clamp<i64>(pairs, 1, most));
+  const unsigned blocks = pair_grid(reinterpret_cast<const void*>(kernel), N / 16, rows_smem(N),
+                                    g.rows * g.pairs_per_row);
   kernel<<<blocks, N / 16, rows_smem(N), stream>>>(in, out, g, tw, spectrum, w, cval);
   HALO_CUDA_CHECK_LAUNCH("launching fft_rows_kernel<" + std::to_string(N) + "> for " + desc);
 }

@@ -27,6 +27,7 @@
 #include "cuda/check.cuh"
 #include "cuda/device_buffer.cuh"
 #include "cuda/fast/kernels.cuh"
+#include "cuda/fast/rows.cuh"
 #include "cuda/fft_block.cuh"
 #include "cuda/fft_tiles.cuh"
 
@@ -46,66 +47,54 @@ struct TilesGeometry {
   Boundary mode_y, mode_x;
 };
 
-// Element (y, x) of item b's plane through the modes (cval where they say so).
+// Element (iy, gx) of a plane, row iy already mapped through its mode (-1: a row of cval), gx
+// through the x mode.
 __device__ __forceinline__ float fetch2(const float* __restrict__ plane, i64 iy, i64 gx,
                                         const TilesGeometry& g, float cval) {
-  if (iy < 0) return cval;
-  const i64 ix = gx >= 0 && gx < g.nx ? gx : detail::map_index(gx, g.nx, g.mode_x);
-  return ix < 0 ? cval : plane[iy * g.nx + ix];
+  return iy < 0 ? cval : fetch(plane + iy * g.nx, gx, g.nx, g.mode_x, cval);
 }
 
-// The row transforms (x layout: v[s] is point c + 8 s of row y), forward or inverse: radix 16
-// (sub-transforms of 1), then radix 8 (of 16) with twiddles twx[16 r + b] = exp(-2 pi i b r /
-// 128). Starts and ends in the x layout; the caller has made sm free to write.
+// The transforms of the tile's lines of 16 G points, G threads a line (rows: G = 8, 128 points;
+// columns: G = 4, 64 points), forward or inverse: thread c of a line holds its points c + G s
+// before and after; `at(i)` is point i's place in shared memory. Radix 16 (sub-transforms of 1),
+// then radix G (of 16) with the twiddles tw[16 r + b] = exp(-2 pi i b r / (16 G)). The caller
+// has made sm free to write.
+template <bool INV, int G, class At>
+__device__ __forceinline__ void lines_dft(float2 (&v)[16], float2* sm, const float2* tw, int c,
+                                          At at) {
+  constexpr int B = 16 / G;  // the second pass's butterflies a thread
+  dft<16, INV, false, true>(v, v);
+#pragma unroll
+  for (int r = 0; r < 16; ++r) sm[at(16 * c + r)] = v[r];
+  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < 16; ++s) v[s] = sm[at(c + G * s)];
+#pragma unroll
+  for (int i = 0; i < B; ++i) {
+    const int bf = c + G * i;
+    float2 x[G], w[G];
+#pragma unroll
+    for (int r = 0; r < G; ++r) {
+      x[r] = v[i + B * r];
+      w[r] = r == 0 ? make_float2(1, 0) : tw[16 * r + bf];
+    }
+    dft<G, INV, true, true>(x, w);
+#pragma unroll
+    for (int r = 0; r < G; ++r) v[i + B * r] = x[r];
+  }
+}
+
+// The row transforms (the x layout: thread (y, c) holds row y's points c + 8 s) and the column
+// transforms (the y layout: thread (x, c) holds column x's points c + 4 s).
 template <bool INV>
 __device__ __forceinline__ void rows_dft(float2 (&v)[16], float2* sm, const float2* twx, int y,
                                          int c) {
-  dft<16, INV, false, true>(v, v);
-#pragma unroll
-  for (int r = 0; r < 16; ++r) sm[y * P + pad(16 * c + r)] = v[r];
-  __syncthreads();
-#pragma unroll
-  for (int s = 0; s < 16; ++s) v[s] = sm[y * P + pad(c + 8 * s)];
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const int bf = c + 8 * i;
-    float2 x[8], w[8];
-#pragma unroll
-    for (int r = 0; r < 8; ++r) {
-      x[r] = v[i + 2 * r];
-      w[r] = r == 0 ? make_float2(1, 0) : twx[16 * r + bf];
-    }
-    dft<8, INV, true, true>(x, w);
-#pragma unroll
-    for (int r = 0; r < 8; ++r) v[i + 2 * r] = x[r];
-  }
+  lines_dft<INV, 8>(v, sm, twx, c, [y](int i) { return y * P + pad(i); });
 }
-
-// The column transforms (y layout: v[s] is point c + 4 s of column x): radix 16, then radix 4
-// with twiddles twy[16 r + b] = exp(-2 pi i b r / 64). Starts and ends in the y layout; the
-// caller has made sm free to write (all reads of it done).
 template <bool INV>
 __device__ __forceinline__ void cols_dft(float2 (&v)[16], float2* sm, const float2* twy, int x,
                                          int c) {
-  dft<16, INV, false, true>(v, v);
-#pragma unroll
-  for (int r = 0; r < 16; ++r) sm[(16 * c + r) * P + pad(x)] = v[r];
-  __syncthreads();
-#pragma unroll
-  for (int s = 0; s < 16; ++s) v[s] = sm[(c + 4 * s) * P + pad(x)];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int bf = c + 4 * i;
-    float2 x4[4], w[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      x4[r] = v[i + 4 * r];
-      w[r] = r == 0 ? make_float2(1, 0) : twy[16 * r + bf];
-    }
-    dft<4, INV, true, true>(x4, w);
-#pragma unroll
-    for (int r = 0; r < 4; ++r) v[i + 4 * r] = x4[r];
-  }
+  lines_dft<INV, 4>(v, sm, twy, c, [x](int i) { return i * P + pad(x); });
 }
 
 // Pair pr: its item, first output row and column, output counts, windows' rows and columns
@@ -148,12 +137,10 @@ __device__ __forceinline__ void stage_tiles(float* stage, const float* __restric
 #pragma unroll
   for (int s = 0; s < 16; ++s) {
     const int x = c + 8 * s;
-    const unsigned da = unsigned(__cvta_generic_to_shared(stage + y * SP + x));
-    const unsigned db = unsigned(__cvta_generic_to_shared(stage + (NY + y) * SP + x));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(da), "l"(row + p.xa + x));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(db), "l"(row + p.xb + x));
+    fast::copy_async<4>(stage + y * SP + x, row + p.xa + x, true);
+    fast::copy_async<4>(stage + (NY + y) * SP + x, row + p.xb + x, true);
   }
-  asm volatile("cp.async.commit_group;\n" ::);
+  fast::commit_async();
 }
 
 __global__ void __launch_bounds__(THREADS, 1)
@@ -183,7 +170,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     const float* plane = in + b * g.ny * g.nx;
     float2 v[16];
     if (staged) {
-      asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+      fast::wait_async<0>();
 #pragma unroll
       for (int s = 0; s < 16; ++s)
         v[s] = make_float2(stage[y * SP + c + 8 * s], stage[(NY + y) * SP + c + 8 * s]);
@@ -249,7 +236,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
     }
   }
-  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+  fast::wait_async<0>();
 }
 
 // The twiddles of the passes (twx: 128, twy: 64, as rows_dft and cols_dft read them) and
@@ -299,6 +286,9 @@ __global__ void fft_tiles_spectrum(float2* __restrict__ spectrum, const double2*
 
 void run_fft_tiles(const Problem& p, const detail::FftTiling& t, const float* in, float* out,
                    cudaStream_t stream) {
+  if (t.fft[1] != NY || t.fft[2] != NX)
+    throw Error("fft: no tile transform of " + std::to_string(t.fft[1]) + "x" +
+                std::to_string(t.fft[2]) + " points for " + p.describe());
   const Dims3 n = p.dims3(), k = p.filter_dims3(), a = p.anchor3();
   TilesGeometry g;
   g.ny = n.y;
@@ -334,12 +324,8 @@ void run_fft_tiles(const Problem& p, const detail::FftTiling& t, const float* in
   fft_tiles_spectrum<<<NY * NX / 128, 128, 0, stream>>>(spectrum, ex, ey, wd, g.ky, g.kx);
   HALO_CUDA_CHECK_LAUNCH("launching fft_tiles_spectrum for " + desc);
   const std::size_t smem = std::size_t(NY * P + 192) * 8 + std::size_t(2 * NY * SP) * 4;
-  const int per_sm =
-      fast::occupancy(reinterpret_cast<const void*>(fft_tiles_kernel), THREADS, smem);
-  const int sms = fast::current_device_facts().multiprocessors;
-  const i64 pairs = g.count_y * g.pairs_x * g.items;
-  const i64 most = std::min(i64(sms) * std::max(per_sm, 1) * 8, grid_limits_for_testing().x);
-  const unsigned blocks = unsigned(std::clamp<i64>(pairs, 1, most));
+  const unsigned blocks = pair_grid(reinterpret_cast<const void*>(fft_tiles_kernel), THREADS, smem,
+                                    g.count_y * g.pairs_x * g.items);
   fft_tiles_kernel<<<blocks, THREADS, smem, stream>>>(in, out, g, tw, spectrum, wd,
                                                       float(p.cval()));
   HALO_CUDA_CHECK_LAUNCH("launching fft_tiles_kernel for " + desc);
