@@ -1,5 +1,6 @@
 // Filter analysis (rank-1 factors) and rank-1 filters run as 1-D passes on the CPU and the GPU.
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
 #include <algorithm>
 #include <cmath>
@@ -149,6 +150,39 @@ TEST(SeparableCpu, NamedSymmetricFiltersMatchTheReference) {
   const Problem p(2, {64, 64, 1}, 1, make_named_filter("gaussian:sigma=2", 2), DType::f32);
   EXPECT_NE(find_strategy("cpu_separable")->plan(p).find("symmetric"), std::string::npos)
       << find_strategy("cpu_separable")->plan(p);
+}
+
+// Every SIMD target compiled in and supported here (AVX-512, AVX2, SSE4, ..., scalar), not only
+// the one dynamic dispatch picks: the y and z passes take kRowGroup output rows at once, with
+// as many sums in registers as the target has room for, and the rows left over one at a time.
+// Extents 1 to 9 along y and z (every remainder of the groups, strips and planes shorter than
+// the window), rows across the vector steps' edges, windows of 3 to 33 taps, both dtypes.
+TEST(SeparableCpu, EverySupportedTargetAndRowGroupEdge) {
+  std::vector<PassCase> cases;
+  for (std::int64_t y : {1, 2, 3, 4, 5, 6, 7, 9, 70})
+    cases.push_back({2, {y, 67, 1}, 1, {y % 2 ? 3 : 9, 5}});
+  cases.push_back({2, {13, 129, 1}, 2, {33, 17}});
+  cases.push_back({2, {11, 16, 1}, 1, {17, 1}});
+  for (std::int64_t z : {1, 3, 4, 6, 9}) cases.push_back({3, {z, 5, 33}, 1, {5, 3, 3}});
+  cases.push_back({3, {10, 3, 20}, 1, {9, 1, 1}});
+  const std::vector<std::int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  ASSERT_FALSE(targets.empty());
+  for (std::int64_t t : targets) {
+    hwy::SetSupportedTargetsForTest(t);
+    SCOPED_TRACE(hwy::TargetName(t));
+    int i = 0;
+    for (const PassCase& c : cases)
+      for (const Edges& e : {Edges{}, edge_sets()[3], edge_sets()[6]}) {
+        const Filter f = ++i % 3 ? random_outer_product(c.filter)
+                                 : make_named_filter("gaussian:sigma=1", c.rank);
+        const Op op = i % 2 ? Op::convolve : Op::correlate;
+        EXPECT_EQ(check_strategy<float>("cpu_separable", c.rank, c.ext, c.batch, f, op, false, e),
+                  "");
+        EXPECT_EQ(check_strategy<double>("cpu_separable", c.rank, c.ext, c.batch, f, op, false, e),
+                  "");
+      }
+  }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 // Box factors: along x by doubling (a tree sum per output), down y and z by running sums

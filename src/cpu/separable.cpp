@@ -33,6 +33,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #ifndef HALO_CPU_SEPARABLE_COMMON
@@ -40,6 +41,8 @@
 namespace halo::cpu::sep {
 // Outputs per block of the x box forms (their levels stay in L1).
 constexpr std::int64_t kBoxBlock = 1024;
+// Output rows of a y or z pass computed together (CombineRows).
+constexpr int kRowGroup = 4;
 }  // namespace halo::cpu::sep
 #endif  // HALO_CPU_SEPARABLE_COMMON
 
@@ -151,6 +154,67 @@ HWY_INLINE void CombineT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_
     }
   }
   for (; j < n; ++j) scalar(j);
+}
+
+// Calls f(std::integral_constant<int, i>()) for i = 0 .. n - 1: loops over register arrays with
+// compile-time indices, so that the arrays stay in registers.
+template <class F, int... i>
+HWY_INLINE void Unrolled(std::integer_sequence<int, i...>, F&& f) {
+  (f(std::integral_constant<int, i>()), ...);
+}
+
+// dst[g][j] = sum_{i < K} w[i] * rows[g + i][j] for g < G and j < n: G output rows of a y or z
+// pass from their K + G - 1 input rows, each input vector loaded once for the G sums it enters
+// (one output row at a time loads every input vector K times, from L2 where the ring lies).
+// Each sum runs over i in order, as CombineT's unpaired form.
+template <int G, class T>
+HWY_INLINE void CombineRowsT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_RESTRICT w,
+                             T* const* HWY_RESTRICT dst, int64_t n, bool stream) {
+#if HWY_HAVE_SCALABLE
+  // No arrays of sizeless vectors: one row at a time.
+  for (int g = 0; g < G; ++g) CombineT(rows + g, K, w, false, nullptr, dst[g], n, stream);
+#else
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+#if HWY_ARCH_X86 && HWY_TARGET > HWY_AVX3
+  constexpr int kV = 2;  // 16 vector registers: G * kV sums, kV inputs, a weight
+#else
+  constexpr int kV = 4;
+#endif
+  using Gs = std::make_integer_sequence<int, G>;
+  using Vs = std::make_integer_sequence<int, kV>;
+  // Streaming stores need every row aligned as the first.
+  for (int g = 1; g < G && stream; ++g) stream = (dst[g] - dst[0]) % N == 0;
+  const auto scalar = [&](int64_t j) {
+    for (int g = 0; g < G; ++g) {
+      T a = 0;
+      for (int i = 0; i < K; ++i) a += w[i] * rows[g + i][j];
+      dst[g][j] = a;
+    }
+  };
+  int64_t j = 0;
+  for (const int64_t head = HeadToAlign(dst[0], n, N, stream); j < head; ++j) scalar(j);
+  for (; j + kV * N <= n; j += kV * N) {
+    V a[G][kV];
+    Unrolled(Gs(), [&](auto g) { Unrolled(Vs(), [&](auto v) { a[g][v] = hn::Zero(d); }); });
+    for (int r = 0; r < K + G - 1; ++r) {
+      V x[kV];
+      Unrolled(Vs(), [&](auto v) { x[v] = hn::LoadU(d, rows[r] + j + v * N); });
+      // Input row r enters output g's sum with weight w[r - g].
+      Unrolled(Gs(), [&](auto g) {
+        if (unsigned(r - g) < unsigned(K)) {
+          const V wv = hn::Set(d, w[r - g]);
+          Unrolled(Vs(), [&](auto v) { a[g][v] = hn::MulAdd(wv, x[v], a[g][v]); });
+        }
+      });
+    }
+    Unrolled(Gs(), [&](auto g) {
+      Unrolled(Vs(), [&](auto v) { Put(d, a[g][v], dst[g] + j + v * N, stream); });
+    });
+  }
+  for (; j < n; ++j) scalar(j);
+#endif
 }
 
 // The next level of doubling: next[i] = cur[i] + cur[i + width] for i < m.
@@ -321,6 +385,14 @@ HWY_INLINE void RunRowsT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_
   for (; j < n; ++j) scalar(j);
 }
 
+void CombineRowsF32(const float* const* rows, int K, const float* w, float* const* dst, int64_t n,
+                    bool stream) {
+  CombineRowsT<kRowGroup>(rows, K, w, dst, n, stream);
+}
+void CombineRowsF64(const double* const* rows, int K, const double* w, double* const* dst,
+                    int64_t n, bool stream) {
+  CombineRowsT<kRowGroup>(rows, K, w, dst, n, stream);
+}
 void CombineF32(const float* const* rows, int K, const float* w, bool sym, const float* add,
                 float* dst, int64_t n, bool stream) {
   CombineT(rows, K, w, sym, add, dst, n, stream);
@@ -379,6 +451,8 @@ std::unique_ptr<Strategy> make_lowrank_strategy();
 namespace sep {
 HWY_EXPORT(CombineF32);
 HWY_EXPORT(CombineF64);
+HWY_EXPORT(CombineRowsF32);
+HWY_EXPORT(CombineRowsF64);
 HWY_EXPORT(BoxRowF32);
 HWY_EXPORT(BoxRowF64);
 HWY_EXPORT(RunRowsF32);
@@ -392,6 +466,15 @@ void Combine(const float* const* rows, int K, const float* w, bool sym, float* d
 void Combine(const double* const* rows, int K, const double* w, bool sym, double* dst,
              std::int64_t n, bool stream, const double* add = nullptr) {
   HWY_DYNAMIC_DISPATCH(CombineF64)(rows, K, w, sym, add, dst, n, stream);
+}
+// dst[g] = rows g .. g + K - 1 combined by w, for g < kRowGroup (kRowGroup + K - 1 rows).
+void CombineRows(const float* const* rows, int K, const float* w, float* const* dst, std::int64_t n,
+                 bool stream) {
+  HWY_DYNAMIC_DISPATCH(CombineRowsF32)(rows, K, w, dst, n, stream);
+}
+void CombineRows(const double* const* rows, int K, const double* w, double* const* dst,
+                 std::int64_t n, bool stream) {
+  HWY_DYNAMIC_DISPATCH(CombineRowsF64)(rows, K, w, dst, n, stream);
 }
 // restart > 0: running sums of vectors restarted every `restart` outputs; 0: doubling.
 void BoxRow(const float* src, std::int64_t n, int K, float c, float* dst, float* tmp, bool stream,
@@ -482,9 +565,14 @@ struct Job {
     for (const Term& t : terms) r = std::max(r, t.x.R);
     return r;
   }
-  // Ring rows of the x-y stage: K_y + 1 per pass along x that y reads.
+  // Rows a y or z pass keeps live: K + 1 for running sums (they subtract the row before the
+  // window), else the K + kRowGroup - 1 rows of a group of outputs (CombineRows).
+  static int slots(const Pass<T>& p) { return p.box ? p.K() + 1 : p.K() + kRowGroup - 1; }
+  // Row pointers of one sum, and as many for the ring's rows by slot.
+  int64_t row_ptrs() const { return int64_t(max_k()) + kRowGroup + 2; }
+  // Ring rows of the x-y stage: y's slots per pass along x that y reads (K_y + 1 per term).
   int64_t ring_rows() const {
-    if (!lr()) return y.on && x.on ? int64_t(y.K() + 1) : 0;
+    if (!lr()) return y.on && x.on ? int64_t(slots(y)) : 0;
     int64_t rows = 0;
     for (const Term& t : terms) rows += t.x.on ? int64_t(t.y.K() + 1) : 0;
     return rows;
@@ -515,7 +603,8 @@ struct Scratch {
     s.pad_elems = 2 * (2 * int64_t(j.max_rx()) + 16) + 64;
     const int64_t xy_ring = j.ring_rows() * j.pitch(j.cw);
     // z: K_z + 1 ring rows and R_z rows for the planes past the end (in place after x-y).
-    const int64_t z_ring = j.z.on && j.xy() ? int64_t(j.z.K() + 1 + j.z.R) * j.pitch(j.zcw) : 0;
+    const int64_t z_ring =
+        j.z.on && j.xy() ? int64_t(Job<T>::slots(j.z) + j.z.R) * j.pitch(j.zcw) : 0;
     s.ring_elems = std::max(xy_ring, z_ring);
     // Rows of cval: one, and one per term (its ghost rows' value).
     s.cval_row = std::max(j.cw, j.zcw);
@@ -525,7 +614,7 @@ struct Scratch {
     // output row it adds to.
     if (j.lr()) s.acc_elems = std::max({s.acc_elems, 2 * j.pitch(j.cw), j.zadd ? j.zcw : 0});
     s.box_elems = j.x.box ? 3 * (kBoxBlock + int64_t(j.x.bk)) : 0;
-    s.ptrs = 2 * int64_t(j.max_k()) + 4 + j.term_slots();
+    s.ptrs = 2 * j.row_ptrs() + j.term_slots();
     return s;
   }
   int64_t cval_row = 0;
@@ -536,8 +625,7 @@ struct Scratch {
 template <class T>
 class Worker {
  public:
-  Worker(const Job<T>& j, T* mem, const T** ptrs)
-      : j_(j), ptrs_(ptrs), slot_(ptrs + j.max_k() + 2) {
+  Worker(const Job<T>& j, T* mem, const T** ptrs) : j_(j), ptrs_(ptrs), slot_(ptrs + j.row_ptrs()) {
     const Scratch<T> s = Scratch<T>::sizes(j);
     pad_ = mem;
     ring_ = pad_ + s.pad_elems;
@@ -546,7 +634,7 @@ class Worker {
     box_ = acc_ + s.acc_elems;
     cval_elems_ = s.cval_row;
     // The terms' rings, row pointers and rows of cval, one after another.
-    const T** slots = ptrs + 2 * j.max_k() + 4;
+    const T** slots = ptrs + 2 * j.row_ptrs();
     T* ring = ring_;
     for (std::size_t t = 0; t < j.terms.size(); ++t) {
       const typename Job<T>::Term& q = j.terms[t];
@@ -588,8 +676,9 @@ class Worker {
         x_row(j_.x, in + y * j_.nx, x0, n, out + y * j_.nx + x0, stream_);
       return;
     }
-    const int Ry = j_.y.R, Ky = j_.y.K(), slots = Ky + 1;
+    const int Ry = j_.y.R, slots = Job<T>::slots(j_.y);
     since_ = -1;
+    int64_t next = y0;  // the next output row
     for (int64_t g = y0 - Ry; g < y1 + Ry; ++g) {
       const int64_t k = (g - (y0 - Ry)) % slots;
       const int64_t m = detail::map_index(g, j_.ny, j_.y.mode);
@@ -602,10 +691,10 @@ class Worker {
         x_row(j_.x, in + m * j_.nx, x0, n, r, false);
         slot_[k] = r;
       }
-      if (g < y0 + Ry) continue;
-      const int64_t first = g - 2 * Ry - (y0 - Ry);  // ring index of the output's first row
-      for (int i = 0; i < Ky; ++i) ptrs_[i] = slot_[(first + i) % slots];
-      column(j_.y, out + (g - Ry) * j_.nx + x0, n);
+      // Outputs [next, g - Ry] have all their rows; ring index of input row i: i - (y0 - Ry).
+      next = rows_out(
+          j_.y, next, std::min(g - Ry + 1, y1), g == y1 + Ry - 1, y0 - Ry, slots,
+          [&](int64_t o) { return out + o * j_.nx + x0; }, n);
     }
   }
 
@@ -658,7 +747,7 @@ class Worker {
   void z_unit(int64_t u) {
     const int64_t item = u / j_.zchunks, c0 = (u % j_.zchunks) * j_.zcw;
     const int64_t P = j_.ny * j_.nx, n = std::min(j_.zcw, P - c0);
-    const int Rz = j_.z.R, Kz = j_.z.K(), slots = Kz + 1;
+    const int Rz = j_.z.R, Kz = j_.z.K(), slots = Job<T>::slots(j_.z);
     const bool in_place = j_.xy();
     const T* src = (in_place ? j_.out : j_.in) + item * j_.nz * P + c0;
     T* dst = j_.out + item * j_.nz * P + c0;
@@ -674,6 +763,7 @@ class Worker {
     }
     stream_ = j_.stream;
     since_ = -1;
+    int64_t next = 0;  // the next output plane
     for (int64_t g = -Rz; g < j_.nz + Rz; ++g) {
       const int64_t k = (g + Rz) % slots;
       const int64_t m = detail::map_index(g, j_.nz, j_.z.mode);
@@ -688,16 +778,49 @@ class Worker {
         std::memcpy(r, src + m * P, size_t(n) * sizeof(T));
         slot_[k] = r;
       }
+      if (!j_.zadd) {
+        next = rows_out(
+            j_.z, next, std::min(g - Rz + 1, j_.nz), g == j_.nz + Rz - 1, -Rz, slots,
+            [&](int64_t o) { return dst + o * P; }, n);
+        continue;
+      }
       if (g < Rz) continue;
       const int64_t first = g - Rz;  // ring index (g - 2 Rz + Rz) of the output's first row
       for (int i = 0; i < Kz; ++i) ptrs_[i] = slot_[(first + i) % slots];
       T* row = dst + (g - Rz) * P;
-      if (j_.zadd) std::memcpy(acc_, row, size_t(n) * sizeof(T));  // what the x-y stage wrote
-      column(j_.z, row, n, j_.zadd ? acc_ : nullptr);
+      std::memcpy(acc_, row, size_t(n) * sizeof(T));  // what the x-y stage wrote
+      column(j_.z, row, n, acc_);
     }
   }
 
  private:
+  // Writes the outputs [next, ready) of a y or z pass from the ring (input row i in slot
+  // (i - base) % slots): in groups of kRowGroup (not box factors: their running sums go row by
+  // row), one by one at the `last` input row, else leaving the rest for more rows. Returns the
+  // next output not written; dst(o) is output row o.
+  template <class Dst>
+  int64_t rows_out(const Pass<T>& q, int64_t next, int64_t ready, bool last, int64_t base,
+                   int slots, Dst dst, int64_t n) {
+    const int K = q.K();
+    while (next < ready) {
+      const int64_t first = next - q.R - base;  // slot index of the output's first row
+      if (!q.box && ready - next >= kRowGroup) {
+        for (int i = 0; i < K + kRowGroup - 1; ++i) ptrs_[i] = slot_[(first + i) % slots];
+        T* rows[kRowGroup];
+        for (int g = 0; g < kRowGroup; ++g) rows[g] = dst(next + g);
+        CombineRows(ptrs_, K, q.w.data(), rows, n, stream_);
+        if (stream_) hwy::FlushStream();
+        next += kRowGroup;
+      } else if (q.box || last) {
+        for (int i = 0; i < K; ++i) ptrs_[i] = slot_[(first + i) % slots];
+        column(q, dst(next), n);
+        ++next;
+      } else {
+        break;
+      }
+    }
+    return next;
+  }
   // n outputs along x from src, whose first element is the first output's first input.
   void x_from(const Pass<T>& x, const T* src, int64_t n, T* dst, bool stream) {
     if (x.box) {
@@ -872,7 +995,7 @@ void block(Job<T>& j, const Problem& p, double taps) {
   // z stage: chunks of a plane whose ring (K_z + 1 rows and R_z tail rows) fits kRingBytes.
   const int64_t P = j.ny * j.nx;
   if (j.z.on) {
-    const int64_t fit = kRingBytes / (int64_t(j.z.K() + 1 + j.z.R) * int64_t(sizeof(T)));
+    const int64_t fit = kRingBytes / (int64_t(Job<T>::slots(j.z) + j.z.R) * int64_t(sizeof(T)));
     j.zcw = std::max<int64_t>(4 * lanes, fit / lanes * lanes);
     j.zcw = std::min(j.zcw, P);
     while (j.zcw > 4 * lanes && j.batch * ((P + j.zcw - 1) / j.zcw) < want)
