@@ -926,6 +926,25 @@ TEST(SeparableCuda, AutoFollowsTheTunedCrossovers) {
   const Problem d5(2, {4096, 4096, 1}, 1, random_filter({11, 11}), DType::f32);
   EXPECT_LT(fft->priority(d5), fast->priority(d5));
   EXPECT_GT(fft->priority(tuned(d5, "fft_cost=1")), fast->priority(d5));
+  // Along x alone beyond fast's radii, on the rows of a 2-D or 3-D array: the row transforms
+  // where their model (scaled by fft_cost) beats separable's x pass; box rows stay there, and
+  // so do factors within fast's radii.
+  for (int rank : {2, 3}) {
+    const Extents e = rank == 2 ? Extents{4096, 4096, 1} : Extents{64, 512, 512};
+    const auto along_x = [&](const char* name) {
+      return Problem(rank, e, 1, make_named_filter(name, 1).along_axis(rank, rank - 1),
+                     DType::f32);
+    };
+    const Problem gx = along_x("gaussian:sigma=16");
+    EXPECT_LT(sep->priority(gx), fft->priority(gx)) << rank;
+    EXPECT_GT(sep->priority(gx), fast->priority(gx)) << rank;
+    const Problem gx_tuned = tuned(gx, "fft_cost=1000");
+    EXPECT_GT(sep->priority(gx_tuned), fft->priority(gx_tuned)) << rank;
+    const Problem bx = along_x("box:129");
+    EXPECT_GT(sep->priority(bx), fft->priority(bx)) << rank;
+    const Problem short_x = along_x("gaussian:sigma=2");
+    EXPECT_GT(sep->priority(short_x), fft->priority(short_x)) << rank;
+  }
 }
 
 }  // namespace

@@ -209,6 +209,12 @@ FftTiling cuda_fft_tiling(const Problem& p) {
   if (shared.tiles == 0) shared = cuda_fft_tiles(p);
   if (shared.tiles > 0) {
     shared.direct_ns = 2.0 * double(p.elements()) * double(p.taps()) / kDirectFlops32;
+    // The rows of a 2-D or 3-D array go to `separable`'s x pass, which measured the copy plus
+    // the taps at that rate, not overlapped (16384^2, 65, 97, 129 and 257 taps: 1.29, 1.59,
+    // 1.92, 4.08 ms; modelled 1.45, 1.81, 2.16, 3.59; docs/TUNING.md, "Row transforms in
+    // shared memory").
+    if (p.rank() > 1 && shared.fft[1] == 1)
+      shared.direct_ns += kRowsMoveNs * 2.0 * double(p.elements());
     return shared;
   }
   m.cap = double(int64_t(1) << (t.fft_tile ? *t.fft_tile : p.rank() == 1 ? 16 : 18));

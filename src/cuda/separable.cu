@@ -2671,6 +2671,7 @@ class SeparableStrategy final : public Strategy {
   // `fast` tunes further, except box factors of kBoxRowsOverFast taps or more on long rows.
   // The tuning's crossovers (FastTuning::sep_radius_2d ...) replace the H100's.
   int priority(const Problem& p) const override {
+    constexpr int kBelowFft = 104;
     const FastTuning& tune = p.tuning();
     if (p.rank() == 1) {
       // Box rows cost the same at every k; fast's FMAs grow with it. Long rows grow with k
@@ -2686,6 +2687,15 @@ class SeparableStrategy final : public Strategy {
     }
     const int r = int(std::min<std::int64_t>(p.max_radius(), 1 << 20));
     const int rc = fast::compiled_radius(p.rank(), p.dtype(), r);
+    // A filter along x alone beyond fast's radii (not a box): below `fft` (105) where its row
+    // transforms beat this x pass by the model (detail::cuda_fft_tiling; 16384^2, 129 taps: 1.08
+    // ms against 1.92).
+    const SepPlan& plan = plan_of(p);
+    if (rc < 0 && plan.why_not.empty() && plan.passes.size() == 1 && plan.win.radius[0] == 0 &&
+        plan.win.radius[1] == 0 && !plan.passes[0].g.xbox) {
+      const Strategy* fft = find_strategy("fft");
+      if (fft && fft->priority(p) > kBelowFft) return kBelowFft;
+    }
     // fast's radius of copy speed; in 2-D 3 where the fused pass takes tiles by tensor maps
     // (radius 4 on 16384^2: 0.80 ms as fast's under zero ghosts, 0.80 against 0.84 under reflect)
     const int dense_top = p.rank() == 2 ? tune.sep_radius_2d.value_or(fused_by_maps(p) ? 3 : 4)
