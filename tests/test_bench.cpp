@@ -150,18 +150,31 @@ TEST(Bench, CrossoversFromMeasuredPoints) {
       {"long_rows_taps", 273, 3.0, 4.7},
       {"long_rows_taps", 321, 4.0, 4.7},
       {"long_rows_taps", 385, 5.0, 4.7},
-      // fft_cost: measured fft/fast of 0.5 where the model said 0.25 (cost 200), and 3.0 where
-      // it said 1.0 (300), and 1.0 where it said 0.4 (250): the median, 250.
+      // fft_cost: the FFT faster where the model said 0.25 (so a cost below 400), no faster
+      // where it said 1.0 and 0.4 (at least 100 and 250): the middle of 250 and 400, 316.
       {"fft_cost", 7, 2.0, 1.0, 0.25},
       {"fft_cost", 10, 1.0, 3.0, 1.0},
       {"fft_cost", 12, 2.0, 2.0, 0.4},
-      // cpu_fft_cost: measured 0.5 where the model said 1.0 (50), 1.2 where it said 1.5 (80).
+      // cpu_fft_cost: faster where the model said 1.0 (below 100), slower where it said 1.5
+      // (at least 66.7): 82.
       {"cpu_fft_cost", 7, 2.0, 1.0, 1.0},
       {"cpu_fft_cost", 9, 1.0, 1.2, 1.5},
   };
   EXPECT_EQ(tool::crossovers_from(pts),
-            "sep_radius_2d=4,sep_radius_3d=0,box_rows_taps=65,long_rows_taps=321,fft_cost=250,"
-            "cpu_fft_cost=65");
+            "sep_radius_2d=4,sep_radius_3d=0,box_rows_taps=65,long_rows_taps=321,fft_cost=316,"
+            "cpu_fft_cost=82");
+  // The FFT's cost: the default where it picks as measured (costs from 50 to 125 would); one
+  // bound alone, 10% beyond it; no cost right everywhere, the least time lost: the default
+  // where it loses 0.1 ms, 49 where it would lose 1.0 (and 49 loses 0.1).
+  EXPECT_EQ(tool::fft_cost_from({{"fft_cost", 5, 1.0, 2.0, 2.0}, {"fft_cost", 15, 3.0, 2.0, 0.8}}),
+            100);
+  EXPECT_EQ(tool::fft_cost_from({{"fft_cost", 5, 2.0, 1.0, 1.25}}), 73);
+  EXPECT_EQ(tool::fft_cost_from({{"fft_cost", 5, 1.0, 2.0, 0.5}}), 220);
+  EXPECT_EQ(tool::fft_cost_from({{"fft_cost", 5, 3.0, 2.0, 0.5}, {"fft_cost", 6, 1.0, 1.1, 0.4}}),
+            100);
+  EXPECT_EQ(tool::fft_cost_from({{"fft_cost", 5, 3.0, 2.0, 2.0}, {"fft_cost", 6, 1.0, 1.1, 1.5}}),
+            49);
+  EXPECT_EQ(tool::fft_cost_from({{"fft_cost", 5, 3.0, 2.0, 0.0}}), std::nullopt);
   // Each field only where it was measured; a winner everywhere puts the crossover beyond.
   EXPECT_EQ(tool::crossovers_from({{"box_rows_taps", 33, 0.5, 1.0}, {"box_rows_taps", 65, 0.5, 1.0}}),
             "box_rows_taps=66");
@@ -170,8 +183,8 @@ TEST(Bench, CrossoversFromMeasuredPoints) {
   // What it prints is a tuning the core takes.
   const FastTuning t = detail::parse_fast_tuning(tool::crossovers_from(pts), "test");
   EXPECT_EQ(t.sep_radius_2d, 4);
-  EXPECT_EQ(t.fft_cost, 250);
-  EXPECT_EQ(t.cpu_fft_cost, 65);
+  EXPECT_EQ(t.fft_cost, 316);
+  EXPECT_EQ(t.cpu_fft_cost, 82);
 }
 
 // On the CPU the suite times `cpu` against `cpu_fft` on dense filters (here on a small array)

@@ -1,6 +1,7 @@
 // `halo bench`: times strategies on named suites of problems against the measured roofline.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,12 @@ struct CrossoverPoint {
 // The crossovers these points measure, as FastTuning's KEY=VALUE text (fields without points are
 // left out): the largest radius where `fast` is no slower than `separable` (sep_radius_*), the
 // fewest taps where box rows beat `fast`, the most taps where long rows are no slower than
-// `fft`, and the median over the points of the FFT cost that makes the model's choice the
-// measured one (100 x measured ratio / modelled ratio).
+// `fft`, and the FFT cost under which the model chooses as measured at every point
+// (fft_cost_from).
 std::string crossovers_from(const std::vector<CrossoverPoint>& points);
+// The FFT cost (fft_cost, cpu_fft_cost) for one key's points: 100 where the default chooses as
+// measured, else the middle of the costs that do, else the one that loses the least time; none
+// without a point that has a model.
+std::optional<long long> fft_cost_from(const std::vector<CrossoverPoint>& points);
 
 }  // namespace halo::tool
