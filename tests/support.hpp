@@ -321,9 +321,35 @@ std::vector<double> fft_tolerances(const Problem& p, const std::vector<T>& in,
   for (double w : p.filter().weights()) l1 += std::fabs(w);
   for (double w : p.correlation_weights()) wl1 += std::fabs(w);
   const double log2_len = std::log2(double(t.fft[0]) * double(t.fft[1]) * double(t.fft[2]));
+  std::vector<double> tol(in.size());
+  if (t.shared && t.fft[0] == 1 && t.fft[1] == 1) {
+    // The row transforms (src/cuda/fft_rows.cu): segments of T = N - K + 1 outputs along each
+    // row, consecutive segments paired across the rows' ends; a pair's outputs are bounded
+    // through the norm of its complex signal, (||x_a||^2 + ||x_b||^2)^(1/2), its two windows.
+    const std::int64_t seg = t.fft[2] - k[2] + 1, segs = (n[2] + seg - 1) / seg;
+    const std::int64_t total = p.batch() * n[0] * n[1] * segs;
+    const auto window_sq = [&](std::int64_t s) {
+      const std::int64_t row = s / segs, o = (s % segs) * seg, cnt = std::min(seg, n[2] - o);
+      double sq = 0;
+      for (std::int64_t j = 0; j < cnt + k[2] - 1; ++j) {
+        const std::int64_t ix = detail::map_index(o - a[2] + j, n[2], mode[2]);
+        const double v = ix < 0 ? cval : double(in[std::size_t(row * n[2] + ix)]);
+        sq += v * v;
+      }
+      return sq;
+    };
+    for (std::int64_t sa = 0; sa < total; sa += 2) {
+      const double norm = std::sqrt(window_sq(sa) + (sa + 1 < total ? window_sq(sa + 1) : 0.0));
+      const double v = fft_tolerance<T>(log2_len, smax, wl1, norm, p.filter().taps(), l1);
+      for (std::int64_t s = sa; s < std::min(sa + 2, total); ++s) {
+        const std::int64_t row = s / segs, o = (s % segs) * seg, cnt = std::min(seg, n[2] - o);
+        for (std::int64_t x = 0; x < cnt; ++x) tol[std::size_t(row * n[2] + o + x)] = v;
+      }
+    }
+    return tol;
+  }
   std::int64_t count[3];
   for (int i = 0; i < 3; ++i) count[i] = (n[i] + t.tile[i] - 1) / t.tile[i];
-  std::vector<double> tol(in.size());
   std::vector<std::int64_t> map[3];
   for (std::int64_t b = 0; b < p.batch(); ++b)
     for (std::int64_t tz = 0; tz < count[0]; ++tz)

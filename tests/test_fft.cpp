@@ -278,9 +278,11 @@ TEST_P(Fft, NonFiniteInputsAndCvalGiveTheReferencesNaNs) {
   check_non_finite(GetParam(), 2, {300, 280, 1}, random_filter({9, 9}), tune());
   // The GPU's tile transforms in shared memory (the default tuning).
   check_non_finite(GetParam(), 2, {300, 280, 1}, random_filter({9, 9}), {});
-  // A filter along x alone (the GPU's row transforms) on a signal and on rows.
+  // A filter along x alone (the GPU's row transforms) on a signal and on rows; on rows shorter
+  // than a segment, each transform carries two rows.
   check_non_finite(GetParam(), 1, {84000, 1, 1}, random_filter({129}), {});
   check_non_finite(GetParam(), 2, {12, 7000, 1}, random_filter({1, 33}), {});
+  check_non_finite(GetParam(), 2, {61, 700, 1}, random_filter({1, 129}), {});
 }
 
 // The tiling does not depend on the thread count, and neither do the results (bit for bit).
@@ -508,10 +510,17 @@ TEST(CudaFftTiling, RowTransformsForFiltersAlongX) {
   EXPECT_EQ(cuda_tiling(1, {100000, 1, 1}, {33}, DType::f32, "fft_tile=8").fft[2], 1024);
   EXPECT_EQ(cuda_tiling(1, {100000, 1, 1}, {1025}, DType::f32, "fft_tile=10").fft[2], 2048);
   EXPECT_FALSE(cuda_tiling(1, {100000, 1, 1}, {33}, DType::f32, "fft_tile=13").shared);
-  // Rows of a 2-D array: each row its own pairs.
+  // Rows of a 2-D array: the segments of all rows paired in turn, across a row's end where a
+  // row has an odd count of them.
   const detail::FftTiling rows = cuda_tiling(2, {300, 5000, 1}, {1, 65});
   EXPECT_TRUE(rows.shared);
-  EXPECT_EQ(rows.tiles, 300 * ((5000 + rows.tile[2] - 1) / rows.tile[2]));
+  const std::int64_t seg = rows.fft[2] - 64;
+  EXPECT_EQ(rows.tiles, (300 * ((5000 + seg - 1) / seg) + 1) / 2);
+  // Rows shorter than a segment: two rows a transform.
+  const detail::FftTiling short_rows = cuda_tiling(3, {64, 63, 500}, {1, 1, 65});
+  EXPECT_TRUE(short_rows.shared);
+  EXPECT_EQ(short_rows.tiles, (64 * 63 + 1) / 2);
+  EXPECT_DOUBLE_EQ(short_rows.window_scale, std::sqrt(2.0));
   EXPECT_EQ(cuda_tiling(2, {300, 5000, 1}, {3, 65}).fft[1], 64);  // 2-D: the tile transforms
   EXPECT_FALSE(cuda_tiling(2, {300, 5000, 1}, {65, 1}).shared);
   // A row shorter than a segment: one segment, nothing in the imaginary part.
@@ -572,7 +581,12 @@ TEST(CudaFft, RowTransformsAtSegmentEdgesAndEveryMode) {
        std::vector<std::tuple<int, Extents, std::vector<std::int64_t>, std::int64_t>>{
            {2, {7, 9000, 1}, {1, 101}, 2},
            {3, {3, 4, 5000}, {1, 1, 300}, 1},
-           {1, {30001, 1, 1}, {64}, 3}}) {
+           {1, {30001, 1, 1}, {64}, 3},
+           // Pairs across the rows' ends: rows of one segment (an odd count of rows, the last
+           // pair half empty), of three segments, and of two and a sliver.
+           {2, {5, 700, 1}, {1, 129}, 1},
+           {2, {3, 2000, 1}, {1, 65}, 2},
+           {3, {3, 5, 2100}, {1, 1, 33}, 1}}) {
     if (!fft_under_every_edge(rank, ext, batch, random_filter(k), k, 1, {}, runs, failed)) return;
   }
 }

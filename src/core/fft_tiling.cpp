@@ -160,8 +160,9 @@ FftTiling cuda_fft_rows(const Problem& p) {
   double best_ns = -1;
   for (int64_t N : {1024, 2048, 4096}) {
     if (N < k.x || N < least || (least && best_ns >= 0)) continue;
-    const int64_t seg = N - k.x + 1, per_row = (n.x + 2 * seg - 1) / (2 * seg);
-    const double pairs = double(per_row) * double(n.y) * double(n.z) * double(p.batch());
+    // Segments of seg outputs, those of consecutive rows paired (src/cuda/fft_rows.cu).
+    const int64_t seg = N - k.x + 1, segs = (n.x + seg - 1) / seg;
+    const double pairs = std::ceil(double(segs) * double(n.y * n.z * p.batch()) / 2);
     const double per_point = N == 1024 ? 0.0010 : N == 2048 ? 0.0013 : 0.0019;
     // The DRAM traffic (each segment reads N inputs for its T outputs) and the transforms.
     const double ns =
@@ -171,8 +172,8 @@ FftTiling cuda_fft_rows(const Problem& p) {
     best.shared = true;
     best.fft = {1, 1, N};
     best.tile = {1, 1, std::min(2 * seg, n.x)};
-    best.tiles = per_row * n.y * n.z;
-    best.window_scale = n.x > seg ? std::sqrt(2.0) : 1.0;
+    best.tiles = (segs * n.y * n.z + 1) / 2;
+    best.window_scale = segs * n.y * n.z * p.batch() > 1 ? std::sqrt(2.0) : 1.0;
     best.fft_ns = ns + kRowsSetupNs;
   }
   return best;

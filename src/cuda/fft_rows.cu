@@ -3,7 +3,9 @@
  * (detail::cuda_fft_tiling sets FftTiling::shared, fft[1] = 1;
  * docs/ACCURACY.md, FFT; docs/TUNING.md, "Row transforms in shared memory").
  *
- * A row of n outputs is cut into segments of T = N - K + 1 outputs, taken in pairs: one complex
+ * A row of n outputs is cut into segments of T = N - K + 1 outputs, and the segments of all rows,
+ * one row after another, are taken in pairs (the last segment of a row with the first of the next
+ * where a row has an odd count: a row shorter than T pairs with the next row): one complex
  * transform of N points carries the window of the pair's first segment (N inputs from its first
  * output minus the anchor, read through the mode's map at the row's ends, zeros beyond the
  * inputs its outputs read) as its real part and the second's as its imaginary part. The filter
@@ -42,13 +44,13 @@ namespace {
 using namespace fftblock;
 
 // The row problem: rows of n elements (every row of every item), a filter of k taps along x at
-// anchor `anchor`, segments of `seg` outputs in pairs.
+// anchor `anchor`, segments of `seg` outputs (`segs` a row), in pairs of consecutive segments.
 struct RowsGeometry {
-  i64 n, rows, pairs_per_row, k, anchor;
+  i64 n, rows, segs, pairs, k, anchor;
   int seg;
   Boundary mode;
-  // pr / pairs_per_row as (t + ((pr - t) >> 1)) >> (shift - 1), t = umulhi(pr, magic), where
-  // both are below 2^32 (shift 0: pairs_per_row is 1); by 64-bit division elsewhere.
+  // A segment index s / segs as (t + ((s - t) >> 1)) >> (shift - 1), t = umulhi(s, magic), where
+  // every segment index is below 2^32 (shift 0: segs is 1); by 64-bit division elsewhere.
   unsigned magic;
   int shift;
   bool narrow;
@@ -106,34 +108,40 @@ __device__ __forceinline__ void block_dft(float2 (&v)[16], float2* sm,
   }
 }
 
-// Pair pr of the rows: its row, its segments' first outputs and output counts, and its windows'
-// first inputs and lengths (the inputs they read; the rest of the N are zeros). Counts and
-// lengths are at most N; positions along a row may pass 2^31.
+// Pair pr: its two segments' rows, first outputs and output counts, and their windows' first
+// inputs and lengths (the inputs they read; the rest of the N are zeros). Counts and lengths are
+// at most N; positions along a row may pass 2^31. The second segment is the next one along its
+// row, or the first of the next row; none (cb = 0) after the last.
 struct Pair {
-  i64 row, oa, xa;
+  i64 ra, rb, oa, ob, xa, xb;
   int ca, cb, wa, wb;
-  // Both windows whole and inside the row: plain loads, no map, no zeros.
+  // Both windows whole and inside their rows: plain loads, no map, no zeros.
   __device__ bool plain(int N, const RowsGeometry& g) const {
-    return wa == N && wb == N && xa >= 0 && xa + g.seg + N <= g.n;
+    return wa == N && wb == N && xa >= 0 && xa + N <= g.n && xb >= 0 && xb + N <= g.n;
   }
 };
 __device__ __forceinline__ Pair pair_at(const RowsGeometry& g, i64 pr) {
   Pair p;
+  const i64 sa = 2 * pr;
   if (!g.narrow) {
-    p.row = pr / g.pairs_per_row;
+    p.ra = sa / g.segs;
   } else if (g.shift == 0) {
-    p.row = pr;
+    p.ra = sa;
   } else {
-    const unsigned x = unsigned(pr), t = __umulhi(x, g.magic);
-    p.row = (t + ((x - t) >> 1)) >> (g.shift - 1);
+    const unsigned x = unsigned(sa), t = __umulhi(x, g.magic);
+    p.ra = (t + ((x - t) >> 1)) >> (g.shift - 1);
   }
-  const i64 q = pr - p.row * g.pairs_per_row;
+  const i64 qa = sa - p.ra * g.segs;
   const int T = g.seg;
-  p.oa = 2 * i64(T) * q;
-  const i64 left = g.n - p.oa;  // outputs from the pair's first on
-  p.ca = int(min(i64(T), left));
-  p.cb = int(max(i64(0), min(i64(T), left - T)));
+  p.oa = i64(T) * qa;
+  p.ca = int(min(i64(T), g.n - p.oa));
+  const bool wraps = qa + 1 == g.segs;
+  p.rb = wraps ? p.ra + 1 : p.ra;
+  p.ob = wraps ? 0 : p.oa + T;
+  p.cb = p.rb < g.rows ? int(min(i64(T), g.n - p.ob)) : 0;
+  if (p.cb == 0) p.rb = p.ra;  // no second segment: a valid row to point at
   p.xa = p.oa - g.anchor;
+  p.xb = p.ob - g.anchor;
   p.wa = p.ca + int(g.k) - 1;
   p.wb = p.cb > 0 ? p.cb + int(g.k) - 1 : 0;
   return p;
@@ -151,12 +159,13 @@ template <int N>
 __device__ __forceinline__ void stage_pair(float* stage, const float* __restrict__ in,
                                            const RowsGeometry& g, const Pair& p) {
   constexpr int TH = N / 16;
-  const float* src = in + p.row * g.n;
+  const float* a = in + p.ra * g.n + p.xa;
+  const float* b = in + p.rb * g.n + p.xb;
   const int j = threadIdx.x;
 #pragma unroll
   for (int s = 0; s < 16; ++s) {
-    fast::copy_async<4>(stage + j + s * TH, src + p.xa + j + s * TH, true);
-    fast::copy_async<4>(stage + N + j + s * TH, src + p.xa + g.seg + j + s * TH, true);
+    fast::copy_async<4>(stage + j + s * TH, a + j + s * TH, true);
+    fast::copy_async<4>(stage + N + j + s * TH, b + j + s * TH, true);
   }
   fast::commit_async();
 }
@@ -178,7 +187,7 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
   for (int i = j; i < N + 256; i += TH) tws[i] = tw[i];
   for (int i = j; i < N; i += TH) spec[i] = spectrum[i];
   __syncthreads();
-  const i64 pairs = g.rows * g.pairs_per_row;
+  const i64 pairs = g.pairs;
   bool staged = false;  // the staging area holds pair pr's windows (uniform over the block)
   if (i64(blockIdx.x) < pairs) {
     const Pair first = pair_at(g, blockIdx.x);
@@ -186,7 +195,12 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
   }
   for (i64 pr = blockIdx.x; pr < pairs; pr += gridDim.x) {
     const Pair p = pair_at(g, pr);
-    const float* src = in + p.row * g.n;
+    const float* src_a = in + p.ra * g.n;
+    const float* src_b = in + p.rb * g.n;
+    // Where the outputs go, kept through the transforms in place of the pair's geometry.
+    float* const dst_a = out + p.ra * g.n + p.oa;
+    float* const dst_b = out + p.rb * g.n + p.ob;
+    const int ca = p.ca, cb = p.cb;
     float2 v[16];
     if (staged) {
       fast::wait_async<0>();
@@ -196,8 +210,8 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
 #pragma unroll
       for (int s = 0; s < 16; ++s) {
         const int m = j + s * TH;
-        v[s].x = m < p.wa ? fetch(src, p.xa + m, g.n, g.mode, cval) : 0.0f;
-        v[s].y = m < p.wb ? fetch(src, p.xa + g.seg + m, g.n, g.mode, cval) : 0.0f;
+        v[s].x = m < p.wa ? fetch(src_a, p.xa + m, g.n, g.mode, cval) : 0.0f;
+        v[s].y = m < p.wb ? fetch(src_b, p.xb + m, g.n, g.mode, cval) : 0.0f;
       }
     }
     // The next pair's copies, in flight during this pair's transforms.
@@ -211,12 +225,15 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
 #pragma unroll
     for (int s = 0; s < 16; ++s) nonfinite = fmaf(v[s].y, 0.0f, fmaf(v[s].x, 0.0f, nonfinite));
     if (__syncthreads_or(nonfinite != 0.0f)) {
-      // The pair's ca + cb outputs (consecutive) summed directly in float64.
+      // The pair's ca + cb outputs summed directly in float64.
       for (int o = j; o < p.ca + p.cb; o += TH) {
+        const bool second = o >= p.ca;
+        const int m = second ? o - p.ca : o;
+        const float* src = second ? src_b : src_a;
+        const i64 x = (second ? p.xb : p.xa) + m;
         double acc = 0;
-        for (i64 t = 0; t < g.k; ++t)
-          acc += w[t] * double(fetch(src, p.xa + o + t, g.n, g.mode, cval));
-        out[p.row * g.n + p.oa + o] = float(acc);
+        for (i64 t = 0; t < g.k; ++t) acc += w[t] * double(fetch(src, x + t, g.n, g.mode, cval));
+        out[(second ? p.rb : p.ra) * g.n + (second ? p.ob : p.oa) + m] = float(acc);
       }
       continue;
     }
@@ -224,12 +241,11 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
 #pragma unroll
     for (int s = 0; s < 16; ++s) v[s] = cmul<false>(v[s], spec[j + s * TH]);
     block_dft<N, true>(v, sm, tws);
-    float* dst = out + p.row * g.n;
 #pragma unroll
     for (int s = 0; s < 16; ++s) {
       const int m = j + s * TH;
-      if (m < p.ca) dst[p.oa + m] = v[s].x;
-      if (m < p.cb) dst[p.oa + g.seg + m] = v[s].y;
+      if (m < ca) dst_a[m] = v[s].x;
+      if (m < cb) dst_b[m] = v[s].y;
     }
   }
   fast::wait_async<0>();
@@ -285,8 +301,8 @@ void launch_rows(const RowsGeometry& g, const float* in, float* out, const float
                  const float2* spectrum, const double* w, float cval, cudaStream_t stream,
                  const std::string& desc) {
   const auto kernel = fft_rows_kernel<N>;
-  const unsigned blocks = pair_grid(reinterpret_cast<const void*>(kernel), N / 16, rows_smem(N),
-                                    g.rows * g.pairs_per_row);
+  const unsigned blocks =
+      pair_grid(reinterpret_cast<const void*>(kernel), N / 16, rows_smem(N), g.pairs);
   kernel<<<blocks, N / 16, rows_smem(N), stream>>>(in, out, g, tw, spectrum, w, cval);
   HALO_CUDA_CHECK_LAUNCH("launching fft_rows_kernel<" + std::to_string(N) + "> for " + desc);
 }
@@ -303,16 +319,16 @@ void run_fft_rows(const Problem& p, const detail::FftTiling& t, const float* in,
   g.k = k.x;
   g.anchor = a.x;
   g.seg = int(N - k.x + 1);
-  g.pairs_per_row = (n.x + 2 * i64(g.seg) - 1) / (2 * i64(g.seg));
+  g.segs = (n.x + g.seg - 1) / g.seg;
+  g.pairs = (g.rows * g.segs + 1) / 2;
   g.mode = p.mode(p.rank() - 1);
-  // The magic numbers of the division by pairs_per_row (d), for pair indices below 2^32:
+  // The magic numbers of the division by segs (d), for segment indices below 2^32:
   // shift = ceil(log2 d), magic = floor(2^32 (2^shift - d) / d) + 1.
-  const i64 pairs = g.rows * g.pairs_per_row;
-  g.narrow = pairs <= i64(0xffffffff);
+  g.narrow = g.rows * g.segs <= i64(0xffffffff);
   g.shift = 0;
   g.magic = 0;
-  if (g.narrow && g.pairs_per_row > 1) {
-    const unsigned long long d = static_cast<unsigned long long>(g.pairs_per_row);
+  if (g.narrow && g.segs > 1) {
+    const unsigned long long d = static_cast<unsigned long long>(g.segs);
     while ((1ull << g.shift) < d) ++g.shift;
     g.magic = unsigned((1ull << 32) * ((1ull << g.shift) - d) / d + 1);
   }
