@@ -747,7 +747,7 @@ class Worker {
   void z_unit(int64_t u) {
     const int64_t item = u / j_.zchunks, c0 = (u % j_.zchunks) * j_.zcw;
     const int64_t P = j_.ny * j_.nx, n = std::min(j_.zcw, P - c0);
-    const int Rz = j_.z.R, Kz = j_.z.K(), slots = Job<T>::slots(j_.z);
+    const int Rz = j_.z.R, slots = Job<T>::slots(j_.z);
     const bool in_place = j_.xy();
     const T* src = (in_place ? j_.out : j_.in) + item * j_.nz * P + c0;
     T* dst = j_.out + item * j_.nz * P + c0;
@@ -778,42 +778,37 @@ class Worker {
         std::memcpy(r, src + m * P, size_t(n) * sizeof(T));
         slot_[k] = r;
       }
-      if (!j_.zadd) {
-        next = rows_out(
-            j_.z, next, std::min(g - Rz + 1, j_.nz), g == j_.nz + Rz - 1, -Rz, slots,
-            [&](int64_t o) { return dst + o * P; }, n);
-        continue;
-      }
-      if (g < Rz) continue;
-      const int64_t first = g - Rz;  // ring index (g - 2 Rz + Rz) of the output's first row
-      for (int i = 0; i < Kz; ++i) ptrs_[i] = slot_[(first + i) % slots];
-      T* row = dst + (g - Rz) * P;
-      std::memcpy(acc_, row, size_t(n) * sizeof(T));  // what the x-y stage wrote
-      column(j_.z, row, n, acc_);
+      next = rows_out(
+          j_.z, next, std::min(g - Rz + 1, j_.nz), g == j_.nz + Rz - 1, -Rz, slots,
+          [&](int64_t o) { return dst + o * P; }, n, j_.zadd);
     }
   }
 
  private:
   // Writes the outputs [next, ready) of a y or z pass from the ring (input row i in slot
-  // (i - base) % slots): in groups of kRowGroup (not box factors: their running sums go row by
-  // row), one by one at the `last` input row, else leaving the rest for more rows. Returns the
+  // (i - base) % slots): in groups of kRowGroup, one by one at the `last` input row, else
+  // leaving the rest for more rows; one by one at once for box factors (their running sums go
+  // row by row) and where each output adds what the x-y stage wrote there (`adds`). Returns the
   // next output not written; dst(o) is output row o.
   template <class Dst>
   int64_t rows_out(const Pass<T>& q, int64_t next, int64_t ready, bool last, int64_t base,
-                   int slots, Dst dst, int64_t n) {
+                   int slots, Dst dst, int64_t n, bool adds = false) {
     const int K = q.K();
+    const bool single = q.box || adds;
     while (next < ready) {
       const int64_t first = next - q.R - base;  // slot index of the output's first row
-      if (!q.box && ready - next >= kRowGroup) {
+      if (!single && ready - next >= kRowGroup) {
         for (int i = 0; i < K + kRowGroup - 1; ++i) ptrs_[i] = slot_[(first + i) % slots];
         T* rows[kRowGroup];
         for (int g = 0; g < kRowGroup; ++g) rows[g] = dst(next + g);
         CombineRows(ptrs_, K, q.w.data(), rows, n, stream_);
         if (stream_) hwy::FlushStream();
         next += kRowGroup;
-      } else if (q.box || last) {
+      } else if (single || last) {
         for (int i = 0; i < K; ++i) ptrs_[i] = slot_[(first + i) % slots];
-        column(q, dst(next), n);
+        T* const row = dst(next);
+        if (adds) std::memcpy(acc_, row, size_t(n) * sizeof(T));  // what the x-y stage wrote
+        column(q, row, n, adds ? acc_ : nullptr);
         ++next;
       } else {
         break;

@@ -110,6 +110,25 @@ __device__ __forceinline__ void dft(float2 (&x)[R], const float2 (&w)[R]) {
   }
 }
 
+// A pass over a thread's 16 values as 16 / R radix-R butterflies: butterfly i takes values
+// i + (16 / R) r (r < R), each but the first twiddled by tw(i, r), and writes them back in place.
+template <int R, bool INV, class Tw>
+__device__ __forceinline__ void butterflies(float2 (&v)[16], Tw tw) {
+  constexpr int B = 16 / R;
+#pragma unroll
+  for (int i = 0; i < B; ++i) {
+    float2 x[R], w[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      x[r] = v[i + B * r];
+      w[r] = r == 0 ? make_float2(1, 0) : tw(i, r);
+    }
+    dft<R, INV, true, true>(x, w);
+#pragma unroll
+    for (int r = 0; r < R; ++r) v[i + B * r] = x[r];
+  }
+}
+
 // Shared-memory index of element i: one pad slot every 16, so that the passes' strided writes
 // (stride 16 in the first) and their reads spread over the banks.
 __device__ __forceinline__ int pad(int i) { return i + (i >> 4); }

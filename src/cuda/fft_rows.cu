@@ -63,7 +63,7 @@ struct RowsGeometry {
 template <int N, bool INV>
 __device__ __forceinline__ void block_dft(float2 (&v)[16], float2* sm,
                                           const float2* __restrict__ tw) {
-  constexpr int TH = N / 16, RL = N / 256, B = 16 / RL;  // last pass: radix RL, B butterflies
+  constexpr int TH = N / 16, RL = N / 256;  // the last pass: radix RL
   const int j = threadIdx.x;
   // Pass 1 (radix 16, sub-transforms of 1): element j + r TH, out to 16 j + r.
   dft<16, INV, false, true>(v, v);
@@ -88,24 +88,12 @@ __device__ __forceinline__ void block_dft(float2 (&v)[16], float2* sm,
     for (int r = 0; r < 16; ++r) sm[pad(o + 16 * r)] = v[r];
   }
   __syncthreads();
-  // Pass 3 (radix RL, sub-transforms of 256): butterfly bf = j + i TH (i < B) takes elements
-  // bf + 256 r, twiddled by bf r / N of a turn, and writes them back in place: element j + s TH
-  // with s = i + B r, the layout we started from.
+  // Pass 3 (radix RL, sub-transforms of 256): butterfly bf = j + i TH (i < 16 / RL) takes
+  // elements bf + 256 r, twiddled by bf r / N of a turn, and writes them back in place: element
+  // j + s TH with s = i + (16 / RL) r, the layout we started from.
 #pragma unroll
   for (int s = 0; s < 16; ++s) v[s] = sm[pad(j + s * TH)];
-#pragma unroll
-  for (int i = 0; i < B; ++i) {
-    const int bf = j + i * TH;
-    float2 x[RL], w[RL];
-#pragma unroll
-    for (int r = 0; r < RL; ++r) {
-      x[r] = v[i + B * r];
-      w[r] = r == 0 ? make_float2(1, 0) : tw[256 * (r + 1) + bf];
-    }
-    dft<RL, INV, true, true>(x, w);
-#pragma unroll
-    for (int r = 0; r < RL; ++r) v[i + B * r] = x[r];
-  }
+  butterflies<RL, INV>(v, [&](int i, int r) { return tw[256 * (r + 1) + j + i * TH]; });
 }
 
 // Pair pr: its two segments' rows, first outputs and output counts, and their windows' first

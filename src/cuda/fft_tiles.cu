@@ -62,26 +62,13 @@ __device__ __forceinline__ float fetch2(const float* __restrict__ plane, i64 iy,
 template <bool INV, int G, class At>
 __device__ __forceinline__ void lines_dft(float2 (&v)[16], float2* sm, const float2* tw, int c,
                                           At at) {
-  constexpr int B = 16 / G;  // the second pass's butterflies a thread
   dft<16, INV, false, true>(v, v);
 #pragma unroll
   for (int r = 0; r < 16; ++r) sm[at(16 * c + r)] = v[r];
   __syncthreads();
 #pragma unroll
   for (int s = 0; s < 16; ++s) v[s] = sm[at(c + G * s)];
-#pragma unroll
-  for (int i = 0; i < B; ++i) {
-    const int bf = c + G * i;
-    float2 x[G], w[G];
-#pragma unroll
-    for (int r = 0; r < G; ++r) {
-      x[r] = v[i + B * r];
-      w[r] = r == 0 ? make_float2(1, 0) : tw[16 * r + bf];
-    }
-    dft<G, INV, true, true>(x, w);
-#pragma unroll
-    for (int r = 0; r < G; ++r) v[i + B * r] = x[r];
-  }
+  butterflies<G, INV>(v, [&](int i, int r) { return tw[16 * r + c + G * i]; });
 }
 
 // The row transforms (the x layout: thread (y, c) holds row y's points c + 8 s) and the column

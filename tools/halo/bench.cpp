@@ -313,7 +313,7 @@ std::optional<long long> fft_cost_from(const std::vector<CrossoverPoint>& v) {
   }
   if (bounds.empty()) return std::nullopt;
   double cost = 100;
-  if (lo > hi || (lo == hi && lo > 0)) {
+  if (lo >= hi) {  // no cost agrees with every point
     // Candidates on either side of every bound, and the default.
     const auto lost = [&](double c) {
       double ms = 0;
