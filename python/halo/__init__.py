@@ -21,6 +21,8 @@ import inspect
 import itertools
 import math
 import numbers
+import operator
+import sys
 import threading
 import warnings
 from collections.abc import Iterable
@@ -130,16 +132,87 @@ def _mode_name(mode):
     return _halo.parse_mode(mode)  # halo.Error (a RuntimeError, as SciPy's) if unknown
 
 
+_SCIPY_MODES = ("nearest", "wrap", "reflect", "grid-mirror", "mirror", "constant", "grid-wrap",
+                "grid-constant")
+
+
 def _mode(mode):
-    """The core's canonical name of a mode (SciPy's names and aliases); RuntimeError otherwise."""
-    if not isinstance(mode, str):
+    """The core's canonical name of a mode (SciPy's names and aliases); RuntimeError otherwise.
+    Anything but a str is compared with SciPy's names as SciPy compares it (an array of one name
+    is that name; the truth of an array of several is a ValueError there and here)."""
+    if type(mode) is not str:
+        for name in _SCIPY_MODES:
+            if mode == name:
+                return _mode_name(name)
         raise RuntimeError("boundary mode not supported")
     return _mode_name(mode)
 
 
-def _check_origin(origin, k, message):
-    if origin < -(k // 2) or origin > (k - 1) // 2:
-        raise ValueError(message)
+def _invalid_origin(origin, k):
+    """SciPy's test, with SciPy's arithmetic on the origin given (a str or None is a TypeError,
+    an array of several origins a ValueError, as there)."""
+    return (origin < -(k // 2)) or (origin > (k - 1) // 2)
+
+
+def _ssize(value):
+    """An int as SciPy's C code takes a Py_ssize_t argument ("n"): through __index__ (a float is
+    a TypeError), an OverflowError beyond its range."""
+    value = operator.index(value)
+    if not -sys.maxsize - 1 <= value <= sys.maxsize:
+        raise OverflowError("Python int too large to convert to C ssize_t")
+    return value
+
+
+def _origin_1d(origin, k, convolve):
+    """The core's origin of a 1-D filter of k taps, checked as SciPy's correlate1d and convolve1d
+    check it: convolve1d mirrors the origin as given (-origin, less 1 for even k) before
+    correlate1d's range test and its C code's conversion to an integer."""
+    if convolve:
+        origin = -origin
+        if not k & 1:
+            origin -= 1
+    if _invalid_origin(origin, k):
+        raise ValueError("Invalid origin; origin must satisfy -(len(weights) // 2) <= origin <= "
+                         "(len(weights)-1) // 2")
+    origin = _ssize(origin)
+    return -origin - (0 if k & 1 else 1) if convolve else origin
+
+
+def _origins_nd(origins, wshape, convolve):
+    """The core's origins of an N-D filter, checked as SciPy's correlate and convolve check them:
+    mirrored for convolve, the range test, then NumPy's conversion of each to an integer, which
+    refuses bools (TypeError) and floats."""
+    if convolve:
+        mirrored = []
+        for o, k in zip(origins, wshape):
+            o = -o
+            if not k & 1:
+                o -= 1
+            mirrored.append(o)
+        origins = mirrored
+    for o, k in zip(origins, wshape):
+        if _invalid_origin(o, k):
+            raise ValueError("Invalid origin; origin must satisfy -(weights.shape[k] // 2) <= "
+                             "origin[k] <= (weights.shape[k]-1) // 2")
+    out = []
+    for o, k in zip(origins, wshape):
+        if isinstance(o, (bool, np.bool_)):
+            raise TypeError("an integer is required")
+        o = _ssize(o)
+        out.append(-o - (0 if k & 1 else 1) if convolve else o)
+    return out
+
+
+# dtype kinds SciPy's C filters read and write; halo also takes float16 (SciPy refuses it), and a
+# complex output of a real filter (docs/PYTHON.md, "What differs").
+_C_KINDS = frozenset("biuf")
+
+
+def _c_types(in_dt, out_dt):
+    """SciPy's C code refuses arrays of other kinds (objects, datetimes, strings): RuntimeError."""
+    for dt in (in_dt, out_dt):
+        if dt.kind not in _C_KINDS and not (dt.kind == "c" and dt == out_dt):
+            raise RuntimeError(f"array type {dt!r} not supported")
 
 
 def _output(output, xp, input, complex_output=False):
@@ -148,6 +221,10 @@ def _output(output, xp, input, complex_output=False):
     if output is None:
         if complex_output:
             return None, np.promote_types(in_dt, np.complex64)
+        if in_dt.kind in "USV":
+            # SciPy makes its output of the input's dtype by name, which NumPy does not take for
+            # strings, bytes and records ("data type 'str96' not understood"): a TypeError.
+            np.dtype(in_dt.name)
         return None, (in_dt if in_dt.isnative else in_dt.newbyteorder("="))
     if isinstance(output, (type, np.dtype)):
         dt = np.dtype(output)
@@ -156,12 +233,20 @@ def _output(output, xp, input, complex_output=False):
             dt = np.promote_types(dt, np.complex64)
         return None, dt
     if isinstance(output, str):
-        dt = np.dtype(np.sctypeDict[output] if output in np.sctypeDict else output)
+        # SciPy looks the name up in numpy.sctypeDict: another name is a KeyError there.
+        try:
+            dt = np.dtype(np.sctypeDict[output])
+        except KeyError:
+            raise KeyError(f"{output!r} is not a NumPy type name (numpy.sctypeDict)") from None
         if complex_output and dt.kind != "c":
             raise RuntimeError("output must have complex dtype")
         return None, dt
     if xp.name == "torch" and not hasattr(output, "shape"):  # a torch.dtype
         return _output(xp.dtype_spec(output), xp, input, complex_output)
+    if not hasattr(output, "shape"):
+        # SciPy reads output.shape of anything else: an AttributeError there and here.
+        raise AttributeError(f"'{type(output).__name__}' object has no attribute 'shape': output "
+                             "must be None, a dtype, a dtype's name or an array")
     if kind_name(output) != xp.name:
         raise TypeError(f"output must be an array of the input's kind ({xp.name}), not "
                         f"{kind_name(output)}")
@@ -302,6 +387,9 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
     input and their results, each rounded to the output dtype, are added in the output dtype. A
     divisor divides a pass's (exact, integer) sum in float64, as SciPy's uniform filter does."""
     in_dt = xp.dtype(input)
+    if not (len(passes[0]) > 5 and 0 in tuple(input.shape)):
+        # SciPy's C code checks the dtypes, except in its N-D correlate of an empty array.
+        _c_types(in_dt, out_dt)
     cdt = _compute_dtype(in_dt, out_dt, passes, cval)
     # Integer outputs want SciPy's direct float64 sums (no FFT, no Winograd).
     direct = opts[2] or out_dt.kind not in "fc"
@@ -493,9 +581,12 @@ def _separable(xp, input, out, out_dt, factors, modes, cval, opts, origins=None,
     ndim = len(input.shape)
     if origins is None:
         origins = [0] * ndim
+    # The modes of the axes filtered, by the core's names; SciPy reads no other.
+    given = modes
+    modes = ["constant"] * ndim
+    for a, _ in factors:
+        modes[a] = _mode(given[a])
     used = [modes[a] for a, _ in factors]
-    for m in used:
-        _mode(m)
     wshape = [1] * ndim
     for a, w in factors:
         wshape[a] = w.shape[0]
@@ -525,8 +616,8 @@ def _real_or_split(fn, xp, input, out, out_dt, cval):
     if xp.dtype(input).kind == "c" or out_dt.kind == "c":
         if out_dt.kind != "c":
             raise RuntimeError("output must have complex dtype")
-        return _split_complex(lambda p, o, c: fn(p, o, xp.dtype(o), float(c)), xp, input, out,
-                              out_dt, cval)
+        return _split_complex(lambda p, o, c: fn(p, o, xp.dtype(o), _real_cval(c)), xp, input,
+                              out, out_dt, cval)
     return fn(input, out, out_dt, _real_cval(cval))
 
 
@@ -553,10 +644,14 @@ def _complex_via_real(call, xp, input, weights, out, cval):
 
 
 def _real_cval(cval):
+    """cval as SciPy's C code reads it (a C double, PyFloat_AsDouble): a str, bytes or Python
+    complex is a TypeError; NumPy's complex scalars give their real part (with NumPy's
+    ComplexWarning); anything else as float() takes it."""
     if type(cval) is float:
         return cval
-    if np.iscomplexobj(cval):
-        raise TypeError("cval must be real for a real input")
+    if isinstance(cval, (str, bytes, bytearray, complex)) and not isinstance(cval,
+                                                                            np.complexfloating):
+        raise TypeError(f"cval must be a real number, not {type(cval).__name__}")
     return float(cval)
 
 
@@ -706,11 +801,9 @@ def _correlate1d(input, weights, axis, output, mode, cval, origin, convolve, opt
         raise RuntimeError("no filter weights given")
     ndim = len(input.shape)
     axis = normalize_axis_index(axis, ndim)
-    _check_origin(origin, len(weights), "Invalid origin; origin must satisfy "
-                  "-(len(weights) // 2) <= origin <= (len(weights)-1) // 2")
-    _mode(mode)
+    origin = _origin_1d(origin, len(weights), convolve)
     modes = ["constant"] * ndim
-    modes[axis] = mode
+    modes[axis] = _mode(mode)
     origins = [0] * ndim
     origins[axis] = origin
     passes = [(_along(weights, axis, ndim), convolve, modes, origins, None)]
@@ -736,9 +829,7 @@ def _correlate(input, weights, output, mode, cval, origin, convolve, opts):
     wshape = [k for k in weights.shape if k > 0]
     if len(wshape) != ndim:
         raise RuntimeError("filter weights array has incorrect shape.")
-    for o, k in zip(origins, wshape):
-        _check_origin(o, k, "Invalid origin; origin must satisfy -(weights.shape[k] // 2) <= "
-                      "origin[k] <= (weights.shape[k]-1) // 2")
+    origins = _origins_nd(origins, wshape, convolve)
     if weights.size == 0:
         raise RuntimeError("no filter weights given")
     out, out_dt = _output(output, xp, input)
@@ -763,6 +854,10 @@ def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, 
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *,
                backend="auto", strategy=None, direct_sums=False):
     """scipy.ndimage.convolve1d: a 1-D convolution along the given axis."""
+    if kind_name(weights) not in ("cupy", "torch", "torch (CPU)"):
+        # SciPy's convolve1d first reverses the weights as given: weights[::-1] of a number or
+        # None is a TypeError there, of a 0-d array an IndexError.
+        weights[::-1]
     return _correlate1d(input, weights, axis, output, mode, cval, origin, True,
                         _options(backend, strategy, direct_sums))
 
@@ -788,10 +883,43 @@ def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *,
 # ---------------------------------------------------------------------------------------------
 # Gaussian filters
 # ---------------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=256)
+def _typed(v):
+    """v with its type, inside tuples too: a cache key under which 1, 1.0 and True differ (SciPy
+    takes some of them as an order or a radius and refuses others)."""
+    if type(v) is tuple:
+        return tuple, tuple(_typed(e) for e in v)
+    return type(v), v
+
+
+def _cached(cache, fn, *args):
+    """fn(*args), kept in cache under the arguments and their types; computed at each call for
+    unhashable arguments (lists, arrays). Errors are not kept."""
+    key = _typed(args)
+    try:
+        r = cache.get(key)
+    except TypeError:  # unhashable
+        return fn(*args)
+    if r is None:
+        r = fn(*args)
+        if len(cache) >= 256:
+            cache.clear()
+        cache[key] = r
+    return r
+
+
+_KERNELS = {}
+_WEIGHTS = {}
+_FACTORS = {}
+
+
 def _gaussian_kernel1d(sigma, order, radius):
     """SciPy's Gaussian (or its order-th derivative) of radius `radius`, reversed for correlation
-    as SciPy's gaussian_filter1d reverses it. Cached; read-only."""
+    as SciPy's gaussian_filter1d reverses it, by SciPy's code: an order it refuses (1.0, True) is
+    refused here the same way. Cached; read-only."""
+    return _cached(_KERNELS, _gaussian_kernel1d_of, sigma, order, radius)
+
+
+def _gaussian_kernel1d_of(sigma, order, radius):
     if order < 0:
         raise ValueError("order must be non-negative")
     exponent_range = np.arange(order + 1)
@@ -818,16 +946,8 @@ def _gaussian_kernel1d(sigma, order, radius):
 
 
 def _gaussian_weights(sigma, order, truncate, radius):
-    """(SciPy's reversed kernel, a key naming it)."""
-    try:
-        return _gaussian_weights_cached(sigma, order, truncate, radius)
-    except TypeError:  # unhashable arguments
-        return _gaussian_weights_of(sigma, order, truncate, radius)
-
-
-@functools.lru_cache(maxsize=256)
-def _gaussian_weights_cached(sigma, order, truncate, radius):
-    return _gaussian_weights_of(sigma, order, truncate, radius)
+    """(SciPy's reversed kernel, a key naming it). Cached."""
+    return _cached(_WEIGHTS, _gaussian_weights_of, sigma, order, truncate, radius)
 
 
 def _gaussian_weights_of(sigma, order, truncate, radius):
@@ -837,8 +957,10 @@ def _gaussian_weights_of(sigma, order, truncate, radius):
         lw = radius
     if not isinstance(lw, numbers.Integral) or lw < 0:
         raise ValueError("Radius must be a nonnegative integer.")
-    order = int(order) if isinstance(order, numbers.Integral) else order
-    return _gaussian_kernel1d(sd, order, int(lw)), ("gauss", sd, order, int(lw))
+    # SciPy's kernel squares sigma as given: a str or bytes that float() reads is a TypeError.
+    sigma * sigma
+    w = _gaussian_kernel1d(sd, order, int(lw))
+    return w, ("gauss", sd, int(order), int(lw))
 
 
 @_replayable
@@ -852,10 +974,13 @@ def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect
                         _options(backend, strategy, direct_sums))
 
 
-@functools.lru_cache(maxsize=256)
 def _gaussian_factors(ndim, sigma, order, truncate, radius):
     """gaussian_filter's (axis, reversed kernel) per axis of sigma > 1e-15, and a key naming
-    them; cached for scalar arguments."""
+    them. Cached."""
+    return _cached(_FACTORS, _gaussian_factors_of, ndim, sigma, order, truncate, radius)
+
+
+def _gaussian_factors_of(ndim, sigma, order, truncate, radius):
     orders = _normalize_sequence(order, ndim)
     sigmas = _normalize_sequence(sigma, ndim)
     radii = _normalize_sequence(radius, ndim)
@@ -875,10 +1000,7 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     out, out_dt = _output(output, xp, input)
     ndim = len(input.shape)
     modes = _normalize_sequence(mode, ndim)
-    try:
-        factors, key = _gaussian_factors(ndim, sigma, order, truncate, radius)
-    except TypeError:  # unhashable (lists): not cached
-        factors, key = _gaussian_factors.__wrapped__(ndim, sigma, order, truncate, radius)
+    factors, key = _gaussian_factors(ndim, sigma, order, truncate, radius)
     if not factors:
         return _copy(xp, input, out, out_dt)
     return _real_or_split(
@@ -922,11 +1044,15 @@ def _box_factors(key):
 
 
 def _uniform_axis(size, origin, mode):
+    """(size, origin, mode) of one axis of a uniform filter: ints and the core's mode name,
+    checked as SciPy's uniform_filter1d checks them: its range tests on the values given, then its
+    C code's conversions to integers (a float size or origin is a TypeError there)."""
     if size < 1:
         raise RuntimeError("incorrect filter size")
     if (size // 2 + origin < 0) or (size // 2 + origin >= size):
         raise ValueError("invalid origin")
-    _mode(mode)
+    mode = _mode(mode)
+    return _ssize(size), _ssize(origin), mode
 
 
 def _uniform(xp, input, out, out_dt, axes, cval, opts):
@@ -945,8 +1071,8 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
     if size < 1:
         raise RuntimeError("incorrect filter size")
     out, out_dt = _output(output, xp, input, complex_output=xp.dtype(input).kind == "c")
-    _uniform_axis(size, origin, mode)
-    return _uniform(xp, input, out, out_dt, [(axis, int(size), origin, mode)], cval, opts)
+    return _uniform(xp, input, out, out_dt, [(axis, *_uniform_axis(size, origin, mode))], cval,
+                    opts)
 
 
 @_replayable
@@ -965,9 +1091,8 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
     axes = [(a, sizes[a], origins[a], modes[a]) for a in range(ndim) if sizes[a] > 1]
     if not axes:
         return _copy(xp, input, out, out_dt)
-    axes = [(a, int(s), o, m) for a, s, o, m in axes]
-    for _, s, o, m in axes:
-        _uniform_axis(s, o, m)
+    # SciPy's uniform_filter passes int(size) to uniform_filter1d.
+    axes = [(a, *_uniform_axis(int(s), o, m)) for a, s, o, m in axes]
     return _uniform(xp, input, out, out_dt, axes, cval, opts)
 
 
@@ -1048,8 +1173,6 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, backend="auto", str
     ndim = len(input.shape)
     if ndim == 0:
         return _copy(xp, input, out, out_dt)
-    modes = _normalize_sequence(mode, ndim)
-    for m in modes:
-        _mode(m)
+    modes = [_mode(m) for m in _normalize_sequence(mode, ndim)]
     return _real_or_split(lambda i, o, dt, c: _laplace_real(xp, i, o, dt, modes, c, opts), xp,
                           input, out, out_dt, cval)
