@@ -105,6 +105,42 @@ PYBIND11_MODULE(_halo, m) {
         return py::make_tuple(r->strategy, halo::to_string(r->backend), r->note);
       },
       "(strategy, backend, note) of this thread's last core call, or None.");
+  m.def(
+      "choose",
+      [](const std::vector<std::int64_t>& shape, const std::string& dtype,
+         const py::array_t<double, py::array::c_style | py::array::forcecast>& weights,
+         bool convolve, const std::vector<std::string>& modes, double cval,
+         const std::vector<std::int64_t>& origins, const std::string& backend,
+         const std::string& strategy, bool direct_sums, bool device) {
+        // The problem as a Prepared call of these arguments poses it to halo::apply.
+        const int rank = rank_of(shape);
+        if (weights.ndim() != rank || static_cast<int>(modes.size()) != rank ||
+            static_cast<int>(origins.size()) != rank)
+          throw py::value_error("weights, modes and origins of the array's rank are required");
+        halo::Options opt;
+        opt.op = convolve ? halo::Op::convolve : halo::Op::correlate;
+        halo::Extents ext{1, 1, 1};
+        for (int a = 0; a < rank; ++a) {
+          opt.edges.mode[a] = halo::parse_boundary(modes[a]);
+          opt.edges.origin[a] = origins[a];
+          ext[a] = shape[a + 1];
+        }
+        opt.edges.cval = cval;
+        opt.backend = halo::parse_backend(backend);
+        opt.strategy = strategy;
+        opt.direct_sums = direct_sums;
+        opt.tuning = process_tuning();
+        const halo::Filter filter(
+            weights.data(), std::vector<std::int64_t>(weights.shape(), weights.shape() + rank));
+        halo::Problem p(rank, ext, shape[0], filter, dtype_named(dtype), opt.op, opt.edges);
+        p.require_direct_sums(direct_sums);
+        p.set_tuning(opt.tuning);
+        const halo::RunInfo r = halo::choose(
+            p, opt, device ? halo::MemorySpace::device : halo::MemorySpace::host);
+        return py::make_tuple(r.strategy, halo::to_string(r.backend), r.note);
+      },
+      "(strategy, backend, note) that a core call of these arguments (as Prepared's, on device "
+      "or host arrays) would run; halo.Error (a RuntimeError) where no strategy can run it.");
   bind_replay(m, error);
   m.def("build_info", &build);
   m.def("cuda_devices", &devices);

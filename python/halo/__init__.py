@@ -324,10 +324,48 @@ def _core(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct):
         return
     call = (core_shape, weights.reshape(wshape), convolve, cmodes, float(cval), corigins,
             opts[0], opts[1], direct)
-    xp.run(src, dst, *call)
+    if len(opts) > 3:
+        _run_relaxed(xp, src, dst, call, opts[3])
+    else:
+        xp.run(src, dst, *call)
     record = getattr(_local, "record", None)
     if record is not None:
         record.append((xp, src, dst, call))
+
+
+def _run_relaxed(xp, src, dst, call, exact):
+    """The core call of a pass with an integer output, whose direct sums (call[8]) are asked
+    for only so that its truncation be SciPy's. Where no strategy can sum it directly (on the
+    GPU: `fast` and `separable` have kernels for a few radii in float64, under the boundary modes
+    nothing else sums directly), it runs in float64 on a strategy that may sum otherwise (`fft`,
+    `lowrank`, `separable`'s fused passes); its sums are then rounded to the nearest integer where
+    they are integers (exact: integer inputs, integral weights and cval), which makes them exact,
+    and otherwise truncated from sums within rounding of SciPy's (docs/PYTHON.md, dtypes)."""
+    try:
+        xp.run(src, dst, *call)
+        return
+    except Error:
+        try:
+            xp.choose(xp.dtype(src), call)
+        except Error as e:
+            refused = e
+        else:
+            raise  # the run's own error, not the choice
+    relaxed = call[:8] + (False,) + call[9:]
+    try:
+        xp.choose(_F64, relaxed)
+    except Error as e:
+        if str(e) == str(refused):  # not the strategies (no GPU usable, say)
+            raise refused from None
+        raise Error(f"{refused}; and in float64 without direct sums: {e}") from None
+    s64 = xp.contiguous(src, _F64)
+    d64 = dst if xp.dtype(dst) == _F64 else xp.empty(tuple(src.shape), _F64, src)
+    xp.run(s64, d64, *relaxed)
+    if exact:
+        xp.rint(d64)
+    if d64 is not dst:
+        xp.write(dst, d64)  # exact: the integers of a float32 pass are below 2**24
+    _spoil_record()
 
 
 def _core_transposed(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct):
@@ -391,8 +429,18 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
         # SciPy's C code checks the dtypes, except in its N-D correlate of an empty array.
         _c_types(in_dt, out_dt)
     cdt = _compute_dtype(in_dt, out_dt, passes, cval)
-    # Integer outputs want SciPy's direct float64 sums (no FFT, no Winograd).
+    # Integer outputs want SciPy's direct float64 sums (no FFT, no Winograd). Where the core
+    # chooses the strategy and the caller did not ask for direct sums, a pass no strategy can sum
+    # directly runs otherwise (_run_relaxed): opts gain whether its sums are integers.
     direct = opts[2] or out_dt.kind not in "fc"
+    relax = direct and not opts[2] and not opts[1]
+    integral_cval = float(cval).is_integer()
+
+    def pass_opts(w, integral_input):
+        if not relax:
+            return opts
+        return opts + (integral_input and integral_cval and np.array_equal(w, np.rint(w)),)
+
     src = xp.contiguous(input, cdt)
     shape = tuple(input.shape)
     target = None  # an array the last pass may write: the output itself where the core can
@@ -407,7 +455,8 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
         result = None
         for w, convolve, modes, origins, _ in passes:
             r = xp.empty(shape, cdt, src)
-            _core(xp, src, r, w, convolve, modes, cval, origins, opts, direct)
+            _core(xp, src, r, w, convolve, modes, cval, origins,
+                  pass_opts(w, in_dt.kind in "biu"), direct)
             r = xp.cast(r, out_dt) if cdt != out_dt else r
             if result is None:
                 result = r
@@ -423,7 +472,9 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
                 _core(xp, cur, dst, w, convolve, modes, cval, origins,
                       ("reference", "", True), True)
             else:
-                _core(xp, cur, dst, w, convolve, modes, cval, origins, opts, direct)
+                # A pass after the first reads the previous one's integers.
+                _core(xp, cur, dst, w, convolve, modes, cval, origins,
+                      pass_opts(w, i > 0 or in_dt.kind in "biu"), direct)
                 if scipy_order == "1d":
                     _ties_as_scipy_1d(cur, dst, w, convolve, modes, cval, origins)
                     _spoil_record()

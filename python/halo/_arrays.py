@@ -94,11 +94,30 @@ class NumPy:
         """One core call on src and dst (see prepare)."""
         return NumPy.prepare(src.dtype, call).host(src, dst)
 
+    @staticmethod
+    def choose(dtype, call):
+        """What the core would run for the call (as prepare's) on host arrays of dtype:
+        (strategy, backend, note); halo.Error where no strategy can run it."""
+        if call[6] == "auto" and not call[7]:
+            call = call[:6] + ("cpu",) + call[7:]
+        return _choose(dtype, call, False)
+
+    @staticmethod
+    def rint(x):
+        """x rounded to the nearest integers, in place."""
+        np.rint(x, out=x)
+
 
 def _prepared(dtype, call):
     shape, weights, convolve, modes, cval, origins, backend, strategy, direct_sums = call
     return _halo.Prepared(list(shape), _NAMES.get(dtype) or dtype.name, weights, convolve, modes,
                           cval, origins, backend, strategy, direct_sums)
+
+
+def _choose(dtype, call, device):
+    shape, weights, convolve, modes, cval, origins, backend, strategy, direct_sums = call[:9]
+    return _halo.choose(list(shape), _NAMES.get(dtype) or dtype.name, weights, convolve, modes,
+                        cval, origins, backend, strategy, direct_sums, device)
 
 
 def _byte_span(ptr, shape, strides, itemsize):
@@ -180,6 +199,11 @@ class _Device:
         with self.on_device(src):
             return self.call_prepared(self.prepare(self.dtype(src), call), src, dst)
 
+    def choose(self, dtype, call):
+        """What the core would run for the call on device arrays of dtype on the current
+        device: (strategy, backend, note); halo.Error where no strategy can run it."""
+        return _choose(dtype, call, True)
+
 
 class CuPy(_Device):
     name = "cupy"
@@ -228,6 +252,9 @@ class CuPy(_Device):
 
     def where(self, c, a, b):
         return self.cp.where(c, a, b)
+
+    def rint(self, x):
+        self.cp.rint(x, out=x)
 
     def write(self, dst, src):
         dst[...] = src
@@ -316,6 +343,9 @@ class Torch(_Device):
 
     def where(self, c, a, b):
         return self.torch.where(c, a, b)
+
+    def rint(self, x):
+        x.round_()  # to the nearest integer, halves to even, as numpy.rint
 
     def write(self, dst, src):
         dst.copy_(src)
