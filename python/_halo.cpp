@@ -73,10 +73,10 @@ PYBIND11_MODULE(_halo, m) {
       .def(py::init<const std::vector<std::int64_t>&, const std::string&,
                     const py::array_t<double, py::array::c_style | py::array::forcecast>&, bool,
                     const std::vector<std::string>&, double, const std::vector<std::int64_t>&,
-                    const std::string&, const std::string&, bool>(),
+                    const std::string&, const std::string&, bool, bool>(),
            py::arg("shape"), py::arg("dtype"), py::arg("weights"), py::arg("convolve"),
            py::arg("modes"), py::arg("cval"), py::arg("origins"), py::arg("backend"),
-           py::arg("strategy"), py::arg("direct_sums"))
+           py::arg("strategy"), py::arg("direct_sums"), py::arg("every") = false)
       .def("host", &Prepared::host, py::arg("input"), py::arg("output"))
       .def("device", &Prepared::device, py::arg("input"), py::arg("output"), py::arg("stream"));
   m.def(

@@ -60,7 +60,7 @@ struct Call {
 inline Call make_call(const py::array_t<double, py::array::c_style | py::array::forcecast>& weights,
                int rank, bool convolve, const std::vector<std::string>& modes, double cval,
                const std::vector<std::int64_t>& origins, const std::string& backend,
-               const std::string& strategy, bool direct_sums) {
+               const std::string& strategy, bool direct_sums, bool every) {
   if (weights.ndim() != rank)
     throw py::value_error("weights have " + std::to_string(weights.ndim()) +
                           " dimensions, the array " + std::to_string(rank));
@@ -90,6 +90,8 @@ inline Call make_call(const py::array_t<double, py::array::c_style | py::array::
   }
   c.options.strategy = strategy;
   c.options.direct_sums = direct_sums;
+  // SciPy's 1-D filters multiply every weight; its N-D ones skip |w| <= DBL_EPSILON.
+  c.options.footprint = every ? halo::Footprint::every : halo::Footprint::nonzero;
   c.options.tuning = process_tuning();
   return c;
 }
@@ -119,12 +121,12 @@ class Prepared {
            const py::array_t<double, py::array::c_style | py::array::forcecast>& weights,
            bool convolve, const std::vector<std::string>& modes, double cval,
            const std::vector<std::int64_t>& origins, const std::string& backend,
-           const std::string& strategy, bool direct_sums)
+           const std::string& strategy, bool direct_sums, bool every)
       : rank_(rank_of(shape)),
         dtype_(dtype_named(dtype)),
         batch_(shape[0]),
         call_(make_call(weights, rank_, convolve, modes, cval, origins, backend, strategy,
-                        direct_sums)) {
+                        direct_sums, every)) {
     elements_ = batch_;
     for (int a = 0; a < rank_; ++a) {
       ext_[a] = shape[a + 1];

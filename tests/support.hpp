@@ -10,6 +10,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <limits>
@@ -88,10 +89,13 @@ inline Filter random_outer_product(const std::vector<std::int64_t>& shape,
   return Filter(w, shape);
 }
 
-// Poison: NaN, so an element a strategy forgot to write fails every comparison.
+// Poison: a finite value far beyond any result (the bytes 0x7E: 8.4e37 in float32, 1.6e301 in
+// float64), so an element a strategy forgot to write fails every comparison. Not NaN: apply()
+// recomputes non-finite outputs (the non-finite repair), which would hide an unwritten one.
+constexpr unsigned char kPoisonByte = 0x7E;
 template <class T>
 void poison(std::vector<T>& v) {
-  for (auto& x : v) x = std::numeric_limits<T>::quiet_NaN();
+  if (!v.empty()) std::memset(v.data(), kPoisonByte, v.size() * sizeof(T));
 }
 
 // Tolerance for one output element, from the standard bound on a dot product of n terms computed

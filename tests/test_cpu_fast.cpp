@@ -182,10 +182,12 @@ std::string check_at_offsets(int rank, Extents ext, const Filter& f, std::int64_
              std::to_string(out_off) + ": wrong at " + std::to_string(i) + ", got " +
              std::to_string(double(out[i])) + " want " + std::to_string(ref[i]);
   // Nothing written outside the output.
+  std::vector<T> untouched(1);
+  poison(untouched);
   for (std::int64_t i = 0; i < out_off; ++i)
-    if (!std::isnan(out_buf[static_cast<std::size_t>(i)])) return "wrote before the output";
+    if (out_buf[static_cast<std::size_t>(i)] != untouched[0]) return "wrote before the output";
   for (std::int64_t i = out_off + n; i < n + 16; ++i)
-    if (!std::isnan(out_buf[static_cast<std::size_t>(i)])) return "wrote after the output";
+    if (out_buf[static_cast<std::size_t>(i)] != untouched[0]) return "wrote after the output";
   return "";
 }
 

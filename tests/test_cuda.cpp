@@ -69,7 +69,7 @@ std::string run_on_device(const std::string& strategy, int rank, Extents ext, st
   void* din = static_cast<T*>(base) + offset;
   std::string err;
   cudaMemcpyAsync(din, in.data(), bytes, cudaMemcpyHostToDevice, stream);
-  cudaMemsetAsync(dout, 0xFF, bytes, stream);  // all-ones bits: NaN in float32 and float64
+  cudaMemsetAsync(dout, kPoisonByte, bytes, stream);  // finite poison (support.hpp)
   try {
     Options opt;
     opt.op = op;
@@ -201,7 +201,7 @@ TEST(Cuda, RepeatedRunsChooseAgainOnlyWhatDiffers) {
   ov.space = MemorySpace::device;
   // Runs f under opt and checks the result, and the strategy where `want` names one.
   const auto run = [&](const Filter& f, Options opt, const std::string& want) {
-    CUDA_OK(cudaMemset(dout, 0xFF, n * sizeof(float)));
+    CUDA_OK(cudaMemset(dout, kPoisonByte, n * sizeof(float)));
     const RunInfo info = apply(iv, ov, f, opt);
     CUDA_OK(cudaMemcpy(out.data(), dout, n * sizeof(float), cudaMemcpyDeviceToHost));
     if (!want.empty()) EXPECT_EQ(info.strategy, want);
@@ -705,7 +705,7 @@ TEST(CudaLarge, TwoDimensional50000x50000MoreThan2To31Elements) {
     std::vector<std::int64_t> rows = {0, 1, 2, H - 3, H - 2, H - 1};
     for (int j = 0; j < 6; ++j)
       rows.push_back(std::int64_t(splitmix64(seed + j) % std::uint64_t(H)));
-    CUDA_OK(cudaMemset(dout, 0xFF, bytes));  // NaN
+    CUDA_OK(cudaMemset(dout, kPoisonByte, bytes));  // finite poison
     Options opt;
     opt.strategy = name;
     const RunInfo info =
@@ -779,7 +779,7 @@ TEST(CudaLarge, RowTransformsOfASignalOfMoreThan2To31Elements) {
   const std::uint64_t seed = arrays.seed;
   const std::size_t bytes = std::size_t(n) * sizeof(float);
   void *const din = arrays.din, *const dout = arrays.dout;
-  CUDA_OK(cudaMemset(dout, 0xFF, bytes));  // NaN
+  CUDA_OK(cudaMemset(dout, kPoisonByte, bytes));  // finite poison
   const Filter f = random_filter({129});
   Options opt;
   opt.strategy = "fft";
@@ -824,6 +824,64 @@ TEST(CudaLarge, RowTransformsOfASignalOfMoreThan2To31Elements) {
                         << want << " (seed " << seed << ")";
     }
     EXPECT_EQ(bad, 0) << "pair " << q;
+  }
+}
+
+// The non-finite repair beyond 2^31 elements (64-bit output indices): a signal of 2^31 + 37
+// float32 with NaN and infinities near both ends, a 7-tap filter with zero weights, under nearest;
+// `fast` (notes its non-finite outputs) and `basic` (every output looked at). The outputs within
+// reach of them must be the reference's, NaN and infinities exactly.
+TEST(CudaLarge, NonFiniteRepairBeyond2To31Elements) {
+  SKIP_WITHOUT_GPU();
+  const std::int64_t n = (std::int64_t(1) << 31) + 37;
+  LargeArrays arrays;
+  std::string why;
+  if (!arrays.make(n, &why)) GTEST_SKIP() << why;
+  std::vector<float>& in = arrays.in;
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::int64_t places[] = {3, 40, n - 30, n - 2};
+  const float values[] = {inf, nan, -inf, inf};
+  for (int i = 0; i < 4; ++i) in[std::size_t(places[i])] = values[i];
+  const std::size_t bytes = std::size_t(n) * sizeof(float);
+  CUDA_OK(cudaMemcpy(arrays.din, in.data(), bytes, cudaMemcpyHostToDevice));
+  const Filter f({0.5, 0.0, -1.0, 2.0, 0.0, 0.25, 1.0}, {7});
+  Options opt;
+  opt.edges = Edges::all(Boundary::nearest);
+  for (const char* name : {"fast", "basic"}) {
+    SCOPED_TRACE(name);
+    opt.strategy = name;
+    if (std::string(name) == "basic") opt.edges = Edges::all(Boundary::constant);
+    CUDA_OK(cudaMemset(arrays.dout, kPoisonByte, bytes));
+    apply(ConstArrayView(arrays.din, DType::f32, 1, {n, 1, 1}, 1, MemorySpace::device),
+          ArrayView{arrays.dout, DType::f32, 1, {n, 1, 1}, 1, MemorySpace::device}, f, opt);
+    CUDA_OK(cudaDeviceSynchronize());
+    for (const std::int64_t lo : {std::int64_t(0), std::int64_t(30), n - 48}) {
+      const std::int64_t len = 48;
+      std::vector<float> got(std::size_t(len));
+      CUDA_OK(cudaMemcpy(got.data(), static_cast<float*>(arrays.dout) + lo, len * sizeof(float),
+                         cudaMemcpyDeviceToHost));
+      for (std::int64_t i = lo; i < lo + len; ++i) {
+        double want = 0;  // SciPy's sum over the non-zero weights, in order
+        for (std::int64_t j = 0; j < 7; ++j) {
+          const double w = f.weights()[std::size_t(j)];
+          if (w == 0) continue;
+          const std::int64_t at = i - 3 + j;
+          const double x = at < 0 || at >= n
+                               ? (opt.edges.mode[0] == Boundary::nearest
+                                      ? double(in[std::size_t(at < 0 ? 0 : n - 1)])
+                                      : 0.0)
+                               : double(in[std::size_t(at)]);
+          want += w * x;
+        }
+        const float g = got[std::size_t(i - lo)];
+        if (std::isfinite(want))
+          EXPECT_NEAR(double(g), want, 1e-5 * 4.0) << "output " << i;
+        else if (std::isnan(want))
+          EXPECT_TRUE(std::isnan(g)) << "output " << i << ": " << g;
+        else
+          EXPECT_EQ(double(g), want) << "output " << i;
+      }
+    }
   }
 }
 

@@ -44,6 +44,14 @@ enum class Op { correlate, convolve };
 enum class Boundary { constant, nearest, reflect, mirror, wrap };
 enum class Backend { automatic, reference, cpu, cuda };
 enum class MemorySpace { host, device };
+// Which weights are taps of an output's sum, which decides where NaN and infinities in the input
+// go (docs/ACCURACY.md, "Non-finite values"); on finite data both give the same results within
+// the rounding bound:
+//   nonzero  the weights with |w| > DBL_EPSILON, as scipy.ndimage's N-D correlate and convolve
+//            (their footprint): a zero weight never turns an infinity into NaN (the default);
+//   every    every weight, as SciPy's 1-D filters (correlate1d, and the passes of
+//            gaussian_filter, sobel, laplace ...): a zero weight on an infinity gives NaN.
+enum class Footprint { nonzero, every };
 
 // The table of dtypes: one row each (a new dtype is a row here, in types.cpp, and in
 // src/core/dtype.hpp's HALO_DTYPES).
@@ -62,6 +70,7 @@ const char* to_string(DType t);
 const char* to_string(Op op);
 const char* to_string(Boundary b);
 const char* to_string(Backend b);
+const char* to_string(Footprint f);
 // Parse the names printed by to_string(); throw halo::Error naming the bad value otherwise.
 DType parse_dtype(const std::string& s);
 Op parse_op(const std::string& s);
@@ -71,6 +80,7 @@ Op parse_op(const std::string& s);
 // periodic (wrap). *zero, if given, is set when the name was "zero".
 Boundary parse_boundary(const std::string& s, bool* zero = nullptr);
 Backend parse_backend(const std::string& s);  // "auto", "reference", "cpu", "cuda"
+Footprint parse_footprint(const std::string& s);  // "nonzero", "every"
 
 // Every failure halo reports is a halo::Error whose message says what was being done and why.
 class Error : public std::runtime_error {
@@ -318,6 +328,12 @@ class Problem {
   bool direct_sums() const { return direct_sums_; }
   void require_direct_sums(bool on = true) { direct_sums_ = on; }
 
+  // Which weights are taps where the input holds NaN or infinities (Footprint; nonzero by
+  // default). Strategies compute as if every weight were a tap; apply() recomputes the outputs
+  // that this changes (Strategy::nonfinite). Options::footprint sets it in apply().
+  Footprint footprint() const { return footprint_; }
+  void set_footprint(Footprint f) { footprint_ = f; }
+
   // Overrides of the `fast` strategy's choices (FastTuning; none by default), checked here:
   // a value out of its field's range throws halo::Error. Options::tuning sets it in apply().
   const FastTuning& tuning() const { return tuning_; }
@@ -342,6 +358,7 @@ class Problem {
   Edges edges_;
   std::vector<double> cweights_;
   bool direct_sums_ = false;
+  Footprint footprint_ = Footprint::nonzero;
   FastTuning tuning_;
   Extents anchor_{0, 0, 0};
   Extents kext_{1, 1, 1};
@@ -365,10 +382,28 @@ struct Traffic {
 
 // Buffers as a strategy receives them: already in the strategy's memory space (host for CPU
 // strategies, device for CUDA strategies), with the problem's dtype.
+// `nonfinite`, where not null, is the word a strategy whose nonfinite() is `noted` sets to
+// `nonfinite_mark` (never to anything else, never clearing it) when it writes a NaN or an
+// infinity into the output: a host word for CPU strategies, a device word for CUDA strategies.
 struct Buffers {
   const void* input = nullptr;
   void* output = nullptr;
+  unsigned int* nonfinite = nullptr;
+  unsigned int nonfinite_mark = 1;
 };
+
+// How a strategy's run() treats NaN and infinities, which apply() completes so that every
+// strategy gives the outputs that are NaN, +inf and -inf where SciPy's do, under the problem's
+// Footprint (docs/ACCURACY.md, "Non-finite values"). A strategy computes its own way (zero
+// weights of padded or folded filters multiplied, running sums, transforms, separable terms),
+// which can make an output non-finite that SciPy computes as a finite number, or NaN where SciPy
+// has an infinity, but never finite where SciPy's is not: apply() recomputes every non-finite
+// output by the direct sum over the footprint, in float64, in SciPy's order.
+//   exact    run() already gives SciPy's non-finite outputs (the reference);
+//   noted    run() notes in Buffers::nonfinite that it wrote a non-finite output; only then
+//            does apply() look at the outputs (the production kernels: at no cost on finite data);
+//   unnoted  apply() looks at every output after run() (the seed kernels, as the notes write them).
+enum class NonFinite { exact, noted, unnoted };
 
 // How a strategy sums the taps of an output, which is what bounds its rounding error (u = unit
 // roundoff of the dtype, sum over the output's taps):
@@ -417,6 +452,8 @@ class Strategy {
   // per-thread tiles), each part named; apply() checks it fits before running. The default is
   // one copy of the correlation weights in the problem's dtype, in the strategy's memory.
   virtual std::vector<MemoryUse> workspace(const Problem& p) const;
+  // How run() treats NaN and infinities (NonFinite); unnoted unless it says more.
+  virtual NonFinite nonfinite(const Problem& p) const { (void)p; return NonFinite::unnoted; }
 };
 
 // Every registered strategy, in registration order (reference first).
@@ -433,6 +470,9 @@ struct Options {
   Backend backend = Backend::automatic;
   std::string strategy;    // empty: choose; otherwise that strategy or an error
   bool direct_sums = false;  // every output a plain sum of taps: no Winograd, FFT (ACCURACY.md)
+  // Which weights are taps where the input holds NaN or infinities: SciPy's N-D functions'
+  // (nonzero, the default) or its 1-D functions' (every).
+  Footprint footprint = Footprint::nonzero;
   void* stream = nullptr;  // cudaStream_t for the CUDA backend
   // Optional: receives the fraction of the work done (0..1) from the calling thread while a CPU
   // strategy runs (Problem::progress); must not throw. CUDA strategies do not report.

@@ -311,19 +311,21 @@ def _core_plan(shape, wshape, modes, origins):
             [0 if a is None else int(origins[a]) for _, a in axes])
 
 
-def _core(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct):
+def _core(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct, every=False):
     """One call of halo::apply: dst = src filtered by weights (both contiguous, float32 or
-    float64, same dtype and shape; weights float64 of src's rank)."""
+    float64, same dtype and shape; weights float64 of src's rank). every: every weight is a tap
+    where NaN and infinities meet them, as in SciPy's 1-D filters (0 * inf is NaN); otherwise
+    SciPy's N-D correlate's footprint (weights with |w| <= DBL_EPSILON are no taps)."""
     shape = tuple(src.shape)
     plan = _core_plan(shape, weights.shape, tuple(modes), tuple(origins))
     if plan is None:
         return _core_transposed(xp, src, dst, weights, convolve, modes, cval, origins, opts,
-                                direct)
+                                direct, every)
     core_shape, wshape, cmodes, corigins = plan
     if 0 in shape:
         return
     call = (core_shape, weights.reshape(wshape), convolve, cmodes, float(cval), corigins,
-            opts[0], opts[1], direct)
+            opts[0], opts[1], direct, every)
     if len(opts) > 3:
         _run_relaxed(xp, src, dst, call, opts[3])
     else:
@@ -368,7 +370,8 @@ def _run_relaxed(xp, src, dst, call, exact):
     _spoil_record()
 
 
-def _core_transposed(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct):
+def _core_transposed(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct,
+                     every):
     """_core where unfiltered axes lie between filtered ones so that more than 3 axes remain:
     the unfiltered axes are moved to the front (the batch) in a copy, and the result back."""
     ndim = len(src.shape)
@@ -381,7 +384,7 @@ def _core_transposed(xp, src, dst, weights, convolve, modes, cval, origins, opts
     src_t = xp.contiguous(xp.transpose(src, perm), xp.dtype(src))
     dst_t = xp.empty(src_t.shape, xp.dtype(src), src)
     _core(xp, src_t, dst_t, weights.transpose(perm), convolve, [modes[a] for a in perm], cval,
-          [origins[a] for a in perm], opts, direct)
+          [origins[a] for a in perm], opts, direct, every)
     xp.write(dst, xp.transpose(dst_t, inverse))
 
 
@@ -456,7 +459,7 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
         for w, convolve, modes, origins, _ in passes:
             r = xp.empty(shape, cdt, src)
             _core(xp, src, r, w, convolve, modes, cval, origins,
-                  pass_opts(w, in_dt.kind in "biu"), direct)
+                  pass_opts(w, in_dt.kind in "biu"), direct, True)
             r = xp.cast(r, out_dt) if cdt != out_dt else r
             if result is None:
                 result = r
@@ -470,11 +473,11 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
             dst = target if use_target else xp.empty(shape, cdt, src)
             if scipy_order == "reference":
                 _core(xp, cur, dst, w, convolve, modes, cval, origins,
-                      ("reference", "", True), True)
+                      ("reference", "", True), True, not nd)
             else:
                 # A pass after the first reads the previous one's integers.
                 _core(xp, cur, dst, w, convolve, modes, cval, origins,
-                      pass_opts(w, i > 0 or in_dt.kind in "biu"), direct)
+                      pass_opts(w, i > 0 or in_dt.kind in "biu"), direct, not nd)
                 if scipy_order == "1d":
                     _ties_as_scipy_1d(cur, dst, w, convolve, modes, cval, origins)
                     _spoil_record()

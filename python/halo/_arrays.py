@@ -82,7 +82,7 @@ class NumPy:
     @staticmethod
     def prepare(dtype, call):
         """The core call (shape, weights, convolve, modes, cval, origins, backend, strategy,
-        direct_sums) on C-contiguous host arrays of dtype, seen as `shape` (batch first),
+        direct_sums, every) on C-contiguous host arrays of dtype, seen as `shape` (batch first),
         prepared once (halo._replayable keeps it). 'auto' means the CPU for NumPy arrays: the
         core's own 'auto' would take host arrays to a GPU and back where one is usable."""
         if call[6] == "auto" and not call[7]:
@@ -109,9 +109,9 @@ class NumPy:
 
 
 def _prepared(dtype, call):
-    shape, weights, convolve, modes, cval, origins, backend, strategy, direct_sums = call
+    shape, weights, convolve, modes, cval, origins, backend, strategy, direct_sums, every = call
     return _halo.Prepared(list(shape), _NAMES.get(dtype) or dtype.name, weights, convolve, modes,
-                          cval, origins, backend, strategy, direct_sums)
+                          cval, origins, backend, strategy, direct_sums, every)
 
 
 def _choose(dtype, call, device):

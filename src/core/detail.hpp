@@ -88,6 +88,7 @@ struct ProblemKey {
   std::array<Boundary, kMaxRank> mode{};
   std::uint64_t cval_bits = 0;  // bit for bit: NaN equals itself
   bool direct_sums = false;
+  Footprint footprint = Footprint::nonzero;
   std::string tuning;
   std::vector<double> w;
 

@@ -163,13 +163,17 @@ void trim(std::vector<double>& w, int& radius) {
   radius = r;
 }
 
-// A term from its three windows (radius R each): trimmed, the value of one-weight windows moved
-// into the last longer one (x where there is none), its long axes and taps counted.
-AxisWindows make_term(std::array<std::vector<double>, 3> w) {
+// A term from its three windows (radius R each): trimmed (unless `keep`: every weight of the
+// filter is then a tap, zeros too, Footprint::every), the value of one-weight windows moved into
+// the last longer one (x where there is none), its long axes and taps counted.
+AxisWindows make_term(std::array<std::vector<double>, 3> w, bool keep = false) {
   AxisWindows t;
   for (int i = 0; i < 3; ++i) {
     t.w[std::size_t(i)] = std::move(w[std::size_t(i)]);
-    trim(t.w[std::size_t(i)], t.radius[std::size_t(i)]);
+    if (keep)
+      t.radius[std::size_t(i)] = int(t.w[std::size_t(i)].size()) / 2;
+    else
+      trim(t.w[std::size_t(i)], t.radius[std::size_t(i)]);
   }
   int last = 2;
   for (int i = 0; i < 3; ++i)
@@ -285,7 +289,11 @@ std::optional<LowRankTerms> low_rank_terms(const Problem& p, double rel_tol) {
   double top = 0;
   for (double v : W) top = std::max(top, std::fabs(v));
   if (top == 0) return std::nullopt;
-  std::optional<LowRankTerms> r = axis_lines(f, W);
+  // Under Footprint::every a zero weight meets an infinity (NaN), so no term may leave one out:
+  // no axis lines (they skip the weights off the lines), no trimmed windows.
+  const bool every = p.footprint() == Footprint::every;
+  std::optional<LowRankTerms> r;
+  if (!every) r = axis_lines(f, W);
   if (!r) {
     if (long_axes != 2 || taps > kMaxSvdTaps) return std::nullopt;
     // W as a K_a x K_b matrix (the third axis has extent 1, so C order is row-major).
@@ -326,7 +334,7 @@ std::optional<LowRankTerms> low_rank_terms(const Problem& p, double rel_tol) {
       const double sym = f32 ? 0x1p-24 : 1e-14;
       symmetrise(w[std::size_t(a)], sym);
       symmetrise(w[std::size_t(b)], sym);
-      r->terms.push_back(make_term(std::move(w)));
+      r->terms.push_back(make_term(std::move(w), every));
     }
   }
   // What the terms leave out.

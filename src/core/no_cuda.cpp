@@ -1,11 +1,16 @@
 // The CUDA hooks of a build without CUDA: no strategies, no devices, and a clear reason why.
 #include "core/detail.hpp"
+#include "core/nonfinite.hpp"
 
 namespace halo::detail {
 
 void register_cuda_strategies(StrategyList&) {}
 
 void run_cuda_on_host_buffers(const Strategy& s, const Problem&, const void*, void*, void*) {
+  throw Error("strategy '" + s.name() + "' needs CUDA, but halo was built without CUDA");
+}
+
+void run_cuda_strategy(const Strategy& s, const Problem&, const void*, void*, void*) {
   throw Error("strategy '" + s.name() + "' needs CUDA, but halo was built without CUDA");
 }
 

@@ -1,11 +1,13 @@
 // Problem: validation up front, the correlation every strategy computes, the roofline numbers.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <new>
 #include <sstream>
 
 #include "core/boundary.hpp"
 #include "core/detail.hpp"
+#include "core/nonfinite.hpp"
 #include "halo/halo.hpp"
 
 namespace halo {
@@ -245,6 +247,74 @@ std::string Problem::describe() const {
     for (int i = 0; i < rank_; ++i) os << (i ? "," : "") << edges_.origin[i];
   }
   return os.str();
+}
+
+detail::RepairTaps detail::repair_taps(const Problem& p) {
+  const int rank = p.rank();
+  const Filter& f = p.filter();
+  std::vector<double> w = f.weights();
+  if (p.op() == Op::convolve) std::reverse(w.begin(), w.end());
+  // The same folding as the constructor's, so that the repair's taps reach what the
+  // strategies' do; a weight outside the footprint is no member of its tap.
+  std::array<AxisFold, kMaxRank> folds;
+  const bool zero = p.zero_ghosts();
+  for (int i = 0; i < rank; ++i) {
+    const std::int64_t k = f.extents()[i], o = p.edges().origin[i];
+    const std::int64_t a = p.op() == Op::correlate ? k / 2 + o : k - 1 - k / 2 - o;
+    folds[i] = fold_axis(k, a, p.extents()[i], p.mode(i), zero);
+  }
+  const std::vector<std::int64_t> keep{0};
+  const auto axis_fold = [&](int canonical) -> std::pair<const std::vector<std::int64_t>*,
+                                                         std::int64_t> {
+    const int axis = canonical - (kMaxRank - rank);
+    if (axis < 0) return {&keep, 1};
+    return {&folds[axis].to, folds[axis].extent};
+  };
+  const auto [mz, ez] = axis_fold(0);
+  const auto [my, ey] = axis_fold(1);
+  const auto [mx, ex] = axis_fold(2);
+  RepairTaps r;
+  r.k = {ez, ey, ex};
+  const Extents anchor{rank >= 1 ? folds[0].anchor : 0, rank >= 2 ? folds[1].anchor : 0,
+                       rank >= 3 ? folds[2].anchor : 0};
+  const Dims3 a3 = to_dims3(anchor, rank);
+  r.a = {rank == 3 ? a3.z : 0, rank >= 2 ? a3.y : 0, a3.x};
+  r.w.assign(static_cast<std::size_t>(r.k.count()), 0.0);
+  r.code.assign(r.w.size(), 0);
+  const Dims3 full = to_dims3(f.extents(), rank);
+  const bool every = p.footprint() == Footprint::every;
+  // SciPy's footprint: |w| > DBL_EPSILON (ni_filters.c).
+  const double eps = std::numeric_limits<double>::epsilon();
+  for (std::int64_t z = 0; z < full.z; ++z) {
+    if ((*mz)[z] < 0) continue;
+    for (std::int64_t y = 0; y < full.y; ++y) {
+      if ((*my)[y] < 0) continue;
+      for (std::int64_t x = 0; x < full.x; ++x) {
+        if ((*mx)[x] < 0) continue;
+        const double v = w[(z * full.y + y) * full.x + x];
+        if (!every && !(std::fabs(v) > eps)) continue;
+        const std::size_t t = ((*mz)[z] * r.k.y + (*my)[y]) * r.k.x + (*mx)[x];
+        r.w[t] += v;
+        r.code[t] |= v > 0 ? kTapPositive : v < 0 ? kTapNegative : kTapZero;
+      }
+    }
+  }
+  return r;
+}
+
+detail::RepairGeometry detail::repair_geometry(const Problem& p) {
+  RepairGeometry g;
+  g.n = p.dims3();
+  const int r = p.rank();
+  const auto mode_of = [&](int canonical) {
+    const int axis = canonical - (kMaxRank - r);
+    return axis < 0 ? Boundary::constant : p.mode(axis);
+  };
+  g.mz = mode_of(0);
+  g.my = mode_of(1);
+  g.mx = mode_of(2);
+  g.cval = p.cval();
+  return g;
 }
 
 Traffic Strategy::model(const Problem& p) const { return {p.bytes(), p.flops()}; }

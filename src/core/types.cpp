@@ -94,6 +94,14 @@ Backend parse_backend(const std::string& s) {
   throw Error("unknown backend '" + s + "' (expected auto, cpu, reference or cuda)");
 }
 
+const char* to_string(Footprint f) { return f == Footprint::every ? "every" : "nonzero"; }
+
+Footprint parse_footprint(const std::string& s) {
+  if (s == "nonzero") return Footprint::nonzero;
+  if (s == "every") return Footprint::every;
+  throw Error("unknown footprint '" + s + "' (expected nonzero or every)");
+}
+
 Dims3 to_dims3(const Extents& e, int rank) {
   Dims3 d;
   if (rank == 1) {
@@ -194,6 +202,7 @@ ProblemKey ProblemKey::of(const Problem& p) {
   k.mode = p.edges().mode;
   k.cval_bits = bits_of(p.cval());
   k.direct_sums = p.direct_sums();
+  k.footprint = p.footprint();
   if (!p.tuning().empty()) k.tuning = tuning_string(p.tuning());
   k.w = p.correlation_weights();
   k.valid = true;
@@ -204,7 +213,8 @@ bool ProblemKey::matches(const Problem& p) const {
   if (!valid || (p.tuning().empty() ? !tuning.empty() : tuning != tuning_string(p.tuning())))
     return false;
   return rank == p.rank() && batch == p.batch() &&
-         dtype == p.dtype() && direct_sums == p.direct_sums() && extents == p.extents() &&
+         dtype == p.dtype() && direct_sums == p.direct_sums() && footprint == p.footprint() &&
+         extents == p.extents() &&
          kext == p.filter_extents() && anchor == p.anchor() &&
          user_kext == p.filter().extents() && mode == p.edges().mode &&
          cval_bits == bits_of(p.cval()) && w == p.correlation_weights();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "core/boundary.hpp"
@@ -28,6 +29,9 @@ inline TapRange taps_for(std::int64_t i, std::int64_t a, std::int64_t k, std::in
 // The definition, from the filter as the user gave it (not the Problem's folded correlation
 // weights, so that the folding is checked too): correlate reads N[i - k/2 + j] with weight F[j];
 // convolve is the same sum with F flipped on every axis, i.e. anchor k - 1 - k/2.
+// SciPy's N-D filters leave out the weights with |w| <= DBL_EPSILON (Footprint::nonzero).
+constexpr double kFootprintEps = std::numeric_limits<double>::epsilon();
+
 template <class T>
 void reference_impl(const Problem& p, const T* in, double* out, bool absolute) {
   const auto& progress = p.progress();
@@ -50,6 +54,7 @@ void reference_impl(const Problem& p, const T* in, double* out, bool absolute) {
   const Boundary mz = mode_of(0), my = mode_of(1), mx = mode_of(2);
   const bool zero = p.cval() == 0;
   const double cval = p.cval();
+  const bool every = p.footprint() == Footprint::every;
   const std::vector<double>& f = p.filter().weights();
   std::vector<double> w(f.begin(), f.end());
   if (flip) std::reverse(w.begin(), w.end());  // every axis flipped = the flat order reversed
@@ -73,6 +78,7 @@ void reference_impl(const Problem& p, const T* in, double* out, bool absolute) {
               for (std::int64_t fx = tx.lo; fx < tx.hi; ++fx) {
                 const std::int64_t ix = detail::map_index(x - a.x + fx, n.x, mx);
                 const double wv = w[(fz * k.y + fy) * k.x + fx];
+                if (!every && !(std::fabs(wv) > kFootprintEps)) continue;  // SciPy's footprint
                 // -1 on any axis: a constant-mode ghost, which reads cval.
                 const double v = iz < 0 || iy < 0 || ix < 0
                                      ? cval
@@ -97,6 +103,8 @@ class ReferenceStrategy final : public Strategy {
   }
   Status can_implement(const Problem&) const override { return Status::success(); }
   int priority(const Problem&) const override { return -100; }
+  // Every tap of the footprint, in SciPy's order, in float64: SciPy's NaN and infinities.
+  NonFinite nonfinite(const Problem&) const override { return NonFinite::exact; }
   std::vector<MemoryUse> workspace(const Problem& p) const override {
     return {{"the float64 results", double(p.elements()) * 8, MemorySpace::host},
             {"the filter weights", double(p.filter().taps()) * 8, MemorySpace::host}};

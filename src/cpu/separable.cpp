@@ -1143,18 +1143,20 @@ LowRankSplit compute_split(const Problem& p) {
 std::shared_ptr<const LowRankSplit> split_terms(const Problem& p) {
   struct Memo {
     std::vector<double> w;
-    std::int64_t key[7] = {};
+    std::int64_t key[8] = {};
     std::shared_ptr<const LowRankSplit> split;
   };
   thread_local Memo memo;
   const Dims3 k = p.filter_dims3(), a = p.anchor3();
-  // The dtype too: the SVD's tolerance is the dtype's (detail::low_rank_terms).
-  const std::int64_t key[7] = {k.z, k.y, k.x, a.z, a.y, a.x, std::int64_t(p.dtype())};
-  if (memo.split && std::equal(key, key + 7, memo.key) && memo.w == p.correlation_weights())
+  // The dtype too: the SVD's tolerance is the dtype's; and the footprint, which decides whether
+  // terms may leave zero weights out (detail::low_rank_terms).
+  const std::int64_t key[8] = {k.z, k.y, k.x, a.z, a.y, a.x, std::int64_t(p.dtype()),
+                               std::int64_t(p.footprint())};
+  if (memo.split && std::equal(key, key + 8, memo.key) && memo.w == p.correlation_weights())
     return memo.split;
   memo.split = std::make_shared<const LowRankSplit>(compute_split(p));
   memo.w = p.correlation_weights();
-  std::copy(key, key + 7, memo.key);
+  std::copy(key, key + 8, memo.key);
   return memo.split;
 }
 

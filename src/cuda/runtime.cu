@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/detail.hpp"
+#include "core/nonfinite.hpp"
 #include "cuda/check.cuh"
 #include "cuda/seeds/common.cuh"
 #include "cuda/device_buffer.cuh"
@@ -112,7 +113,7 @@ void run_cuda_on_host_buffers(const Strategy& s, const Problem& p, const void* i
   HALO_CUDA_CHECK(cudaMemcpyAsync(din.p, in, bytes, cudaMemcpyHostToDevice, st),
                   "copying the input (" + std::to_string(bytes) + " bytes) of " + what +
                       " to the device");
-  s.run(p, Buffers{din.p, dout.p}, stream);
+  run_cuda_strategy(s, p, din.p, dout.p, stream);
   HALO_CUDA_CHECK(cudaMemcpyAsync(out, dout.p, bytes, cudaMemcpyDeviceToHost, st),
                   "copying the output (" + std::to_string(bytes) + " bytes) of " + what +
                       " to the host");

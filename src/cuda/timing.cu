@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/detail.hpp"
+#include "core/nonfinite.hpp"
 #include "core/dtype.hpp"
 #include "cuda/check.cuh"
 #include "cuda/device_buffer.cuh"
@@ -134,7 +135,7 @@ std::vector<double> time_cuda_strategy(const Strategy& s, const Problem& p, int 
   for (int r = 0; r < warmup + reps; ++r) {
     const Buffers b{in[r % sets]->p, out[r % sets]->p};
     HALO_CUDA_CHECK(cudaEventRecord(ev.start), "recording an event");
-    s.run(p, b, nullptr);
+    run_cuda_strategy(s, p, b.input, b.output, nullptr);  // the repair's launch counted too
     HALO_CUDA_CHECK(cudaEventRecord(ev.stop), "recording an event");
     const double t = ev.ms();
     if (r >= warmup) ms.push_back(t);

@@ -19,6 +19,7 @@
 #include "core/detail.hpp"
 #include "core/dtype.hpp"
 #include "core/factor.hpp"
+#include "core/nonfinite.hpp"
 #include "core/parse.hpp"
 #include "halo/halo.hpp"
 #include "io/npy.hpp"
@@ -172,7 +173,7 @@ std::vector<double> time_cpu(const Strategy& s, const Problem& p, int warmup, in
   std::vector<double> ms;
   for (int r = 0; r < warmup + reps; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    s.run(p, Buffers{in.data(), out.data()}, nullptr);
+    detail::run_strategy(s, p, in.data(), out.data(), nullptr);  // with the non-finite check
     const auto t1 = std::chrono::steady_clock::now();
     if (r >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }

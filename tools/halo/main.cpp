@@ -81,6 +81,7 @@ struct ApplyArgs {
   std::string in, out, filter, op = "correlate", backend = "auto", strategy, axis;
   std::string mode = "constant", cval = "0", origin = "0";
   std::string tune;  // KEY=VALUE[,...]: halo::FastTuning
+  std::string footprint = "nonzero";
   bool batch = false, verbose = false, direct_sums = false;
 };
 
@@ -204,12 +205,14 @@ Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h) {
   r.opt.backend = halo::parse_backend(a.backend);
   r.opt.strategy = a.strategy;
   r.opt.direct_sums = a.direct_sums;
+  r.opt.footprint = halo::parse_footprint(a.footprint);
   if (!a.tune.empty()) r.opt.tuning = halo::detail::parse_fast_tuning(a.tune, "--tune");
   r.opt.edges = parse_edges(a, r.rank, axis);
   for (int i = 0; i < r.rank; ++i) r.ext[i] = h.shape[i + (a.batch ? 1 : 0)];
   r.batch = a.batch ? h.shape[0] : 1;
   halo::Problem p(r.rank, r.ext, r.batch, r.filter, h.dtype, r.opt.op, r.opt.edges);
   p.require_direct_sums(r.opt.direct_sums);
+  p.set_footprint(r.opt.footprint);
   p.set_tuning(r.opt.tuning);
   r.choice = halo::choose(p, r.opt);
   std::vector<halo::MemoryUse> needs = halo::memory_needed(p, r.choice, halo::MemorySpace::host,
@@ -488,6 +491,12 @@ int main(int argc, char** argv) {
                   "radius 4, 5, 7 kernels are then slower), no FFT (cpu_fft), no running sums, "
                   "no 1-D passes over two or more axes, no sums of separable terms other than "
                   "lines along one axis each (cpu_lowrank); see docs/ACCURACY.md");
+  apply->add_option("--footprint", aa.footprint,
+                    "which weights meet NaN and infinities: nonzero (scipy.ndimage.correlate's: "
+                    "weights with |w| <= 2.2e-16 are not taps) or every (SciPy's 1-D filters': "
+                    "0 * inf is NaN); see docs/ACCURACY.md")
+      ->check(CLI::IsMember({"nonzero", "every"}))
+      ->capture_default_str();
   apply->add_option("--tune", aa.tune,
                     "override the fast strategy's kernel choices and auto's crossovers, "
                     "KEY=VALUE[,...] (e.g. winograd=0,slots=2, or what `halo bench --suite "

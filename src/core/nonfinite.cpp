@@ -1,0 +1,82 @@
+// The host half of SciPy's non-finite answers (nonfinite.hpp): the repair of a CPU strategy's
+// outputs, and the one way every caller runs a strategy.
+#include "core/nonfinite.hpp"
+
+#include <omp.h>
+
+#include <atomic>
+#include <cstring>
+#include <type_traits>
+
+#include "core/detail.hpp"
+#include "core/dtype.hpp"
+
+namespace halo::detail {
+
+namespace {
+
+// Whether a row holds no NaN and no infinity: its exponent bits, tested without a branch per
+// element (which the compiler vectorises).
+template <class T>
+bool finite_row(const T* row, std::int64_t n) {
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  constexpr U exp = sizeof(T) == 4 ? U(0x7f800000u) : U(0x7ff0000000000000ull);
+  bool bad = false;
+  for (std::int64_t x = 0; x < n; ++x) {
+    U u;
+    std::memcpy(&u, row + x, sizeof u);
+    bad |= (u & exp) == exp;
+  }
+  return !bad;
+}
+
+template <class T>
+std::int64_t repair_impl(const Problem& p, const T* in, T* out) {
+  const Dims3 n = p.dims3();
+  const std::int64_t rows = p.batch() * n.z * n.y;
+  // First only look: most calls find nothing, and the taps are built only where needed.
+  std::atomic<bool> any{false};
+#pragma omp parallel for schedule(static)
+  for (std::int64_t r = 0; r < rows; ++r)
+    if (!finite_row(out + r * n.x, n.x)) any.store(true, std::memory_order_relaxed);
+  if (!any.load()) return 0;
+  const RepairTaps t = repair_taps(p);
+  const RepairGeometry g = repair_geometry(p);
+  const std::int64_t item = n.count();
+  std::int64_t fixed = 0;
+#pragma omp parallel for schedule(dynamic, 16) reduction(+ : fixed)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    T* row = out + r * n.x;
+    if (finite_row(row, n.x)) continue;
+    const std::int64_t b = r / (n.z * n.y), zy = r % (n.z * n.y);
+    const std::int64_t z = zy / n.y, y = zy % n.y;
+    for (std::int64_t x = 0; x < n.x; ++x) {
+      const T v = row[x];
+      if (v - v == T(0)) continue;
+      row[x] = static_cast<T>(
+          repair_sum(in + b * item, g, t.k, t.a, t.w.data(), t.code.data(), z, y, x));
+      ++fixed;
+    }
+  }
+  return fixed;
+}
+
+}  // namespace
+
+std::int64_t repair_host(const Problem& p, const void* in, void* out) {
+  return dispatch_buffers(p.dtype(), in, out,
+                          [&](const auto* i, auto* o) { return repair_impl(p, i, o); });
+}
+
+void run_strategy(const Strategy& s, const Problem& p, const void* in, void* out, void* stream) {
+  if (s.backend() == Backend::cuda) {
+    run_cuda_strategy(s, p, in, out, stream);
+    return;
+  }
+  const NonFinite how = s.nonfinite(p);
+  unsigned int noted = 0;
+  s.run(p, Buffers{in, out, how == NonFinite::noted ? &noted : nullptr, 1}, stream);
+  if (how == NonFinite::unnoted || (how == NonFinite::noted && noted)) repair_host(p, in, out);
+}
+
+}  // namespace halo::detail
