@@ -1208,7 +1208,9 @@ def _laplace_weights(ndim):
 def _laplace_real(xp, input, out, out_dt, modes, cval, opts):
     ndim = len(input.shape)
     if out_dt.kind in "fc" and ndim <= 3:
-        passes = [(_laplace_weights(ndim), False, list(modes), [0] * ndim, None)]
+        # One N-D filter, the cross; "nd": its zero weights are no taps, as SciPy's per-axis
+        # passes never read off their axis (a NaN or infinity reaches only the cross).
+        passes = [(_laplace_weights(ndim), False, list(modes), [0] * ndim, None, "nd")]
         return _execute(xp, input, out, out_dt, passes, cval, opts)
     # SciPy's sum of per-axis results, each rounded to the output dtype.
     passes = [(_along(_SECOND, a, ndim), False, list(modes), [0] * ndim, None)

@@ -122,8 +122,7 @@ def test_correlate_convolve(rng, gpu, dtype, kind):
         kshape = tuple(int(rng.choice([1, 2, 3, 4, 5, 7])) for _ in range(rank))
         w = random_weights(rng, kind, kshape)
         x = with_nonfinite(rng, shape, dtype)
-        mode = [str(rng.choice(MODES)) for _ in range(rank)] if rng.uniform() < 0.3 else \
-            str(rng.choice(MODES))
+        mode = str(rng.choice(MODES))  # SciPy's N-D functions take one mode
         cval = float(rng.choice(CVALS))
         origin = [int(rng.integers(-(k // 2), (k - 1) // 2 + 1)) for k in kshape]
         for fn in ("correlate", "convolve"):
@@ -231,4 +230,7 @@ def test_uniform_filter_of_constants_is_exact():
     assert np.all(halo.uniform_filter(np.full((8, 8), 7.0), 3) == 7.0)
     rng = np.random.default_rng(0)
     mask = (rng.uniform(0, 1, (256, 256)) < 0.97).astype(np.float64)
-    assert (halo.uniform_filter(mask, 5) == 1).sum() == (ndi.uniform_filter(mask, 5) == 1).sum()
+    # Exact where SciPy is exact: every mean SciPy gives as exactly 1 is exactly 1 here too (its
+    # running sums drift after windows of inexact values, so it finds fewer).
+    ours, scipys = halo.uniform_filter(mask, 5) == 1, ndi.uniform_filter(mask, 5) == 1
+    assert scipys.sum() > 0 and np.all(ours[scipys])
