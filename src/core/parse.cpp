@@ -124,4 +124,50 @@ std::string printable(std::string_view text, std::size_t max_len) {
   return shown;
 }
 
+std::string escape_controls(std::string_view text) {
+  std::string shown;
+  shown.reserve(text.size());
+  const auto hex = [&shown](unsigned char c) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", c);
+    shown += buf;
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n' || c == '\r' || c == '\t') {
+      shown += c == '\n' ? "\\n" : c == '\r' ? "\\r" : "\\t";
+      ++i;
+      continue;
+    }
+    if (c < 0x20 || c == 0x7f) {
+      hex(c);
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {
+      shown += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: its length from the lead byte, its continuation bytes 10xxxxxx, no
+    // overlong two-byte forms; a C1 control (0xc2 0x80..0x9f) is escaped like a C0 one.
+    const std::size_t len = c >= 0xc2 && c <= 0xdf   ? 2
+                            : c >= 0xe0 && c <= 0xef ? 3
+                            : c >= 0xf0 && c <= 0xf4 ? 4
+                                                     : 0;
+    bool ok = len > 0 && i + len <= text.size();
+    for (std::size_t j = 1; ok && j < len; ++j)
+      ok = (static_cast<unsigned char>(text[i + j]) & 0xc0) == 0x80;
+    const bool c1 = ok && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0;
+    if (!ok || c1) {
+      for (std::size_t j = 0; j < (c1 ? 2 : 1); ++j) hex(static_cast<unsigned char>(text[i + j]));
+      i += c1 ? 2 : 1;
+      continue;
+    }
+    shown.append(text.substr(i, len));
+    i += len;
+  }
+  return shown;
+}
+
 }  // namespace halo::detail

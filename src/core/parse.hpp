@@ -43,4 +43,10 @@ std::string tuning_string(const FastTuning& t);
 // a file must not cut or garble a message), cut to `max_len` bytes with "..." after.
 std::string printable(std::string_view text, std::size_t max_len = 160);
 
+// `text` (a path, a message naming paths) with its control characters escaped, so that it stays
+// one line and a terminal shows it as it is: \n, \r, \t, and \xNN for the other C0 bytes, DEL,
+// the C1 controls (UTF-8 U+0080-U+009F) and bytes that are not UTF-8. Other UTF-8 text, spaces
+// and backslashes are kept; nothing is cut.
+std::string escape_controls(std::string_view text);
+
 }  // namespace halo::detail

@@ -52,8 +52,10 @@ constexpr bool kHostLittleEndian = false;
 constexpr bool kHostLittleEndian = true;
 #endif
 
+// "PATH: what", one line: the control characters of paths (in both parts) escaped.
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw Error((path.empty() ? std::string("(empty path)") : path) + ": " + what);
+  throw Error(
+      detail::escape_controls((path.empty() ? std::string("(empty path)") : path) + ": " + what));
 }
 
 const char* type_name(DType t) { return dtype_info(t).numpy; }
@@ -430,10 +432,11 @@ Destination resolve_output(const std::string& path) {
   Destination d;
   if (path.empty()) fail(path, "cannot write to an empty path");
   if (path == "-") {
+    d.name = "standard output";
     const int flags = ::fcntl(STDOUT_FILENO, F_GETFL);
-    if (flags < 0) fail(path, "cannot write to standard output: it is closed");
+    if (flags < 0) fail(d.name, "cannot write to it: it is closed");
     if ((flags & O_ACCMODE) == O_RDONLY)
-      fail(path, "cannot write to standard output: it is open for reading only");
+      fail(d.name, "cannot write to it: it is open for reading only");
     d.kind = Destination::standard_output;
     return d;
   }
@@ -552,6 +555,21 @@ bool write_all(int fd, const char* p, std::size_t n) {
   return true;
 }
 
+// The temporary file beside `target`: "NAME.tmp.PID.N", with NAME cut where the whole would be
+// longer than the directory's longest file name (NAME_MAX, 255 bytes on most file systems).
+std::string temp_path(const std::string& target, const std::string& dir) {
+  static std::atomic<unsigned long> counter{0};
+  const std::string suffix = ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  const std::size_t slash = target.find_last_of('/');
+  const std::size_t start = slash == std::string::npos ? 0 : slash + 1;
+  long name_max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  if (name_max <= 0) name_max = 255;
+  std::string name = target.substr(start);
+  if (name.size() + suffix.size() > std::size_t(name_max))
+    name.resize(std::size_t(name_max) > suffix.size() ? std::size_t(name_max) - suffix.size() : 0);
+  return target.substr(0, start) + name + suffix;
+}
+
 // One output being written to its Destination: a temporary file renamed over the target by
 // commit() (replace), the target itself (in place), or standard output. The temporary file is
 // removed unless committed.
@@ -578,8 +596,7 @@ class OutputFile {
           !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode)))
         fail(d_.name, "changed while it was being opened; try again");
     } else {
-      static std::atomic<unsigned long> counter{0};
-      temp_ = d_.target + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+      temp_ = temp_path(d_.target, d_.dir);
       fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       if (fd_ < 0) fail(d_.name, "cannot create the temporary file " + temp_ + ": " + errno_text());
       created_ = true;
@@ -645,10 +662,29 @@ NpyArray::NpyArray(DType dtype, std::vector<std::int64_t> shape)
 // ---------------------------------------------------------------------------------------------
 // read_npy
 // ---------------------------------------------------------------------------------------------
-NpyArray read_npy(const std::string& path,
+NpyArray read_npy(const std::string& source,
                   const std::function<void(const NpyHeader&)>& before_alloc) {
-  FilePtr file(std::fopen(path.c_str(), "rb"));
-  if (!file) fail(path, std::string("cannot open for reading: ") + std::strerror(errno));
+  // "-" is standard input (a pipe or a redirected file; a terminal is refused), read through a
+  // duplicate of its descriptor so that closing this file leaves file descriptor 0 open.
+  const bool from_stdin = source == "-";
+  const std::string path = from_stdin ? "standard input" : source;
+  FilePtr file;
+  if (from_stdin) {
+    if (::isatty(STDIN_FILENO))
+      fail(path,
+           "is a terminal; redirect an .npy file into it (halo apply - out.npy < in.npy) "
+           "or pipe one");
+    const int fd = ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) fail(path, std::string("cannot read it: ") + std::strerror(errno));
+    file.reset(::fdopen(fd, "rb"));
+    if (!file) {
+      ::close(fd);
+      fail(path, std::string("cannot read it: ") + std::strerror(errno));
+    }
+  } else {
+    file.reset(std::fopen(path.c_str(), "rb"));
+    if (!file) fail(path, std::string("cannot open for reading: ") + std::strerror(errno));
+  }
   std::FILE* f = file.get();
   struct stat st {};
   if (::fstat(::fileno(f), &st) != 0)

@@ -43,6 +43,7 @@ class NpyArray {
   std::unique_ptr<void, Free> data_;
 };
 
+// `path` "-" reads standard input (not a terminal); messages call it "standard input".
 // Throws halo::Error "PATH: what is wrong" for a missing, malformed, truncated, big-endian,
 // Fortran-order, object or otherwise unsupported file.
 // `before_alloc`, if given, sees the header (dtype, shape, data bytes) before the data is

@@ -45,14 +45,16 @@ Examples:
   halo analyze --rank 1 --filter 7 --out-tile 250          # 1-D: input tile 256, reduction
   halo info
 
-Outputs: a new or regular file is written to a temporary file beside it and renamed into place
-(a symlink: its target); a device or FIFO is written directly; '-' is standard output. An
-existing read-only output is an error, never replaced.
+Inputs: '-' is standard input. Outputs: a new or regular file is written to a temporary file
+beside it and renamed into place (a symlink: its target); a device or FIFO is written directly;
+'-' is standard output. An existing read-only output is an error, never replaced.
 
 Exit status: 0 on success; 1 on any error, bad arguments included. Errors go to stderr, and
 nothing is printed on stdout before one. Numbers are decimal (no 0x10, no 1e3 for integers).
 
-Filters (--filter): a .npy file of weights (float32/float64, 1-3 dims), or one of
+Filters (--filter): a .npy file of weights (float32/float64, 1-3 dims), or one of the named
+filters below. An argument with a '/' or ending in .npy is a file; a bare name is a named
+filter where it names one, else a file; a bare name that is both is an error (./NAME: the file).
 )";
 
 std::string filter_help() {
@@ -64,6 +66,26 @@ std::string filter_help() {
 bool is_file(const std::string& p) {
   struct stat st;
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Whether something other than a directory is at p (a file a name could mean).
+bool exists_not_dir(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
+}
+
+// Whether `spec`'s name (before any ':') is a named filter's: box, gaussian, laplacian ...
+bool names_a_filter(const std::string& spec) {
+  const std::string name = spec.substr(0, spec.find(':'));
+  for (const auto& [usage, what] : halo::named_filter_help())
+    if (usage.substr(0, usage.find(':')) == name) return true;
+  return false;
+}
+
+// An input's path as messages show it: control characters escaped (one line, no terminal
+// codes); "-" is standard input.
+std::string input_name(const std::string& path) {
+  return path == "-" ? "standard input" : halo::detail::escape_controls(path);
 }
 
 std::string shape_string(const std::vector<std::int64_t>& s) {
@@ -148,25 +170,41 @@ halo::Filter make_filter(const ApplyArgs& a, const std::vector<std::int64_t>& sh
   const bool axis_given = !a.axis.empty();
   const int filter_rank = axis_given ? 1 : rank;
   halo::Filter filter;
-  if (is_file(a.filter) ||
-      (a.filter.size() > 4 && a.filter.substr(a.filter.size() - 4) == ".npy")) {
+  if (a.filter == "-")
+    throw Error(
+        "--filter -: a filter is not read from standard input; give the weights file's "
+        "path or a named filter");
+  // A weights file or a named filter: an argument with a '/' or ending in .npy is a file; a bare
+  // name is a named filter where its name is one (box:5, laplacian), else a file; a bare name
+  // that is both a named filter and a file here is refused, naming both.
+  const bool file_form = a.filter.find('/') != std::string::npos ||
+                         (a.filter.size() > 4 && a.filter.substr(a.filter.size() - 4) == ".npy");
+  const bool named = !file_form && names_a_filter(a.filter);
+  if (named && exists_not_dir(a.filter)) {
+    const std::string f = input_name(a.filter);
+    throw Error("--filter '" + f + "' is ambiguous: it is a named filter and also the file ./" + f +
+                " here; write ./" + f + " for the file, or rename the file (or run elsewhere) " +
+                "for the named filter");
+  }
+  if (file_form || (!named && is_file(a.filter))) {
     const halo::io::NpyArray w = halo::io::read_npy(a.filter);
     if (w.ndim() > halo::kMaxRank)
-      throw Error(a.filter + ": a filter has 1 to 3 dimensions, got shape " +
+      throw Error(input_name(a.filter) + ": a filter has 1 to 3 dimensions, got shape " +
                   shape_string(w.shape()));
     try {
       filter = halo::dispatch_dtype(w.dtype(), [&](auto d) {
         return halo::Filter(w.as<typename decltype(d)::storage>(), w.shape());
       });
     } catch (const halo::Error& e) {
-      throw Error(a.filter + ": " + e.what());
+      throw Error(input_name(a.filter) + ": " + e.what());
     }
     if (filter.rank() != filter_rank) {
       if (axis_given)
-        throw Error(a.filter + ": --axis needs a 1-D filter, got shape " + filter.shape_string());
-      throw Error(a.filter + ": a " + std::to_string(filter.rank()) + "-D filter (" +
+        throw Error(input_name(a.filter) + ": --axis needs a 1-D filter, got shape " +
+                    filter.shape_string());
+      throw Error(input_name(a.filter) + ": a " + std::to_string(filter.rank()) + "-D filter (" +
                   filter.shape_string() + ") does not fit the " + std::to_string(rank) +
-                  "-D array " + a.in + " (shape " + shape_string(shape) + ")" +
+                  "-D array " + input_name(a.in) + " (shape " + shape_string(shape) + ")" +
                   (filter.rank() == 1 ? "; name the axis with --axis" : "") +
                   (filter.rank() == rank - 1 ? "; or treat the first axis as a batch with --batch"
                                              : ""));
@@ -185,10 +223,11 @@ Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h) {
   const int ndim = static_cast<int>(h.shape.size());
   r.rank = a.batch ? ndim - 1 : ndim;
   if (a.batch && ndim < 2)
-    throw Error(a.in + ": --batch needs at least 2 dimensions (batch + 1-D), got shape " +
+    throw Error(input_name(a.in) +
+                ": --batch needs at least 2 dimensions (batch + 1-D), got shape " +
                 shape_string(h.shape));
   if (r.rank > halo::kMaxRank)
-    throw Error(a.in + ": shape " + shape_string(h.shape) +
+    throw Error(input_name(a.in) + ": shape " + shape_string(h.shape) +
                 " has 4 dimensions; pass --batch to treat the first as a batch of 3-D arrays");
   int axis = 0;
   if (!a.axis.empty()) {
@@ -309,7 +348,7 @@ int run_apply(const ApplyArgs& a) {
                  "%.2f GB/s, %.2f GFLOP/s\nwrote %s\n",
                  p.describe().c_str(), info.strategy.c_str(), halo::to_string(info.backend),
                  info.note.c_str(), ms, p.bytes() / ms / 1e6, p.flops() / ms / 1e6,
-                 a.out.c_str());
+                 halo::detail::escape_controls(a.out).c_str());
     const halo::Strategy* s = halo::find_strategy(info.strategy);
     if (s) {
       const std::string plan = s->plan(p);
@@ -349,8 +388,8 @@ int run_generate(const std::string& path, const std::string& shape_text, const s
   halo::io::write_npy(path, a);
   // With the array on standard output, the report goes to standard error.
   std::fprintf(path == "-" ? stderr : stdout, "wrote %s: %s %s, uniform [0,1), seed %llu\n",
-               path.c_str(), shape_string(shape).c_str(), halo::to_string(t),
-               (unsigned long long)seed);
+               halo::detail::escape_controls(path).c_str(), shape_string(shape).c_str(),
+               halo::to_string(t), (unsigned long long)seed);
   return 0;
 }
 
@@ -581,7 +620,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::fprintf(stderr, "halo: error: %s\nRun `halo --help` or `halo COMMAND --help` for usage.\n",
-                 e.what());
+                 halo::detail::escape_controls(e.what()).c_str());
     return 1;
   }
   try {
@@ -594,7 +633,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "halo: error: out of host memory (an allocation failed)\n");
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "halo: error: %s\n", e.what());
+    // One line whatever the message holds (paths with newlines or terminal codes: escaped).
+    std::fprintf(stderr, "halo: error: %s\n", halo::detail::escape_controls(e.what()).c_str());
     return 1;
   }
 }

@@ -1,0 +1,126 @@
+// Faults of the command line and the library under hostile conditions: messages about paths and
+// standard input and output.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "io/npy.hpp"
+#include "support.hpp"
+
+namespace fs = std::filesystem;
+
+namespace halo::test {
+namespace {
+
+bool has(const std::string& text, const std::string& phrase) {
+  return text.find(phrase) != std::string::npos;
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+class Faults : public TempDirTest {
+ protected:
+  // No file of the directory is a temporary file.
+  void expect_no_temporary_files() {
+    for (const auto& e : fs::directory_iterator(dir_))
+      EXPECT_FALSE(has(e.path().filename().string(), ".tmp.")) << e.path();
+  }
+};
+
+// ------------------------------------------------------------------------------------------------
+// Messages
+// ------------------------------------------------------------------------------------------------
+TEST_F(Faults, ABrokenPipeNamesStandardOutput) {
+  const std::string err = path("err.txt");
+  const std::string cmd = std::string(HALO_CLI_PATH) + " generate - --shape 512x512 2>" + err +
+                          " | head -c 1 >/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()) == -1, false);
+  const std::string e = file_bytes(err);
+  EXPECT_TRUE(has(e, "halo: error: standard output: cannot write")) << e;
+  EXPECT_FALSE(has(e, "(empty path)")) << e;
+}
+
+TEST_F(Faults, PathsInMessagesAreOneLineWithoutTerminalCodes) {
+  const std::string odd = path("a\nb\x1b[31mc.npy");
+  const SplitResult r =
+      run_cli_split("apply '" + odd + "' '" + path("out.npy") + "' --filter box:3");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(has(r.err, "a\\nb\\x1b[31mc.npy: cannot open for reading")) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // one line
+  EXPECT_FALSE(has(r.err, "\x1b")) << r.err;
+  // The same for an output path and for a weights file's.
+  const std::vector<float> img = random_vector<float>(8 * 8);
+  io::write_npy(path("img.npy"), DType::f32, {8, 8}, img.data());
+  const SplitResult o = run_cli_split("apply " + path("img.npy") + " '" + path("no\ndir") +
+                                      "/out.npy' --filter box:3");
+  EXPECT_EQ(o.code, 1);
+  EXPECT_TRUE(has(o.err, "no\\ndir")) << o.err;
+  EXPECT_EQ(o.err.find('\n'), o.err.size() - 1) << o.err;
+  const SplitResult w = run_cli_split("apply " + path("img.npy") + " " + path("out.npy") +
+                                      " --filter '" + path("w\x1b]0;x\x07.npy") + "'");
+  EXPECT_EQ(w.code, 1);
+  EXPECT_TRUE(has(w.err, "w\\x1b]0;x\\x07.npy")) << w.err;
+  EXPECT_FALSE(has(w.err, "\x1b")) << w.err;
+}
+
+TEST_F(Faults, StandardInputIsAnInput) {
+  const std::vector<float> img = random_vector<float>(20 * 30);
+  io::write_npy(path("img.npy"), DType::f32, {20, 30}, img.data());
+  const SplitResult from_file =
+      run_cli_split("apply " + path("img.npy") + " " + path("a.npy") + " --filter box:3");
+  ASSERT_EQ(from_file.code, 0) << from_file.err;
+  const SplitResult piped =
+      run_cli_split("apply - " + path("b.npy") + " --filter box:3 < " + path("img.npy"));
+  ASSERT_EQ(piped.code, 0) << piped.err;
+  EXPECT_EQ(file_bytes(path("a.npy")), file_bytes(path("b.npy")));
+  const SplitResult empty =
+      run_cli_split("apply - " + path("c.npy") + " --filter box:3 < /dev/null");
+  EXPECT_EQ(empty.code, 1);
+  EXPECT_TRUE(has(empty.err, "standard input: empty file")) << empty.err;
+}
+
+TEST_F(Faults, ANamedFilterThatIsAlsoAFileIsAmbiguous) {
+  const std::vector<float> img = random_vector<float>(8 * 8);
+  io::write_npy(path("img.npy"), DType::f32, {8, 8}, img.data());
+  const std::vector<float> w(9, 1.f / 9);
+  io::write_npy(path("laplacian"), DType::f32, {3, 3}, w.data());
+  io::write_npy(path("weights"), DType::f32, {3, 3}, w.data());
+  const std::string in_dir = "cd '" + dir_.string() + "' &&";
+  const SplitResult both = run_cli_split("apply img.npy out.npy --filter laplacian", in_dir);
+  EXPECT_EQ(both.code, 1);
+  EXPECT_TRUE(has(both.err, "'laplacian' is ambiguous")) << both.err;
+  EXPECT_TRUE(has(both.err, "./laplacian")) << both.err;
+  EXPECT_FALSE(fs::exists(path("out.npy")));
+  // ./laplacian is the file (a box here); a bare name that only a file has is that file.
+  EXPECT_EQ(run_cli_split("apply img.npy f.npy --filter ./laplacian", in_dir).code, 0);
+  EXPECT_EQ(run_cli_split("apply img.npy g.npy --filter weights", in_dir).code, 0);
+  EXPECT_EQ(run_cli_split("apply img.npy b.npy --filter box:3", in_dir).code, 0);
+  EXPECT_EQ(file_bytes(path("f.npy")), file_bytes(path("b.npy")));
+  EXPECT_EQ(file_bytes(path("g.npy")), file_bytes(path("b.npy")));
+}
+
+TEST_F(Faults, OutputNamesUpToTheLongestFileNameAreWritten) {
+  const std::vector<float> img = random_vector<float>(8 * 8);
+  io::write_npy(path("img.npy"), DType::f32, {8, 8}, img.data());
+  for (const std::size_t len : {251u, 252u, 255u}) {
+    const std::string name = std::string(len - 4, 'o') + ".npy";
+    const SplitResult r =
+        run_cli_split("apply " + path("img.npy") + " " + path(name) + " --filter box:3");
+    EXPECT_EQ(r.code, 0) << len << ": " << r.err;
+    EXPECT_TRUE(fs::exists(path(name))) << len;
+    expect_no_temporary_files();
+  }
+}
+
+}  // namespace
+}  // namespace halo::test
