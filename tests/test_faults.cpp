@@ -1,7 +1,10 @@
-// Faults of the command line and the library under hostile conditions: messages about paths and
-// standard input and output.
+// Faults of the command line and the library under hostile conditions: signals while an output
+// is written, and messages about paths and standard input and output.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -36,6 +39,47 @@ class Faults : public TempDirTest {
       EXPECT_FALSE(has(e.path().filename().string(), ".tmp.")) << e.path();
   }
 };
+
+// ------------------------------------------------------------------------------------------------
+// Signals while an output is written: the temporary file goes, the old file stays, and the
+// process ends as the signal ends it.
+// ------------------------------------------------------------------------------------------------
+int g_signal_to_raise = 0;
+void raise_chosen_signal(int) { ::raise(g_signal_to_raise); }
+
+TEST_F(Faults, ASignalDuringAWriteRemovesTheTemporaryFile) {
+  const std::string out = path("out.npy");
+  { std::ofstream(out, std::ios::binary) << "the old contents"; }
+  const std::vector<float> data = random_vector<float>(1 << 18);  // 1 MiB
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      // The write passes the file-size limit at 64 KiB: SIGXFSZ, mid-write, raises `sig`.
+      for (const int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);
+      g_signal_to_raise = sig;
+      ::signal(SIGXFSZ, raise_chosen_signal);
+      const struct rlimit fsize { 64 * 1024, 64 * 1024 };
+      ::setrlimit(RLIMIT_FSIZE, &fsize);
+      try {
+        io::write_npy(out, DType::f32, {1 << 18}, data.data());
+      } catch (...) {
+        ::_exit(3);
+      }
+      ::_exit(4);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig)
+        << strsignal(sig) << ": status " << status;
+    expect_no_temporary_files();
+    EXPECT_EQ(file_bytes(out), "the old contents") << strsignal(sig);
+  }
+  // Outside a write the signals' actions are the program's again.
+  struct sigaction now {};
+  ::sigaction(SIGTERM, nullptr, &now);
+  EXPECT_TRUE(now.sa_handler == SIG_DFL);
+}
 
 // ------------------------------------------------------------------------------------------------
 // Messages

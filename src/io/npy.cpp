@@ -30,6 +30,8 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <string_view>
 #include <utility>
@@ -555,6 +557,90 @@ bool write_all(int fd, const char* p, std::size_t n) {
   return true;
 }
 
+// Temporary files being written, removed when SIGINT, SIGTERM or SIGHUP ends the process (the
+// destructors that remove them otherwise do not run then; SIGKILL cannot be caught). The handler
+// is async-signal-safe: it reads paths kept in static buffers, unlink()s them, then restores the
+// default action and raises the signal again, so that the process ends as the signal would have
+// ended it (the shell's 128 + N). It is installed while a temporary file exists, and only for
+// the signals whose action is the default: a program that ignores or handles one keeps that.
+class TempFileGuard {
+ public:
+  explicit TempFileGuard(const std::string& path) {
+    if (path.size() >= kPathBytes) return;  // longer than any path open() takes
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (int i = 0; i < kSlots; ++i) {
+      if (state_[i].load(std::memory_order_relaxed) != kFree) continue;
+      std::memcpy(paths_[i], path.c_str(), path.size() + 1);
+      state_[i].store(kSet, std::memory_order_release);
+      slot_ = i;
+      if (users_++ == 0) install();
+      return;
+    }
+  }
+  ~TempFileGuard() {
+    if (slot_ < 0) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    state_[slot_].store(kFree, std::memory_order_release);
+    if (--users_ == 0) uninstall();
+  }
+  TempFileGuard(const TempFileGuard&) = delete;
+  TempFileGuard& operator=(const TempFileGuard&) = delete;
+
+ private:
+  static constexpr int kSlots = 16;  // outputs written at once by the threads of a process
+  static constexpr std::size_t kPathBytes = 4096;
+  static constexpr int kFree = 0, kSet = 1;
+  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+
+  static void on_signal(int sig) {
+    const int saved = errno;
+    for (int i = 0; i < kSlots; ++i)
+      if (state_[i].load(std::memory_order_acquire) == kSet) ::unlink(paths_[i]);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    ::sigaction(sig, &dfl, nullptr);
+    ::raise(sig);  // pending until the handler returns (sig is blocked in it), then fatal
+    errno = saved;
+  }
+  static void install() {
+    for (int i = 0; i < 3; ++i) {
+      installed_[i] = false;
+      struct sigaction old {};
+      if (::sigaction(kSignals[i], nullptr, &old) != 0) continue;
+      if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
+      struct sigaction act {};
+      act.sa_handler = on_signal;
+      sigemptyset(&act.sa_mask);
+      for (const int other : kSignals) sigaddset(&act.sa_mask, other);
+      act.sa_flags = SA_RESTART;
+      installed_[i] = ::sigaction(kSignals[i], &act, nullptr) == 0;
+    }
+  }
+  static void uninstall() {
+    for (int i = 0; i < 3; ++i) {
+      if (!installed_[i]) continue;
+      struct sigaction now {};
+      // Restored only where the handler is still this one (the program may have set its own).
+      if (::sigaction(kSignals[i], nullptr, &now) == 0 && !(now.sa_flags & SA_SIGINFO) &&
+          now.sa_handler == on_signal) {
+        struct sigaction dfl {};
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        ::sigaction(kSignals[i], &dfl, nullptr);
+      }
+      installed_[i] = false;
+    }
+  }
+
+  static inline std::mutex mutex_;
+  static inline int users_ = 0;
+  static inline bool installed_[3] = {};
+  static inline std::atomic<int> state_[kSlots] = {};
+  static inline char paths_[kSlots][kPathBytes] = {};
+  int slot_ = -1;
+};
+
 // The temporary file beside `target`: "NAME.tmp.PID.N", with NAME cut where the whole would be
 // longer than the directory's longest file name (NAME_MAX, 255 bytes on most file systems).
 std::string temp_path(const std::string& target, const std::string& dir) {
@@ -579,6 +665,7 @@ class OutputFile {
   ~OutputFile() {
     if (fd_ >= 0 && fd_ != STDOUT_FILENO) ::close(fd_);
     if (created_ && !committed_) ::unlink(temp_.c_str());
+    guard_.reset();  // after the file is gone or renamed
   }
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
@@ -597,6 +684,7 @@ class OutputFile {
         fail(d_.name, "changed while it was being opened; try again");
     } else {
       temp_ = temp_path(d_.target, d_.dir);
+      guard_ = std::make_unique<TempFileGuard>(temp_);  // before the file exists
       fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       if (fd_ < 0) fail(d_.name, "cannot create the temporary file " + temp_ + ": " + errno_text());
       created_ = true;
@@ -636,6 +724,7 @@ class OutputFile {
 
   Destination d_;
   std::string temp_;
+  std::unique_ptr<TempFileGuard> guard_;
   int fd_ = -1;
   bool created_ = false, committed_ = false;
 };
