@@ -1,5 +1,6 @@
 // Faults of the command line and the library under hostile conditions: signals while an output
-// is written, and messages about paths and standard input and output.
+// is written, `auto`'s CPU choice for long filters along one axis, and messages about paths and
+// standard input and output.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -79,6 +80,38 @@ TEST_F(Faults, ASignalDuringAWriteRemovesTheTemporaryFile) {
   struct sigaction now {};
   ::sigaction(SIGTERM, nullptr, &now);
   EXPECT_TRUE(now.sa_handler == SIG_DFL);
+}
+
+// ------------------------------------------------------------------------------------------------
+// auto on the CPU: a long filter along one axis of a 2-D or 3-D array goes to the transforms
+// where the cost model says, as on a 1-D array (it took the direct sum's O(n K)).
+// ------------------------------------------------------------------------------------------------
+TEST(FaultsChoice, LongFiltersAlongOneAxisFollowTheCostModel) {
+  Options cpu;
+  cpu.backend = Backend::cpu;
+  const auto chosen = [&](int rank, Extents n, std::int64_t k, int axis) {
+    const Filter f = random_filter({k}).along_axis(rank, axis);
+    const Problem p(rank, n, 1, f, DType::f32);
+    return choose(p, cpu).strategy;
+  };
+  EXPECT_EQ(chosen(1, {262144, 1, 1}, 524287, 0), "cpu_fft");
+  EXPECT_EQ(chosen(2, {8, 262144, 1}, 524287, 1), "cpu_fft");
+  EXPECT_EQ(chosen(2, {512, 16384, 1}, 16385, 1), "cpu_fft");
+  EXPECT_EQ(chosen(2, {16384, 512, 1}, 16385, 0), "cpu_fft");
+  EXPECT_EQ(chosen(3,
+                   {
+                       4096,
+                       16,
+                       16,
+                   },
+                   4097, 0),
+            "cpu_fft");
+  EXPECT_EQ(chosen(3, {16, 16, 4096}, 4097, 2), "cpu_fft");
+  // Short ones stay direct sums; a box along one axis stays running sums.
+  EXPECT_EQ(chosen(2, {512, 16384, 1}, 9, 1), "cpu");
+  const Problem box(2, {512, 16384, 1}, 1, make_named_filter("box:4097", 1).along_axis(2, 1),
+                    DType::f32);
+  EXPECT_EQ(choose(box, cpu).strategy, "cpu_separable");
 }
 
 // ------------------------------------------------------------------------------------------------

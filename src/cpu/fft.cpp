@@ -163,6 +163,11 @@ constexpr int64_t kTileCap = int64_t(1) << 18;
 // Below this direct time (ns, one core) `auto` keeps the direct sum: the FFT's set-up (plans, the
 // spectrum) and its looser bound buy nothing on a sub-millisecond problem.
 constexpr double kMinDirectNs = 2e5;
+// The shortest transform along x where the axis is longer: a tile's gathers then copy runs of
+// at least 8 elements of each row (a filter along y or z took tiles one column wide, whose
+// gathers read one element per cache line: 2x the modelled time; 2048^2, 255-1023 taps along
+// y, 270-310 ms against 146-194 with 8 columns).
+constexpr int64_t kMinX = 8;
 // The tiling counts tiles as if split over this many threads (a run of fewer tiles takes as long
 // as one of this many), so that small problems get enough tiles; fixed, not the machine's thread
 // count, so that the tiling and hence the rounding are the same on every machine.
@@ -176,8 +181,8 @@ double tile_ns(const CostModel& m, double n) {
 
 FftTiling fft_tiling(const Problem& p) {
   const CostModel m = p.dtype() == DType::f64 ? kCost<double> : kCost<float>;
-  FftTiling best = detail::fft_tiling(
-      p, detail::FftCost{m.a, m.b, m.c, double(kTileCap), kNominalThreads, "cpu_fft"});
+  FftTiling best = detail::fft_tiling(p, detail::FftCost{m.a, m.b, m.c, double(kTileCap),
+                                                         kNominalThreads, "cpu_fft", false, kMinX});
   // Set-up: the spectrum (one transform in float64) and the plans.
   best.fft_ns += 2 * tile_ns(kCost<double>, double(best.elements())) + 5e4;
   const int r = p.rank() - 1;
@@ -423,11 +428,14 @@ class FftStrategy final : public Strategy {
     return Status::success();
   }
   // Above the `cpu` strategy's 10 where the cost model says the transforms are cheaper than the
-  // direct sum (docs/TUNING.md, cpu_fft), below it otherwise. Rank-1 filters of 2-D and 3-D
-  // arrays stay below: they run as 1-D passes (cpu_separable).
+  // direct sum (docs/TUNING.md, cpu_fft), below it otherwise: on every shape, a filter along one
+  // axis of a 2-D or 3-D array as on a 1-D array (one pass of direct sums either way; a box
+  // along one axis is cpu_separable's running sums, above this). Rank-1 filters over two or
+  // more axes stay below: they run as 1-D passes (cpu_separable).
   int priority(const Problem& p) const override {
     constexpr int kBelow = 5, kAbove = 20;
-    if (p.rank() > 1 && detail::separable_windows(p)) return kBelow;  // kept per thread
+    if (p.rank() > 1)
+      if (const auto win = detail::separable_windows(p); win && win->long_axes > 1) return kBelow;
     const FftTiling t = fft_tiling(p);
     if (t.direct_ns < kMinDirectNs) return kBelow;
     const double cost = p.tuning().cpu_fft_cost.value_or(100) / 100.0;  // a machine's scale
