@@ -1,6 +1,7 @@
-// Faults of the command line and the library under hostile conditions: signals while an output
-// is written, `auto`'s CPU choice for long filters along one axis, and messages about paths and
-// standard input and output.
+// Faults of the command line and the library under hostile conditions: address-space limits
+// (every failure is halo's own message and exit status 1, never an abort), signals while an
+// output is written, `auto`'s CPU choice for long filters along one axis, and messages about
+// paths and standard input and output.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -8,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -32,6 +34,11 @@ std::string file_bytes(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
+// The CLI under `ulimit -v kb`, with `env` (VAR=value ...) set.
+SplitResult limited(long kb, const std::string& args, const std::string& env = "") {
+  return run_cli_split(args, "ulimit -v " + std::to_string(kb) + "; " + env);
+}
+
 class Faults : public TempDirTest {
  protected:
   // No file of the directory is a temporary file.
@@ -40,6 +47,62 @@ class Faults : public TempDirTest {
       EXPECT_FALSE(has(e.path().filename().string(), ".tmp.")) << e.path();
   }
 };
+
+// ------------------------------------------------------------------------------------------------
+// Address-space limits: the FFT's plans and buffers and the OpenMP threads' stacks are counted
+// before the run starts; what still fails is halo's message with exit status 1 (FFTW's own
+// failure was an assertion and an abort, 134; libgomp's "Thread creation failed").
+// ------------------------------------------------------------------------------------------------
+
+// The lowest limit (KiB, within 256) for which `pred` holds, from [lo, hi] where it holds at hi.
+template <class Pred>
+long lowest(long lo, long hi, Pred pred) {
+  while (hi - lo > 256) {
+    const long mid = (lo + hi) / 2;
+    (pred(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+// Every outcome under the limits just below the lowest limit that runs `args`: success, or
+// halo's message and exit status 1. (Not below the least limit under which the process starts
+// and reports an error at all: there the loader and the C++ runtime fail first.)
+void sweep_limits(const std::string& args, const std::string& env = "") {
+  ASSERT_EQ(limited(1024 * 1024, args, env).code, 0) << args;
+  const long runs =
+      lowest(8 * 1024, 1024 * 1024, [&](long kb) { return limited(kb, args, env).code == 0; });
+  const long starts = lowest(1024, runs, [&](long kb) {
+    return limited(kb, "apply no-such-file.npy out.npy --filter box:3", env).code == 1;
+  });
+  for (long kb = runs; kb > std::max(runs - 8 * 1024, starts + 1024); kb -= 256) {
+    const SplitResult r = limited(kb, args, env);
+    if (r.code == 0) continue;
+    EXPECT_EQ(r.code, 1) << "ulimit -v " << kb << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("halo: error: ", 0), 0u) << "ulimit -v " << kb << ": " << r.err;
+    EXPECT_TRUE(has(r.err, "memory") || has(r.err, "address space") ||
+                has(r.err, "cannot allocate"))
+        << "ulimit -v " << kb << ": " << r.err;
+  }
+}
+
+TEST_F(Faults, TheFftUnderAnAddressLimitFailsWithHalosMessage) {
+  const std::vector<float> img = random_vector<float>(512 * 512);
+  io::write_npy(path("img.npy"), DType::f32, {512, 512}, img.data());
+  const std::vector<float> w = random_vector<float>(31 * 31);
+  io::write_npy(path("w31.npy"), DType::f32, {31, 31}, w.data());
+  const std::string image = "apply " + path("img.npy") + " " + path("out.npy") + " --filter " +
+                            path("w31.npy") + " --strategy cpu_fft";
+  sweep_limits(image);
+  // One thread: FFTW's own allocations are the first to fail (FFTW asserted and aborted).
+  sweep_limits(image, "OMP_NUM_THREADS=1");
+  // 1-D float64: long transforms, whose plans take megabytes.
+  const std::vector<double> sig = random_vector<double>(1 << 18);
+  io::write_npy(path("sig.npy"), DType::f64, {1 << 18}, sig.data());
+  const std::vector<double> taps = random_vector<double>(20001);
+  io::write_npy(path("w1d.npy"), DType::f64, {20001}, taps.data());
+  sweep_limits("apply " + path("sig.npy") + " " + path("out.npy") + " --filter " + path("w1d.npy") +
+               " --strategy cpu_fft");
+}
 
 // ------------------------------------------------------------------------------------------------
 // Signals while an output is written: the temporary file goes, the old file stays, and the

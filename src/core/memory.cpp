@@ -1,9 +1,12 @@
 // Memory estimates made before allocating: what a run needs, what the host and device have, and
 // the refusal that names both.
+#include <omp.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -12,6 +15,7 @@
 #include <string>
 
 #include "core/detail.hpp"
+#include "core/memory.hpp"
 #include "halo/halo.hpp"
 
 namespace halo {
@@ -76,6 +80,84 @@ double address_space_in_use() {
   return pages * double(::sysconf(_SC_PAGESIZE));
 }
 
+// The threads of this process (/proc/self/status), at least 1.
+int threads_running() {
+  const double n = [] {
+    std::ifstream f("/proc/self/status");
+    std::string line;
+    while (std::getline(f, line))
+      if (line.compare(0, 8, "Threads:") == 0) return std::atof(line.c_str() + 8);
+    return 1.0;
+  }();
+  return std::max(1, int(n));
+}
+
+// A size as OMP_STACKSIZE gives it: a number and an optional unit B, K, M or G (K if none);
+// 0 if malformed.
+double stack_size_text(const char* text) {
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (!end || end == text || !(v > 0)) return 0;
+  while (*end == ' ' || *end == '\t') ++end;
+  double unit = 1024;
+  switch (*end) {
+    case '\0':
+      break;
+    case 'b':
+    case 'B':
+      unit = 1;
+      ++end;
+      break;
+    case 'k':
+    case 'K':
+      unit = 1024;
+      ++end;
+      break;
+    case 'm':
+    case 'M':
+      unit = 1048576;
+      ++end;
+      break;
+    case 'g':
+    case 'G':
+      unit = 1073741824;
+      ++end;
+      break;
+    default:
+      return 0;
+  }
+  while (*end == ' ' || *end == '\t') ++end;
+  return *end == '\0' ? v * unit : 0;
+}
+
+// "1 OpenMP thread", "3 OpenMP threads".
+std::string threads_text(int n) {
+  return std::to_string(n) + (n == 1 ? " OpenMP thread" : " OpenMP threads");
+}
+
+// The address space the OpenMP team's threads not started yet will reserve for their stacks:
+// libgomp starts omp_get_max_threads() - 1 threads at the first parallel region and keeps them,
+// each with a stack of OMP_STACKSIZE (GOMP_STACKSIZE), or else the threads' default (ulimit -s),
+// and a guard page. A stack it cannot map ends the process ("Thread creation failed"), so a
+// limit on the address space must leave room for them.
+double openmp_stacks_to_come(int* count) {
+  *count = std::max(0, omp_get_max_threads() - threads_running());
+  if (*count == 0) return 0;
+  double stack = 0;
+  for (const char* name : {"OMP_STACKSIZE", "GOMP_STACKSIZE"})
+    if (const char* v = std::getenv(name); v && stack == 0) stack = stack_size_text(v);
+  std::size_t guard = 4096;
+  pthread_attr_t attr;
+  if (pthread_getattr_default_np(&attr) == 0) {
+    std::size_t size = 0;
+    if (stack == 0 && pthread_attr_getstacksize(&attr, &size) == 0) stack = double(size);
+    pthread_attr_getguardsize(&attr, &guard);
+    pthread_attr_destroy(&attr);
+  }
+  if (stack == 0) stack = 8.0 * 1048576;
+  return double(*count) * (stack + double(guard));
+}
+
 }  // namespace
 
 MemoryAvailable host_memory_available() {
@@ -96,9 +178,15 @@ MemoryAvailable host_memory_available() {
     consider(v1 - std::max(0.0, file_number("/sys/fs/cgroup/memory/memory.usage_in_bytes")),
              "the cgroup's memory limit less its usage");
   struct rlimit rl {};
-  if (::getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-    consider(std::max(0.0, double(rl.rlim_cur) - address_space_in_use()),
-             "this process's address-space limit (RLIMIT_AS, ulimit -v) less what it uses");
+  if (::getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+    int threads = 0;
+    const double stacks = openmp_stacks_to_come(&threads);
+    consider(std::max(0.0, double(rl.rlim_cur) - address_space_in_use() - stacks),
+             "this process's address-space limit (RLIMIT_AS, ulimit -v) less what it uses" +
+                 (threads ? " and the stacks of the " + threads_text(threads) + " to start (" +
+                                size_text(stacks) + ")"
+                          : std::string()));
+  }
   return m;
 }
 
@@ -156,6 +244,25 @@ void require_memory(const std::vector<MemoryUse>& needs) {
                 " memory: this run needs " + size_text(total) + " (" + parts + ") and " +
                 size_text(have) + " is available (" + limit + ")");
   }
+}
+
+void detail::start_threads_within_address_limit() {
+  struct rlimit rl {};
+  if (::getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+  int threads = 0;
+  const double stacks = openmp_stacks_to_come(&threads);
+  if (threads == 0) return;
+  const double have = double(rl.rlim_cur) - address_space_in_use();
+  if (have < stacks + 1048576)
+    throw Error("not enough address space to start " + threads_text(threads) +
+                ": their stacks need " + size_text(stacks) + " and " +
+                size_text(std::max(0.0, have)) +
+                " is left of this process's address-space limit (RLIMIT_AS, ulimit -v); raise "
+                "it, or lower OMP_NUM_THREADS or OMP_STACKSIZE");
+  // The team's threads start and stay (a region with nothing in it would be compiled away).
+  std::atomic<int> started{0};
+#pragma omp parallel
+  started.fetch_add(1, std::memory_order_relaxed);
 }
 
 std::vector<MemoryUse> Strategy::workspace(const Problem& p) const {

@@ -14,7 +14,7 @@
  * cpu_fft), with at most 2^18 elements per tile (1 + 1 MiB per thread in f32) unless the filter
  * needs more.
  *
- * Threads: OpenMP over tiles, each with its own real and complex tile (fftw_malloc'd, so that
+ * Threads: OpenMP over tiles, each with its own real and complex tile (64-byte aligned, so that
  * they share the plans' alignment) and index maps; the spectrum is shared, read-only. Plans are
  * made once per run with FFTW_ESTIMATE (no measuring: fast to start, the same plan every run)
  * under one lock, since FFTW's planner is not thread-safe; fftw_execute_dft_* on new arrays is.
@@ -27,12 +27,19 @@
 
 #include <fftw3.h>
 #include <omp.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <climits>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -53,6 +60,111 @@ std::mutex& planner_lock() {
   return m;
 }
 
+// The arrays FFTW transforms (tiles, spectra) are halo's own, 64-byte aligned (as FFTW's SIMD
+// codelets and new-array execution need), allocated with a failure that is an Error naming them;
+// what FFTW allocates itself goes through fftw_kernel_malloc below.
+constexpr std::align_val_t kArrayAlign{64};
+void* alloc_array(std::size_t bytes) {
+  return ::operator new(std::max<std::size_t>(bytes, 1), kArrayAlign, std::nothrow);
+}
+void free_array(void* p) { ::operator delete(p, kArrayAlign); }
+
+// Address space held for FFTW while it plans: FFTW's allocations (plans, twiddle tables, the
+// planner's tables) abort the process when they fail, so a run first maps what the model of
+// them says they need (mmap without access: address space only, no memory), and an allocation
+// of FFTW's that fails unmaps these reservations and tries again.
+class FftwReserve {
+ public:
+  // Throws Error where `bytes` of address space cannot be mapped (the run would not fit).
+  FftwReserve(double bytes, const char* what) {
+    if (!(bytes > 0)) return;
+    bytes_ = static_cast<std::size_t>(bytes);
+    void* p =
+        ::mmap(nullptr, bytes_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+      throw Error(std::string("cpu_fft: not enough host memory for FFTW's ") + what + " (" +
+                  std::to_string(bytes_) + " bytes)");
+    std::lock_guard<std::mutex> lock(mutex());
+    for (Slot& s : slots())
+      if (!s.p) {
+        s = {p, bytes_};
+        p_ = p;
+        return;
+      }
+    ::munmap(p, bytes_);  // every slot taken: this run goes without
+  }
+  ~FftwReserve() {
+    std::lock_guard<std::mutex> lock(mutex());
+    for (Slot& s : slots())
+      if (s.p && s.p == p_) {
+        ::munmap(s.p, s.bytes);
+        s = {};
+      }
+  }
+  FftwReserve(const FftwReserve&) = delete;
+  FftwReserve& operator=(const FftwReserve&) = delete;
+
+  // Unmaps every reservation; whether there was one.
+  static bool release() {
+    std::lock_guard<std::mutex> lock(mutex());
+    bool any = false;
+    for (Slot& s : slots())
+      if (s.p) {
+        ::munmap(s.p, s.bytes);
+        s = {};
+        any = true;
+      }
+    return any;
+  }
+
+ private:
+  struct Slot {
+    void* p = nullptr;
+    std::size_t bytes = 0;
+  };
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  // Runs planning or running at once (the planner is one lock; runs may overlap).
+  static std::array<Slot, 8>& slots() {
+    static std::array<Slot, 8> s;
+    return s;
+  }
+  void* p_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace
+}  // namespace halo::cpu
+
+// FFTW's own allocations. FFTW calls fftw_kernel_malloc (fftwf_ for float) through its
+// library's procedure linkage table, so this definition replaces FFTW's (memalign(32) there;
+// FFTW frees with free()). FFTW asserts and aborts where it gets none; here a failure first
+// gives back the address space reserved for FFTW (FftwReserve) and tries again, and where that
+// is not enough ends the process with halo's message and exit status 1 rather than an abort.
+namespace {
+void* fftw_allocation(std::size_t n) {
+  for (;;) {
+    void* p = nullptr;
+    if (::posix_memalign(&p, 64, n ? n : 1) == 0) return p;
+    if (!halo::cpu::FftwReserve::release()) break;
+  }
+  char msg[200];
+  std::snprintf(msg, sizeof msg,
+                "halo: error: out of host memory: FFTW could not allocate %zu bytes for its "
+                "plans or buffers\n",
+                n);
+  (void)!::write(STDERR_FILENO, msg, std::strlen(msg));
+  std::_Exit(1);
+}
+}  // namespace
+extern "C" void* fftw_kernel_malloc(std::size_t n) { return fftw_allocation(n); }
+extern "C" void* fftwf_kernel_malloc(std::size_t n) { return fftw_allocation(n); }
+
+namespace halo::cpu {
+namespace {
+
 // The one set of FFTW calls per precision.
 template <class T>
 struct Fftw;
@@ -60,9 +172,6 @@ template <>
 struct Fftw<float> {
   using plan = fftwf_plan;
   using complex = fftwf_complex;
-  static float* alloc_real(std::size_t n) { return fftwf_alloc_real(n); }
-  static complex* alloc_complex(std::size_t n) { return fftwf_alloc_complex(n); }
-  static void free(void* p) { fftwf_free(p); }
   static plan r2c(int rank, const int* n, float* in, complex* out) {
     return fftwf_plan_dft_r2c(rank, n, in, out, FFTW_ESTIMATE);
   }
@@ -77,9 +186,6 @@ template <>
 struct Fftw<double> {
   using plan = fftw_plan;
   using complex = fftw_complex;
-  static double* alloc_real(std::size_t n) { return fftw_alloc_real(n); }
-  static complex* alloc_complex(std::size_t n) { return fftw_alloc_complex(n); }
-  static void free(void* p) { fftw_free(p); }
   static plan r2c(int rank, const int* n, double* in, complex* out) {
     return fftw_plan_dft_r2c(rank, n, in, out, FFTW_ESTIMATE);
   }
@@ -91,7 +197,7 @@ struct Fftw<double> {
   static void destroy(plan p) { fftw_destroy_plan(p); }
 };
 
-// An fftw_malloc'd array, freed by fftw_free.
+// An array of alloc_array, freed by free_array.
 template <class T, class E>
 struct FftwArray {
   E* p = nullptr;
@@ -104,13 +210,13 @@ struct FftwArray {
     return *this;
   }
   ~FftwArray() {
-    if (p) Fftw<T>::free(p);
+    if (p) free_array(p);
   }
 };
 template <class T>
 FftwArray<T, T> alloc_real(int64_t n, const char* what) {
   FftwArray<T, T> a;
-  a.p = Fftw<T>::alloc_real(static_cast<std::size_t>(n));
+  a.p = static_cast<T*>(alloc_array(std::size_t(n) * sizeof(T)));
   if (!a.p)
     throw Error("cpu_fft: cannot allocate " + std::to_string(n * int64_t(sizeof(T))) +
                 " bytes for " + what);
@@ -119,7 +225,7 @@ FftwArray<T, T> alloc_real(int64_t n, const char* what) {
 template <class T>
 FftwArray<T, typename Fftw<T>::complex> alloc_complex(int64_t n, const char* what) {
   FftwArray<T, typename Fftw<T>::complex> a;
-  a.p = Fftw<T>::alloc_complex(static_cast<std::size_t>(n));
+  a.p = static_cast<typename Fftw<T>::complex*>(alloc_array(std::size_t(n) * 2 * sizeof(T)));
   if (!a.p)
     throw Error("cpu_fft: cannot allocate " + std::to_string(n * 2 * int64_t(sizeof(T))) +
                 " bytes for " + what);
@@ -175,6 +281,26 @@ constexpr int64_t kNominalThreads = 8;
 
 double tile_ns(const CostModel& m, double n) {
   return n * (m.a * std::log2(std::max(2.0, n)) + m.b) + m.c;
+}
+
+// What FFTW allocates itself for the forward and inverse plans of a tiling, bytes: its planner's
+// tables and the plans' twiddle factors, which grow with the transforms' lengths (FFTW 3.3.10,
+// FFTW_ESTIMATE: 0.1-0.7 MB for the 2-D and 3-D tiles, 8.2-8.8 bytes an element for 1-D float
+// transforms of 2^18-2^22, 16.4 for double), with a margin: 1 MiB and 2.5 elements' bytes per
+// point of each transformed axis. `real_bytes`: sizeof(float) or sizeof(double).
+double fftw_plan_bytes(const FftTiling& t, double real_bytes, bool pair = true) {
+  double points = 0;
+  for (int a = 0; a < 3; ++a)
+    if (t.fft[a] > 1 || a == 2) points += double(t.fft[a]);
+  return 1048576.0 + (pair ? 2.5 : 1.25) * real_bytes * points;
+}
+// The buffers some of FFTW's multi-dimensional plans allocate as they run, per thread: up to
+// about a complex tile at a time (8.2 bytes a complex element for float tiles of 288 x 288;
+// none for 1-D transforms), taken as 2.5 elements' bytes, twice: the threads' buffers, freed
+// and allocated again every transform, can leave gaps in a heap they share.
+double fftw_run_bytes(const FftTiling& t, double real_bytes) {
+  if (t.fft[0] == 1 && t.fft[1] == 1) return 0;
+  return 65536.0 + 2 * 2.5 * real_bytes * double(t.complex_elements());
 }
 
 }  // namespace
@@ -325,7 +451,7 @@ int team_size(const Problem& p, const FftTiling& t) {
   return static_cast<int>(std::min<int64_t>(omp_get_max_threads(), tiles));
 }
 
-// filter_spectrum() rounded once to T, in an fftw_malloc'd array (interleaved re, im).
+// filter_spectrum() rounded once to T, in an array of alloc_array (interleaved re, im).
 template <class T>
 FftwArray<T, T> make_spectrum(const Problem& p, const FftTiling& t) {
   const std::vector<double> w = filter_spectrum(p, t);
@@ -366,6 +492,8 @@ void run_typed(const Problem& p, const void* in, void* out) {
   const std::vector<int> dims = fftw_dims(j.t);
   Plan<T> forward, inverse;
   {
+    // Held while FFTW plans (not while the threads start: their stacks need the room).
+    const FftwReserve reserve(fftw_plan_bytes(j.t, sizeof(T)), "plans");
     std::lock_guard<std::mutex> lock(planner_lock());
     forward.p = Fftw<T>::r2c(int(dims.size()), dims.data(), tiles[0].real.p, tiles[0].spec.p);
     inverse.p = Fftw<T>::c2r(int(dims.size()), dims.data(), tiles[0].spec.p, tiles[0].real.p);
@@ -396,15 +524,28 @@ void run_typed(const Problem& p, const void* in, void* out) {
 template <class T>
 std::vector<MemoryUse> workspace_typed(const Problem& p) {
   const FftTiling t = fft_tiling(p);
-  const double len = double(t.fft[0]) * double(t.fft[1]) * double(t.fft[2]);
-  const double clen = double(t.fft[0]) * double(t.fft[1]) * double(t.fft[2] / 2 + 1);
+  const double len = double(t.elements()), clen = double(t.complex_elements());
   const int threads = team_size(p, t);
-  const double per_thread = len * sizeof(T) + clen * 2 * sizeof(T) +
-                            double(t.fft[0] + t.fft[1] + t.fft[2]) * sizeof(int64_t);
-  return {{"the filter's spectrum (float64 while it is computed)",
-           clen * 2 * sizeof(T) + len * 8 + clen * 16, MemorySpace::host},
-          {"FFT tiles of " + std::to_string(threads) + " threads", per_thread * threads,
-           MemorySpace::host}};
+  const double real = sizeof(T);
+  // While the tiles run: the spectrum in T, each thread's tile (real and complex) and index
+  // maps, FFTW's plans and the buffers its plans allocate as they run.
+  const double spectrum = clen * 2 * real;
+  const double per_thread =
+      len * real + clen * 2 * real + double(t.fft[0] + t.fft[1] + t.fft[2]) * sizeof(int64_t);
+  const double fftw = fftw_plan_bytes(t, real) + threads * fftw_run_bytes(t, real);
+  const double running = spectrum + per_thread * threads + fftw;
+  // Before, while the spectrum is computed in float64 (filter_spectrum): the real and complex
+  // tile, its plan, and the spectrum's copy; then that copy and its rounding to T.
+  const double computing = std::max(len * 8 + clen * 16 + fftw_plan_bytes(t, 8, false) + clen * 16,
+                                    clen * 16 + spectrum);
+  std::vector<MemoryUse> needs{{"the filter's spectrum", spectrum, MemorySpace::host},
+                               {"FFT tiles of " + std::to_string(threads) + " threads",
+                                per_thread * threads, MemorySpace::host},
+                               {"FFTW's plans and buffers", fftw, MemorySpace::host}};
+  if (computing > running)
+    needs.push_back({"the spectrum's float64 transform (before the tiles)", computing - running,
+                     MemorySpace::host});
+  return needs;
 }
 
 class FftStrategy final : public Strategy {
@@ -472,6 +613,8 @@ std::vector<double> filter_spectrum(const Problem& p, const FftTiling& t) {
   const std::vector<int> dims = fftw_dims(t);
   auto wr = alloc_real<double>(len, "the filter's spectrum");
   auto wc = alloc_complex<double>(clen, "the filter's spectrum");
+  const FftwReserve reserve(fftw_plan_bytes(t, sizeof(double), false),
+                            "plan of the filter's spectrum");
   Plan<double> plan;
   {
     std::lock_guard<std::mutex> lock(planner_lock());

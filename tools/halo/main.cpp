@@ -1,6 +1,7 @@
 // halo — the command-line tool: apply a filter to an .npy array, generate test inputs, and say
 // what this build and machine can do.
 #include <CLI/CLI.hpp>
+#include <malloc.h>
 #include <omp.h>
 
 #include <chrono>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,10 +19,12 @@
 #include <limits>
 #include <mutex>
 #include <new>
+#include <system_error>
 #include <thread>
 
 #include "bench.hpp"
 #include "core/dtype.hpp"
+#include "core/memory.hpp"
 #include "core/parse.hpp"
 #include "halo/halo.hpp"
 #include "io/npy.hpp"
@@ -270,7 +274,11 @@ class ProgressLine {
  public:
   explicit ProgressLine(std::string what) : what_(std::move(what)) {
     if (!::isatty(2)) return;
-    thread_ = std::thread([this] { loop(); });
+    try {
+      thread_ = std::thread([this] { loop(); });
+    } catch (const std::system_error&) {
+      // No thread (no room for its stack, say): the run goes on without the line.
+    }
   }
   ~ProgressLine() {
     if (!thread_.joinable()) return;
@@ -492,9 +500,22 @@ int run_info() {
   return 0;
 }
 
-}  // namespace
+// Under an address-space limit (ulimit -v), what the memory estimates count must be what the
+// process maps: each thread's own malloc arena would reserve 64 MiB (128 MiB while it is made),
+// so every thread takes the one arena; blocks from 128 KiB are mapped and unmapped as they come
+// and go (the allocator's moving threshold would otherwise serve them from the heap, which the
+// threads' short-lived buffers leave with gaps that only grow it); and the OpenMP threads start
+// now, while the space is free (or the limit is refused, with the figures).
+void prepare_for_address_limit() {
+  struct rlimit as {};
+  if (::getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY) return;
+  ::mallopt(M_ARENA_MAX, 1);
+  ::mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  halo::detail::start_threads_within_address_limit();
+}
 
-int main(int argc, char** argv) {
+// The command line's work; main() adds the one failure nothing else can catch.
+int cli_main(int argc, char** argv) {
   CLI::App app{"halo: fast 1D, 2D and 3D convolution of large arrays on GPUs and CPUs"};
   app.footer(std::string(kExamples) + filter_help());
   app.require_subcommand(1);
@@ -624,6 +645,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
+    if (apply->parsed() || gen->parsed() || bench->parsed()) prepare_for_address_limit();
     if (apply->parsed()) return run_apply(aa);
     if (gen->parsed()) return run_generate(gen_path, gen_shape, gen_dtype, gen_seed);
     if (analyze->parsed()) return run_analyze(an);
@@ -635,6 +657,19 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     // One line whatever the message holds (paths with newlines or terminal codes: escaped).
     std::fprintf(stderr, "halo: error: %s\n", halo::detail::escape_controls(e.what()).c_str());
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // An allocation that fails outside the commands' own handling (building the option parser,
+  // parsing) is halo's message and exit status 1 as well, not a termination.
+  try {
+    return cli_main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fputs("halo: error: out of host memory (an allocation failed)\n", stderr);
     return 1;
   }
 }
