@@ -1,7 +1,7 @@
 // Faults of the command line and the library under hostile conditions: address-space limits
-// (every failure is halo's own message and exit status 1, never an abort), signals while an
-// output is written, `auto`'s CPU choice for long filters along one axis, and messages about
-// paths and standard input and output.
+// (every failure is halo's own message and exit status 1, never an abort), memory estimates that
+// cover the filter's copies, signals while an output is written, `auto`'s CPU choice for long
+// filters along one axis, and messages about paths and standard input and output.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -102,6 +102,73 @@ TEST_F(Faults, TheFftUnderAnAddressLimitFailsWithHalosMessage) {
   io::write_npy(path("w1d.npy"), DType::f64, {20001}, taps.data());
   sweep_limits("apply " + path("sig.npy") + " " + path("out.npy") + " --filter " + path("w1d.npy") +
                " --strategy cpu_fft");
+}
+
+// ------------------------------------------------------------------------------------------------
+// The estimate covers the filter's copies, and a weights file is sized from its header.
+// ------------------------------------------------------------------------------------------------
+
+// Bytes of "123.4 MB" / "1.23 GB" / "640 B" at `at` in `text`.
+double size_at(const std::string& text, std::size_t at) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str() + at, &end);
+  const std::string unit(end, end + 3);
+  return v * (unit == " GB" ? 1e9 : unit == " MB" ? 1e6 : unit == " kB" ? 1e3 : 1);
+}
+
+// Under a limit that refuses `args`, reads the run's estimate and what was available, then runs
+// it with the estimate (and 2%) available: it must run.
+void expect_the_estimate_suffices(const std::string& args) {
+  const long kb = 100 * 1024;
+  const SplitResult refused = limited(kb, args);
+  ASSERT_EQ(refused.code, 1) << args << "\n" << refused.err;
+  const std::size_t needs = refused.err.find("this run needs ");
+  const std::size_t avail = refused.err.rfind(") and ");
+  ASSERT_NE(needs, std::string::npos) << refused.err;
+  ASSERT_NE(avail, std::string::npos) << refused.err;
+  const double estimate = size_at(refused.err, needs + 15);
+  const double available = size_at(refused.err, avail + 6);
+  ASSERT_GT(estimate, available) << refused.err;
+  const long enough = kb + long((estimate * 1.02 - available) / 1024) + 256;
+  const SplitResult r = limited(enough, args);
+  EXPECT_EQ(r.code, 0) << args << " under ulimit -v " << enough << " (estimate " << estimate / 1e6
+                       << " MB):\n"
+                       << r.err;
+}
+
+TEST_F(Faults, TheEstimateCoversTheFiltersCopies) {
+  const std::vector<float> a50 = random_vector<float>(50), a10 = random_vector<float>(100);
+  io::write_npy(path("a50.npy"), DType::f32, {50}, a50.data());
+  io::write_npy(path("a10.npy"), DType::f32, {10, 10}, a10.data());
+  // A named filter far larger than the array (folded to 99 taps), and a weights file.
+  expect_the_estimate_suffices("apply " + path("a50.npy") + " " + path("out.npy") +
+                               " --filter box:6000000 --backend cpu");
+  const std::vector<float> w = random_vector<float>(2500 * 2500);
+  io::write_npy(path("w.npy"), DType::f32, {2500, 2500}, w.data());
+  expect_the_estimate_suffices("apply " + path("a10.npy") + " " + path("out.npy") + " --filter " +
+                               path("w.npy") + " --backend cpu");
+}
+
+TEST_F(Faults, AWeightsFileIsSizedFromItsHeaderBeforeItsDataIsRead) {
+  // A sparse 20000x20000 float32 weights file: 1.6 GB of data, 3.2 GB in float64.
+  const std::vector<float> one(1, 1.f);
+  io::write_npy(path("w.npy"), DType::f32, {1}, one.data());
+  std::string bytes = file_bytes(path("w.npy"));
+  const std::size_t at = bytes.find("(1,)");
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 4, "(20000, 20000)");
+  bytes.erase(bytes.find('\n') - 10, 10);  // the header keeps its length
+  bytes.resize(bytes.size() - 4);          // header only
+  { std::ofstream(path("w.npy"), std::ios::binary | std::ios::trunc) << bytes; }
+  ASSERT_EQ(::truncate(path("w.npy").c_str(), off_t(bytes.size()) + off_t(20000) * 20000 * 4), 0);
+  const std::vector<float> img = random_vector<float>(64 * 64);
+  io::write_npy(path("img.npy"), DType::f32, {64, 64}, img.data());
+  const SplitResult r = limited(
+      1500000, "apply " + path("img.npy") + " " + path("out.npy") + " --filter " + path("w.npy"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(has(r.err, "halo: error: not enough host memory: this run needs")) << r.err;
+  EXPECT_TRUE(has(r.err, "the filter weights (float64 copies) ")) << r.err;
+  EXPECT_FALSE(fs::exists(path("out.npy")));
 }
 
 // ------------------------------------------------------------------------------------------------

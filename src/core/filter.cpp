@@ -111,8 +111,13 @@ void check_named_size(const std::string& spec, int rank, std::int64_t extent) {
   check_named_size(spec, std::vector<std::int64_t>(std::size_t(rank), extent));
 }
 
-// Outer product of per-axis 1-D weight vectors (axis 0 first).
-Filter outer(const std::vector<std::vector<double>>& axes) {
+// Outer product of per-axis 1-D weight vectors (axis 0 first). One axis is the filter itself,
+// taken without a copy (a 1-D filter may have 2^26 weights).
+Filter outer(std::vector<std::vector<double>> axes) {
+  if (axes.size() == 1) {
+    const std::int64_t k = static_cast<std::int64_t>(axes[0].size());
+    return Filter(std::move(axes[0]), {k});
+  }
   std::vector<std::int64_t> shape;
   std::vector<double> w{1.0};
   for (const auto& a : axes) {
@@ -190,13 +195,18 @@ Filter make_named_filter(const std::string& spec, int rank) {
   if (name == "box") {
     const std::int64_t k = size_arg();
     const double w = 1.0 / static_cast<double>(k);
-    return outer(std::vector<std::vector<double>>(rank, std::vector<double>(k, w)));
+    std::vector<std::vector<double>> axes(static_cast<std::size_t>(rank));
+    for (auto& a : axes) a.assign(static_cast<std::size_t>(k), w);
+    return outer(std::move(axes));
   }
   if (name == "delta") {
     const std::int64_t k = size_arg();
-    std::vector<double> a(k, 0.0);
-    a[k / 2] = 1.0;
-    return outer(std::vector<std::vector<double>>(rank, a));
+    std::vector<std::vector<double>> axes(static_cast<std::size_t>(rank));
+    for (auto& a : axes) {
+      a.assign(static_cast<std::size_t>(k), 0.0);
+      a[std::size_t(k / 2)] = 1.0;
+    }
+    return outer(std::move(axes));
   }
   if (name == "gaussian" || name == "log") {
     // SciPy's gaussian_filter: sigma per axis (one value for all, or one per axis, axis 0
@@ -292,7 +302,7 @@ Filter make_named_filter(const std::string& spec, int rank) {
     std::vector<std::int64_t> ext;
     for (const auto& f : factors) ext.push_back(std::int64_t(f.size()));
     check_named_size(spec, ext);
-    if (!log) return outer(factors);
+    if (!log) return outer(std::move(factors));
     std::vector<double> w;
     for (int a = 0; a < rank; ++a) {
       std::vector<std::vector<double>> term = factors;

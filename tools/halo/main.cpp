@@ -92,6 +92,20 @@ std::string input_name(const std::string& path) {
   return path == "-" ? "standard input" : halo::detail::escape_controls(path);
 }
 
+// "1.50 GB", "12.0 MB", "640 B": as halo's memory messages print sizes.
+std::string size_text(double bytes) {
+  char buf[32];
+  if (bytes >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
+  else if (bytes >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
+  else if (bytes >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.1f kB", bytes / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+  return buf;
+}
+
 std::string shape_string(const std::vector<std::int64_t>& s) {
   std::string r;
   for (std::size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
@@ -156,7 +170,8 @@ halo::Edges parse_edges(const ApplyArgs& a, int rank, int axis) {
   return e;
 }
 
-// Everything decided about a run before its arrays are allocated.
+// Everything decided about a run before its arrays are allocated. The problem as planned is not
+// kept (its weights would be one more copy while the run holds its own): -v's figures are.
 struct Planned {
   int rank = 0;
   halo::Extents ext{1, 1, 1};
@@ -164,13 +179,68 @@ struct Planned {
   halo::Filter filter;
   halo::Options opt;
   halo::RunInfo choice;
-  halo::Problem problem;  // as planned: what -v describes
+  std::string describe, plan;  // for -v: the problem, and the strategy's plan of it
+  double bytes = 0, flops = 0;
 };
+
+// The memory a run's filter weights take (bytes, float64), while the problem is built and while
+// it runs, for a filter of extents `k` as given that the problem folds to `folded_taps`
+// correlation weights (`folded`: a new array rather than the weights as given), whose rank-1
+// analysis keeps a window of `window` weights. Held through the run: the filter given to
+// halo::apply and the problem's copy of it; the correlation weights; the copies the analyses
+// keep to know a filter again (the separable factors' and the low-rank terms', from the plan;
+// the choice's, from the run) and the separable window. While the problem is built: one more
+// copy of the weights as given, and per axis two maps of each tap's place once folded.
+struct WeightBytes {
+  double building = 0, running = 0;
+};
+WeightBytes weight_bytes(const halo::Extents& k, int rank, double folded_taps, bool folded,
+                         double window) {
+  double taps = 1, axis_sum = 0, axis_max = 0;
+  for (int i = 0; i < rank; ++i) {
+    taps *= double(k[i]);
+    axis_sum += double(k[i]);
+    axis_max = std::max(axis_max, double(k[i]));
+  }
+  const double analyses = 2 * folded_taps + window;
+  WeightBytes b;
+  b.building =
+      8 * (3 * taps + axis_sum + std::max(axis_max, folded ? folded_taps : 0.0) + analyses);
+  b.running = 8 * (2 * taps + folded_taps + analyses + folded_taps);
+  return b;
+}
+
+// The window the rank-1 analysis (detail::separable_windows) keeps of a problem's correlation
+// weights: its extents centred on the anchor, where the analysis is made (at most 2^26 weights,
+// radii at most 2^20).
+double separable_window(const halo::Problem& p) {
+  const halo::Dims3 k = p.filter_dims3(), a = p.anchor3();
+  const std::int64_t ext[3] = {k.z, k.y, k.x}, anc[3] = {a.z, a.y, a.x};
+  if (double(p.taps()) > double(std::int64_t(1) << 26)) return 0;
+  double w = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::int64_t r = std::max(anc[i], ext[i] - 1 - anc[i]);
+    if (r > (1 << 20)) return 0;
+    if (ext[i] > 1) w += double(2 * r + 1);
+  }
+  return w;
+}
+
+// The most taps a filter of these extents keeps once folded: at most 2n + 1 per axis of n
+// elements (halo::Problem).
+double folded_taps_at_most(const halo::Extents& k, int rank, const halo::Extents& n) {
+  double c = 1;
+  for (int i = 0; i < rank; ++i) c *= double(std::min<std::int64_t>(k[i], 2 * n[i] + 1));
+  return c;
+}
 
 // The filter of `a` for an array of `shape`: a weights file, or a named filter built at the
 // array's rank (1-D with --axis). Errors about a weights file's contents name the file.
+// `before_reading(extents, data_bytes)` sees a weights file's size from its header (the filter's
+// extents at the array's rank) before its data is read, and may throw to refuse it.
 halo::Filter make_filter(const ApplyArgs& a, const std::vector<std::int64_t>& shape, int rank,
-                         int axis) {
+                         int axis,
+                         const std::function<void(const halo::Extents&, double)>& before_reading) {
   const bool axis_given = !a.axis.empty();
   const int filter_rank = axis_given ? 1 : rank;
   halo::Filter filter;
@@ -191,10 +261,29 @@ halo::Filter make_filter(const ApplyArgs& a, const std::vector<std::int64_t>& sh
                 "for the named filter");
   }
   if (file_form || (!named && is_file(a.filter))) {
-    const halo::io::NpyArray w = halo::io::read_npy(a.filter);
-    if (w.ndim() > halo::kMaxRank)
-      throw Error(input_name(a.filter) + ": a filter has 1 to 3 dimensions, got shape " +
-                  shape_string(w.shape()));
+    const auto wrong_rank = [&](int got, const std::string& shape_text) {
+      if (axis_given)
+        return Error(input_name(a.filter) + ": --axis needs a 1-D filter, got shape " + shape_text);
+      return Error(input_name(a.filter) + ": a " + std::to_string(got) + "-D filter (" +
+                   shape_text + ") does not fit the " + std::to_string(rank) + "-D array " +
+                   input_name(a.in) + " (shape " + shape_string(shape) + ")" +
+                   (got == 1 ? "; name the axis with --axis" : "") +
+                   (got == rank - 1 ? "; or treat the first axis as a batch with --batch" : ""));
+    };
+    const halo::io::NpyArray w = halo::io::read_npy(a.filter, [&](const halo::io::NpyHeader& h) {
+      const int ndim = static_cast<int>(h.shape.size());
+      if (ndim > halo::kMaxRank)
+        throw Error(input_name(a.filter) + ": a filter has 1 to 3 dimensions, got shape " +
+                    shape_string(h.shape));
+      if (ndim != filter_rank) throw wrong_rank(ndim, shape_string(h.shape));
+      halo::Extents k{1, 1, 1};
+      for (int i = 0; i < ndim; ++i) k[i] = h.shape[i];
+      if (axis_given) {
+        k = {1, 1, 1};
+        k[axis] = h.shape[0];
+      }
+      before_reading(k, double(h.data_bytes));
+    });
     try {
       filter = halo::dispatch_dtype(w.dtype(), [&](auto d) {
         return halo::Filter(w.as<typename decltype(d)::storage>(), w.shape());
@@ -202,27 +291,17 @@ halo::Filter make_filter(const ApplyArgs& a, const std::vector<std::int64_t>& sh
     } catch (const halo::Error& e) {
       throw Error(input_name(a.filter) + ": " + e.what());
     }
-    if (filter.rank() != filter_rank) {
-      if (axis_given)
-        throw Error(input_name(a.filter) + ": --axis needs a 1-D filter, got shape " +
-                    filter.shape_string());
-      throw Error(input_name(a.filter) + ": a " + std::to_string(filter.rank()) + "-D filter (" +
-                  filter.shape_string() + ") does not fit the " + std::to_string(rank) +
-                  "-D array " + input_name(a.in) + " (shape " + shape_string(shape) + ")" +
-                  (filter.rank() == 1 ? "; name the axis with --axis" : "") +
-                  (filter.rank() == rank - 1 ? "; or treat the first axis as a batch with --batch"
-                                             : ""));
-    }
   } else {
     filter = halo::make_named_filter(a.filter, filter_rank);
   }
-  return axis_given ? filter.along_axis(rank, axis) : filter;
+  if (axis_given) return filter.along_axis(rank, axis);
+  return filter;
 }
 
 // Checks the input's shape against the arguments, builds the filter and the problem, chooses the
 // strategy, and refuses a run whose memory (input, output, filter, workspace) cannot fit: all
-// before the input's data is read.
-Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h) {
+// before the input's data is read, and a weights file's size before its data is read.
+Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h, bool verbose) {
   Planned r;
   const int ndim = static_cast<int>(h.shape.size());
   r.rank = a.batch ? ndim - 1 : ndim;
@@ -243,7 +322,6 @@ Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h) {
                   std::to_string(-r.rank) + ".." + std::to_string(r.rank - 1));
     axis = static_cast<int>(v < 0 ? v + r.rank : v);
   }
-  r.filter = make_filter(a, h.shape, r.rank, axis);
   r.opt.op = halo::parse_op(a.op);
   r.opt.backend = halo::parse_backend(a.backend);
   r.opt.strategy = a.strategy;
@@ -253,17 +331,58 @@ Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h) {
   r.opt.edges = parse_edges(a, r.rank, axis);
   for (int i = 0; i < r.rank; ++i) r.ext[i] = h.shape[i + (a.batch ? 1 : 0)];
   r.batch = a.batch ? h.shape[0] : 1;
-  halo::Problem p(r.rank, r.ext, r.batch, r.filter, h.dtype, r.opt.op, r.opt.edges);
-  p.require_direct_sums(r.opt.direct_sums);
-  p.set_footprint(r.opt.footprint);
-  p.set_tuning(r.opt.tuning);
-  r.choice = halo::choose(p, r.opt);
-  std::vector<halo::MemoryUse> needs = halo::memory_needed(p, r.choice, halo::MemorySpace::host,
-                                                           true);
-  // The filter as given and the problem's copies of it (as given, and cropped to the array).
-  needs.push_back({"the filter weights", 8.0 * double(r.filter.taps() * 2 + p.taps())});
+
+  // The arrays, and the filter's copies: from a weights file's header before its data is read,
+  // then (a named filter: once built) before the problem copies it. Once the filter is held, its
+  // own float64 weights are in use already (and out of what is available): the copies beyond it.
+  const double array = double(h.data_bytes);
+  const std::string beyond = " (float64 copies besides the filter's own, held: ";
+  const auto require = [&](const halo::Extents& k, double file_bytes, bool held) {
+    double taps = 1, window = 0;
+    for (int i = 0; i < r.rank; ++i) taps *= double(k[i]);
+    const double folded = folded_taps_at_most(k, r.rank, r.ext);
+    for (int i = 0; i < r.rank; ++i)
+      if (k[i] > 1) window += double(std::min<std::int64_t>(k[i], 2 * r.ext[i] + 1));
+    const double copies = weight_bytes(k, r.rank, folded, folded < taps, window).building;
+    halo::require_memory(
+        {{"the input array", array},
+         {"the output array", array},
+         held ? halo::MemoryUse{"the filter weights" + beyond + size_text(8 * taps) + ")",
+                                copies - 8 * taps}
+              : halo::MemoryUse{"the filter weights (float64 copies)",
+                                std::max(file_bytes + 8 * taps, copies)}});
+  };
+  r.filter = make_filter(a, h.shape, r.rank, axis,
+                         [&](const halo::Extents& k, double bytes) { require(k, bytes, false); });
+  require(r.filter.extents(), 0, true);
+
+  // The whole run: the arrays, the strategy's workspace and the weights' copies while it runs,
+  // or more while the problem is built (before the workspace); checked once this plan's problem
+  // (a copy of the weights) is gone.
+  std::vector<halo::MemoryUse> needs;
+  {
+    halo::Problem p(r.rank, r.ext, r.batch, r.filter, h.dtype, r.opt.op, r.opt.edges);
+    p.require_direct_sums(r.opt.direct_sums);
+    p.set_footprint(r.opt.footprint);
+    p.set_tuning(r.opt.tuning);
+    r.choice = halo::choose(p, r.opt);
+    needs = halo::memory_needed(p, r.choice, halo::MemorySpace::host, true);
+    double workspace = 0;
+    for (std::size_t i = 2; i < needs.size(); ++i) workspace += std::max(0.0, needs[i].bytes);
+    const WeightBytes w = weight_bytes(r.filter.extents(), r.rank, double(p.taps()),
+                                       p.filter_folded(), separable_window(p));
+    const double held = 8.0 * double(r.filter.taps());
+    needs.push_back({"the filter weights" + beyond + size_text(held) + ")", w.running - held});
+    if (w.building > w.running + workspace)
+      needs.push_back({"the filter weights' copies while the problem is built",
+                       w.building - w.running - workspace});
+    r.describe = p.describe();
+    r.bytes = p.bytes();
+    r.flops = p.flops();
+    if (verbose)
+      if (const halo::Strategy* s = halo::find_strategy(r.choice.strategy)) r.plan = s->plan(p);
+  }
   halo::require_memory(needs);
-  r.problem = p;
   return r;
 }
 
@@ -324,8 +443,8 @@ int run_apply(const ApplyArgs& a) {
   // A destination that cannot be written is refused before any work.
   halo::io::check_output_path(a.out);
   Planned r;
-  const halo::io::NpyArray input =
-      halo::io::read_npy(a.in, [&](const halo::io::NpyHeader& h) { r = plan_apply(a, h); });
+  const halo::io::NpyArray input = halo::io::read_npy(
+      a.in, [&](const halo::io::NpyHeader& h) { r = plan_apply(a, h, a.verbose); });
   halo::io::NpyArray output(input.dtype(), input.shape());
   halo::ConstArrayView iv(input.data(), input.dtype(), r.rank, r.ext, r.batch);
   halo::ArrayView ov;
@@ -349,19 +468,14 @@ int run_apply(const ApplyArgs& a) {
   if (a.verbose) {
     // With the array on standard output, the report goes to standard error.
     std::FILE* report = a.out == "-" ? stderr : stdout;
-    const halo::Problem& p = r.problem;
     const double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
     std::fprintf(report,
                  "%s\nstrategy %s (backend %s; %s)\n%.3f ms (including any host-device copies), "
                  "%.2f GB/s, %.2f GFLOP/s\nwrote %s\n",
-                 p.describe().c_str(), info.strategy.c_str(), halo::to_string(info.backend),
-                 info.note.c_str(), ms, p.bytes() / ms / 1e6, p.flops() / ms / 1e6,
+                 r.describe.c_str(), info.strategy.c_str(), halo::to_string(info.backend),
+                 info.note.c_str(), ms, r.bytes / ms / 1e6, r.flops / ms / 1e6,
                  halo::detail::escape_controls(a.out).c_str());
-    const halo::Strategy* s = halo::find_strategy(info.strategy);
-    if (s) {
-      const std::string plan = s->plan(p);
-      if (!plan.empty()) std::fprintf(report, "plan: %s\n", plan.c_str());
-    }
+    if (!r.plan.empty()) std::fprintf(report, "plan: %s\n", r.plan.c_str());
   }
   return 0;
 }
