@@ -13,10 +13,15 @@
  *   `fast` kernels): each staged value feeds up to P outputs. The band is a thin shell (16384^2 at
  *   r = 4: 0.1% of the outputs; 640^3 at r = 2: 1.9%), whose x-edge slabs would otherwise take a
  *   scattered read per tap. In 1D the band is a few outputs per row: one thread per output.
+ *   Each thread probes the outputs it stores and notes a NaN or an infinity among them
+ *   (fast::Finish, NonFinite::noted); a box filter's sums are formed with weights 1 and divided
+ *   by its taps as they are stored (box_taps).
  */
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -25,7 +30,7 @@
 #include "core/dtype.hpp"
 #include "cuda/border.hpp"
 #include "cuda/check.cuh"
-#include "cuda/fast/rows.cuh"  // Taps
+#include "cuda/fast/rows.cuh"  // Taps, Finish
 
 namespace halo::cuda {
 namespace {
@@ -83,6 +88,7 @@ struct GenericArgs {
   std::int64_t k[3], a[3];
   fast::Taps<T, NW> w;
   T cval;
+  fast::Finish finish;
 };
 
 template <class T, int NW>
@@ -109,6 +115,7 @@ __global__ void border_generic(const T* __restrict__ in, T* __restrict__ out,
         }
       }
     }
+    g.finish.apply(acc);
     out[b * item + (o[0] * g.map.n[1] + o[1]) * g.map.n[2] + o[2]] = acc;
   }
 }
@@ -120,6 +127,7 @@ struct TiledArgs {
   Boxes boxes;
   fast::Taps<T, fast::ipow(2 * R + 1, RANK)> w;  // the window as [pencil][u][v] (2D: u is z)
   T cval;
+  fast::Finish finish;
 };
 
 // The halo of canonical axis d in the tiled kernel's window of radius R: 2D has none along z.
@@ -238,7 +246,10 @@ __global__ void __launch_bounds__(kBorderThreads)
 #pragma unroll
     for (int q = 0; q < kPencil; ++q) {
       oc[dp] = first + q;
-      if (oc[dp] < end) out[b * item + (oc[0] * g.map.n[1] + oc[1]) * g.map.n[2] + oc[2]] = acc[q];
+      if (oc[dp] < end) {
+        g.finish.apply(acc[q]);
+        out[b * item + (oc[0] * g.map.n[1] + oc[1]) * g.map.n[2] + oc[2]] = acc[q];
+      }
     }
   }
 }
@@ -274,25 +285,27 @@ void roles(int rank, int d, int axis[3]) {
 
 template <class T, int RANK, int R>
 void launch_tiled(const T* in, T* out, const BorderMap& map, const Boxes& boxes,
-                  const std::vector<double>& role_window, double cval, int smem, cudaStream_t s) {
+                  const std::vector<double>& role_window, double cval, const fast::Finish& finish,
+                  int smem, cudaStream_t s) {
   TiledArgs<T, RANK, R> g{};
   g.map = map;
   g.boxes = boxes;
   for (std::size_t i = 0; i < role_window.size(); ++i) g.w.w[i] = T(role_window[i]);
   g.cval = T(cval);
+  g.finish = finish;
   const std::int64_t blocks = std::min<std::int64_t>(boxes.items, std::int64_t(1) << 20);
   border_tiled<T, RANK, R><<<unsigned(blocks), kBorderThreads, smem, s>>>(in, out, g);
 }
 
 template <class T>
 bool dispatch_tiled(int rank, int R, const T* in, T* out, const BorderMap& map,
-                    const Boxes& boxes, const std::vector<double>& w, double cval, int smem,
-                    cudaStream_t s) {
+                    const Boxes& boxes, const std::vector<double>& w, double cval,
+                    const fast::Finish& f, int smem, cudaStream_t s) {
   bool ok = false;
 #define HALO_CASE2(RR) \
-  if (!ok && R == RR) ok = (launch_tiled<T, 2, RR>(in, out, map, boxes, w, cval, smem, s), true);
+  if (!ok && R == RR) ok = (launch_tiled<T, 2, RR>(in, out, map, boxes, w, cval, f, smem, s), true);
 #define HALO_CASE3(RR) \
-  if (!ok && R == RR) ok = (launch_tiled<T, 3, RR>(in, out, map, boxes, w, cval, smem, s), true);
+  if (!ok && R == RR) ok = (launch_tiled<T, 3, RR>(in, out, map, boxes, w, cval, f, smem, s), true);
   if (rank == 2) {
     HALO_BORDER_RADII_2D(HALO_CASE2)
   } else {
@@ -311,9 +324,10 @@ void interior(std::int64_t n, std::int64_t k, std::int64_t a, std::int64_t& lo, 
 }
 
 // whole: every output of p by the one-thread-per-output kernel, the array one box (whole_pass).
+// The outputs are finished as `finish` says (a box filter's division, the non-finite note).
 template <class T>
-void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigned applied,
-                  bool whole = false) {
+void border_typed(const Problem& p, const T* in, T* out, const fast::Finish& finish,
+                  cudaStream_t s, unsigned applied, bool whole = false) {
   const Dims3 n = p.dims3(), k = p.filter_dims3(), a = p.anchor3();
   const std::int64_t nn[3] = {n.z, n.y, n.x}, kk[3] = {k.z, k.y, k.x}, aa[3] = {a.z, a.y, a.x};
   const std::int64_t reach = p.max_radius();
@@ -361,8 +375,9 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigne
       g.k[d] = kk[d];
       g.a[d] = aa[d];
     }
-    for (std::size_t i = 0; i < w.size(); ++i) g.w.w[i] = T(w[i]);
+    for (std::size_t i = 0; i < w.size(); ++i) g.w.w[i] = finish.box ? T(1) : T(w[i]);
     g.cval = T(p.cval());
+    g.finish = finish;
     auto add = [&](Box b) {
       b.first = g.boxes.items;
       g.boxes.items += b.ext[0] * b.ext[1] * b.ext[2] * p.batch();
@@ -388,7 +403,9 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigne
     return;
   }
   // 2D and 3D: one launch per axis, its two slabs sharing the roles and so the weights' order.
-  const std::vector<double> win = detail::centred_window(p, R);  // canonical [z][y][x]
+  std::vector<double> win = detail::centred_window(p, R);  // canonical [z][y][x]
+  if (finish.box)  // weights 1, the sums divided as they are stored
+    for (double& w : win) w = w != 0 ? 1.0 : 0.0;
   const std::int64_t K = 2 * R + 1, KZ = p.rank() == 3 ? K : 1;
   for (int d = 3 - p.rank(); d < 3; ++d) {
     if (!pass[d]) continue;
@@ -437,7 +454,7 @@ void border_typed(const Problem& p, const T* in, T* out, cudaStream_t s, unsigne
           f[axis[2]] = fv;
           role[(fp * ext[axis[1]] + fu) * ext[axis[2]] + fv] = win[(f[0] * K + f[1]) * K + f[2]];
         }
-    if (!dispatch_tiled(p.rank(), R, in, out, map, boxes, role, p.cval(), smem, s))
+    if (!dispatch_tiled(p.rank(), R, in, out, map, boxes, role, p.cval(), finish, smem, s))
       throw Error("border pass: no kernel compiled for radius " + std::to_string(R));
     HALO_CUDA_CHECK_LAUNCH("launching the border pass on " + p.describe());
   }
@@ -458,20 +475,31 @@ bool border_covers_all(const Problem& p) {
   return false;
 }
 
-bool whole_pass(const Problem& p, const void* in, void* out, void* stream) {
+bool whole_pass(const Problem& p, const Buffers& b, void* stream) {
   if (p.max_radius() > kGhosts ||
       p.correlation_weights().size() > kGenericWeights / dtype_size(p.dtype()))
     return false;
   const auto s = static_cast<cudaStream_t>(stream);
-  dispatch_buffers(p.dtype(), in, out,
-                   [&](auto* i, auto* o) { border_typed(p, i, o, s, 0, true); });
+  const fast::Finish finish = fast::Finish::of(b, box_taps(p));
+  dispatch_buffers(p.dtype(), b.input, b.output,
+                   [&](auto* i, auto* o) { border_typed(p, i, o, finish, s, 0, true); });
   return true;
 }
 
-void border_pass(const Problem& p, const void* in, void* out, void* stream, unsigned applied) {
+void border_pass(const Problem& p, const Buffers& b, void* stream, unsigned applied) {
   const auto s = static_cast<cudaStream_t>(stream);
-  dispatch_buffers(p.dtype(), in, out,
-                   [&](auto* i, auto* o) { border_typed(p, i, o, s, applied); });
+  const fast::Finish finish = fast::Finish::of(b, box_taps(p));
+  dispatch_buffers(p.dtype(), b.input, b.output,
+                   [&](auto* i, auto* o) { border_typed(p, i, o, finish, s, applied); });
+}
+
+std::int64_t box_taps(const Problem& p) {
+  const std::vector<double>& w = p.correlation_weights();
+  if (w.empty() || !(w[0] > 0)) return 0;
+  for (const double x : w)
+    if (x != w[0]) return 0;
+  const double n = double(w.size());
+  return std::fabs(w[0] * n - 1.0) <= 8 * DBL_EPSILON ? std::int64_t(w.size()) : 0;
 }
 
 }  // namespace halo::cuda

@@ -1,17 +1,19 @@
 // The border pass (border.cu): boundary modes for kernels that compute zero ghosts.
 #pragma once
 
+#include <cstdint>
+
 #include "halo/halo.hpp"
 
 namespace halo::cuda {
 
 // Recomputes, on `stream`, the outputs of p within the filter's reach of an edge under p's
-// modes, cval and folded weights; the rest of `out` is left as the interior kernel wrote it.
+// modes, cval and folded weights; the rest of b.output is left as the interior kernel wrote it.
 // Device buffers. The kernel is taken to have computed zero ghosts, except on the canonical axes
 // in `applied` (bit 0: z, 1: y, 2: x), whose modes it applied itself; axes with zero ghosts
-// (constant, cval 0) need no pass either.
-void border_pass(const Problem& p, const void* in, void* out, void* stream,
-                 unsigned applied = 0);
+// (constant, cval 0) need no pass either. Outputs it writes as NaN or infinite are noted in
+// b.nonfinite (NonFinite::noted); a box filter's (box_taps) are its sums divided by the taps.
+void border_pass(const Problem& p, const Buffers& b, void* stream, unsigned applied = 0);
 
 // Whether border_pass (applied = 0) recomputes every output of p: an axis it recomputes has no
 // output whose window stays inside the array (an axis no longer than the filter's reach from
@@ -20,8 +22,16 @@ bool border_covers_all(const Problem& p);
 
 // Every output of p under its modes by the border pass's one-thread-per-output kernel, in one
 // launch on `stream` (for tiny arrays, where the interior kernel and a border launch per axis
-// cost more host time than the work); false, with nothing launched, where that kernel does not
-// take p's filter (more weights or a wider halo than it holds).
-bool whole_pass(const Problem& p, const void* in, void* out, void* stream);
+// cost more host time than the work), noted and divided as border_pass's; false, with nothing
+// launched, where that kernel does not take p's filter (more weights or a wider halo than it
+// holds).
+bool whole_pass(const Problem& p, const Buffers& b, void* stream);
+
+// The taps K of a box filter: every correlation weight the same positive w with w K = 1 within
+// a few units of rounding (1/K, or a product of 1/K_i as uniform filters fuse them), K the number
+// of weights; 0 for any other filter. `fast` and the border pass sum such a filter with weights 1
+// and divide each sum by K once, correctly rounded, so that the mean of a constant region is the
+// constant (SciPy's uniform filter sums, then divides).
+std::int64_t box_taps(const Problem& p);
 
 }  // namespace halo::cuda

@@ -59,6 +59,9 @@ struct Work : ArrayShape {
   // seam.
   int zmode = -1, ymode = -1, xmode = -1, yseam = 0;
   float cval = 0.f;
+  // The final outputs' epilogue (rows.cuh): a box filter's division, the non-finite note. The
+  // launchers clear it for the passes of a split filter before the last.
+  Finish finish;
 };
 
 // Canonical axes (bit 0: z, 1: y, 2: x) whose boundary modes a launch applied itself.

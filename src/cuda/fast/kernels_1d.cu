@@ -66,7 +66,10 @@ __global__ void __launch_bounds__(kThreads)
     }
     const std::int64_t b = item / g.strips;
     const std::int64_t x0 = (item % g.strips) * (32 * kTx) + lane * kTx;
-    if (x0 < g.nx) store4(out + b * g.nx, x0, g.nx, g.vec, acc);
+    if (x0 < g.nx) {
+      g.finish.apply(acc);
+      store4(out + b * g.nx, x0, g.nx, g.vec, acc);
+    }
 #pragma unroll
     for (int i = 0; i < NV; ++i) v[i] = next[i];
   }
@@ -104,6 +107,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int j = 0; j < kTxWide; ++j) acc[j] = fma(w, v[j + fx + RA - R], acc[j]);
     }
+    if (x0 < g.nx) g.finish.apply(acc);
 #pragma unroll
     for (int q = 0; q < kTxWide / kTx; ++q) {
       const std::int64_t x = x0 + q * kTx;
@@ -167,11 +171,12 @@ __device__ __forceinline__ void feed(float (&acc)[TXS], const Taps<float, 2 * R 
 
 // Stores a lane's TXS consecutive outputs, from x0 on, into the row dst: 16-byte stores where all
 // lie inside an aligned row (st.global.cs, evict-first, with STREAM), else per group of four
-// the element-wise store4 for the groups that start inside the row.
+// the element-wise store4 for the groups that start inside the row. A box filter's division
+// before, the non-finite note after (Work::finish).
 template <int TXS>
 __device__ __forceinline__ void store_outputs(float* __restrict__ dst, std::int64_t x0,
-                                              const Work& g, const float (&acc)[TXS],
-                                              bool stream) {
+                                              const Work& g, float (&acc)[TXS], bool stream) {
+  g.finish.divide(acc);
   const bool inside = g.vec && x0 + TXS <= g.nx;
   if (inside && stream) {
 #pragma unroll
@@ -192,6 +197,7 @@ __device__ __forceinline__ void store_outputs(float* __restrict__ dst, std::int6
       if (xq < g.nx) store4(dst, xq, g.nx, g.vec, part);
     }
   }
+  g.finish.note_all(acc);
 }
 
 // One branch per item, as in load_row: a window inside the row of an aligned row (`vec`) streams
@@ -301,9 +307,13 @@ __global__ void __launch_bounds__(kThreads)
 // row; in a tile at either end of a row the inputs outside it are replaced by zeros as they are
 // read (the slot's bytes there are stale).
 constexpr int kTileWarps1 = 8;
+// Blocks per multiprocessor that the registers of the 8-outputs layout must allow: the 6 that
+// 4 slots of shared memory allow (40 registers). Without the bound, the non-finite note's code
+// took it to 48 at r = 24, 32 (5 blocks); 0: no bound (16 outputs per lane).
+constexpr int tile_min_blocks_1d(int txs) { return txs == 8 ? 6 : 0; }
 
 template <int R, int TXS>
-__global__ void __launch_bounds__(32 * kTileWarps1)
+__global__ void __launch_bounds__(32 * kTileWarps1, tile_min_blocks_1d(TXS))
     tile1d(const float* __restrict__ in, float* __restrict__ out, Work g,
            Taps<float, 2 * R + 1> taps, int slots, int hints) {
   constexpr int RA = round_up4(R);

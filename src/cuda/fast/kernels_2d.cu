@@ -184,6 +184,7 @@ __global__ void __launch_bounds__(kThreads)
         o[2 * p] = m[0] + m[1] + m[2];
         o[2 * p + 1] = m[1] - m[2] - m[3];
       }
+      if (full || edge) g.finish.apply(o);
       if (full) {
         if constexpr (kStreamStores<T, R, F>)
           store16_cs(row, o[0], o[1], o[2], o[3]);
@@ -217,6 +218,7 @@ __global__ void __launch_bounds__(kThreads)
           T(&part)[kTx] = *reinterpret_cast<T(*)[kTx]>(&acc[0][c]);
           if (x0 + c < g.nx) {
             if (accumulate) add4<T>(dst + done * g.nx, x0 + c, g.nx, g.vec, part);
+            g.finish.apply(part);
             if constexpr (kStreamStores<T, R, F>) {
               if (g.vec && x0 + c + kTx <= g.nx) {
                 store16_cs(dst + done * g.nx + x0 + c, part[0], part[1], part[2], part[3]);
@@ -466,9 +468,13 @@ void run_passes(const T* in, T* out, const Work& g, const FastPolicy& pol,
                 const double* window, cudaStream_t stream) {
   constexpr int K = 2 * R + 1;
   constexpr int KL = EXACT ? K - (K - 1) / KY * KY : KY;  // the last pass's rows
+  // Only the last pass finishes the outputs (a box filter's division, the non-finite note):
+  // the others' sums, NaN and infinities included, flow into its outputs.
+  Work first = g;
+  first.finish = Finish{};
   int fy0 = 0;
   for (; fy0 + KY < K; fy0 += KY)
-    launch_pass<T, R, KY>(in, out, g, pol, window, fy0, fy0 > 0, stream, false);
+    launch_pass<T, R, KY>(in, out, first, pol, window, fy0, fy0 > 0, stream, false);
   launch_pass<T, R, KL>(in, out, g, pol, window, fy0, fy0 > 0, stream, false);
 }
 

@@ -192,8 +192,10 @@ __global__ void __launch_bounds__(kThreads)
     const std::int64_t done = s - R;
 #pragma unroll
     for (int yy = 0; yy < YB; ++yy) {
-      if (done >= z0 && x0 < g.nx && y + yy < g.ny)
+      if (done >= z0 && x0 < g.nx && y + yy < g.ny) {
+        g.finish.apply(acc[yy][0]);
         store4(dst + done * plane + (y + yy) * g.nx, x0, g.nx, g.vec, acc[yy][0]);
+      }
 #pragma unroll
       for (int q = 0; q + 1 < K; ++q)
 #pragma unroll
@@ -528,7 +530,8 @@ __device__ __forceinline__ void march_segment(
       for (int yy = 0; yy < YB; ++yy) {
         if (yy >= rows_in) break;
         float* const row = EDGES && y < 0 && y + yy >= 0 ? o + yy * g.nx - plane : o + yy * g.nx;
-        const float(&a)[kTx] = acc[yy][0];
+        float(&a)[kTx] = acc[yy][0];
+        g.finish.apply(a);
         if (full && (hints & 2))
           store16_cs(row + x0, a[0], a[1], a[2], a[3]);
         else if (full)

@@ -1,5 +1,6 @@
 // The `fast` kernels' row primitives: the weight window as kernel parameters (Taps), 16-byte row
-// loads with zero ghost cells, the register prefetch, clipped 16-byte stores, and cp.async.
+// loads with zero ghost cells, the register prefetch, the final outputs' epilogue (Finish),
+// clipped 16-byte stores, and cp.async.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,6 +10,7 @@
 #include <utility>
 
 #include "cuda/fast/policy.hpp"  // the shapes shared with the policy: kTx, Feed, round_up4 ...
+#include "cuda/nonfinite.cuh"
 #include "halo/halo.hpp"
 
 namespace halo::cuda::fast {
@@ -58,6 +60,80 @@ __device__ __forceinline__ void load_row(T (&v)[NV], const T* __restrict__ row, 
     }
   }
 }
+
+// a / k for an integer k >= 1 (at most 2^20) whose reciprocal y = RN(1/k) is given: q = a y,
+// then one Newton correction q + (a - k q) y (the remainder by one FMA), rounded once. Correctly
+// rounded wherever a / k is a normal number: q lies within 1.5 ulp of a / k, so the corrected
+// value lies within 2^-22 ulp of it, while a / k is never a midpoint between two numbers of the
+// dtype and lies at least 1/(2k) ulp from one. Branch-free FMAs, where the division operator
+// inlines a call to its slow path, which cost registers and spills in the kernels that hold it.
+// A NaN or an infinity gives NaN (noted, and repaired, as any non-finite output).
+template <class T>
+__device__ __forceinline__ T div_by(T a, T k, T y) {
+  const T q = a * y;
+  return fma(fma(-q, k, a), y, q);
+}
+
+// What a kernel that writes final outputs does to them as it stores them (`fast`'s kernels and
+// the border pass; passed by value): a box filter (every weight 1/K: cuda::box_taps(), run with
+// weights 1) divides each sum by K once, correctly rounded, so that the mean of a constant region
+// is the constant, as SciPy's uniform filter (it sums, then divides); and the outputs stored are
+// probed for NaN and infinities (one FMA each), the probe noted per stored group
+// (NonFiniteNote): a compare per group, where a probe held across a kernel's loop cost some
+// kernels a register or a spill. The default divides nothing and notes nothing: the passes before
+// the last of a split filter, whose sums flow into the last one's outputs.
+struct Finish {
+  NonFiniteNote note;
+  bool box = false;  // divide by K
+  float k_f = 1.f;   // K, in each dtype
+  double k_d = 1.0;
+
+  // A run's: the note of b (Buffers::nonfinite), the divisor K of a box filter (0: none).
+  static Finish of(const Buffers& b, std::int64_t box_taps) {
+    Finish f;
+    f.note = NonFiniteNote::of(b);
+    f.box = box_taps > 0;
+    if (f.box) f.k_f = float(box_taps), f.k_d = double(box_taps);
+    return f;
+  }
+
+  // v / K (div_by, the reciprocal correctly rounded here: taken from the parameters instead,
+  // nvcc gave some kernels more registers).
+  template <class T>
+  __device__ __forceinline__ T divided(T v) const {
+    if constexpr (sizeof(T) == 4)
+      return div_by(v, k_f, __frcp_rn(k_f));
+    else
+      return div_by(v, k_d, __drcp_rn(k_d));
+  }
+  // A group of outputs divided where `box`, before they are stored.
+  template <class T, int N>
+  __device__ __forceinline__ void divide(T (&a)[N]) const {
+    if (box) {
+#pragma unroll
+      for (int j = 0; j < N; ++j) a[j] = divided(a[j]);
+    }
+  }
+  // The group's note, before or after the store.
+  template <class T, int N>
+  __device__ __forceinline__ void note_all(const T (&a)[N]) const {
+    T probe = T(0);
+#pragma unroll
+    for (int j = 0; j < N; ++j) probe = probe_nonfinite(probe, a[j]);
+    note(probe);
+  }
+  // Both, for a group or for one output.
+  template <class T, int N>
+  __device__ __forceinline__ void apply(T (&a)[N]) const {
+    divide(a);
+    note_all(a);
+  }
+  template <class T>
+  __device__ __forceinline__ void apply(T& v) const {
+    if (box) v = divided(v);
+    note(probe_nonfinite(T(0), v));
+  }
+};
 
 // f(std::integral_constant<int, I>{}) for I = 0 .. N-1, in order.
 template <class F, int... I>

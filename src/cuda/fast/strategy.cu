@@ -20,6 +20,10 @@
  * Every choice above comes from one pure host function, fast_policy() (cuda/fast/policy.hpp), of
  * the problem (its FastTuning included), the device's facts and the arrays' alignment; run(),
  * plan() and summation() read it, and the launchers take it.
+ * Every kernel that writes final outputs finishes them as it stores them (Finish, fast/rows.cuh):
+ * a box filter, run with weights 1, divides each sum once by its taps (exact means of constant
+ * regions), and one FMA per output probes for NaN and infinities, noted per stored group
+ * (NonFinite::noted: the repair then looks at the outputs only after a run that wrote one).
  */
 #include <algorithm>
 #include <map>
@@ -174,8 +178,15 @@ class FastStrategy final : public Strategy {
   }
   int priority(const Problem&) const override { return 100; }
   // What runs on 16-byte aligned arrays (the library's own device copies are), and where it
-  // differs, what runs on arrays that are not.
+  // differs, what runs on arrays that are not; a box filter's division.
   std::string plan(const Problem& p) const override {
+    const std::int64_t box = can_implement(p).ok ? box_taps(p) : 0;
+    return box > 0 ? plan_kernels(p) + "; a box filter: weights 1, each sum divided once by its " +
+                         std::to_string(box) + " taps as it is stored"
+                   : plan_kernels(p);
+  }
+  // plan() but for the box filter's clause.
+  std::string plan_kernels(const Problem& p) const {
     if (can_implement(p).ok) {
       const SmallPath small = small_path(p);
       if (small == SmallPath::border)
@@ -224,27 +235,36 @@ class FastStrategy final : public Strategy {
   }
   void run(const Problem& p, const Buffers& b, void* stream) const override {
     dispatch_buffers(p.dtype(), b.input, b.output,
-                     [&](auto* in, auto* out) { run_typed(p, in, out, stream); });
+                     [&](auto* in, auto* out) { run_typed(p, b, in, out, stream); });
   }
+  // Every kernel that writes final outputs (the interior kernels of every rank and feed, the
+  // last pass of a split filter, the border pass and its whole-array and small-array uses)
+  // probes what it stores and notes a NaN or an infinity (Finish, fast/rows.cuh).
+  NonFinite nonfinite(const Problem&) const override { return NonFinite::noted; }
 
  private:
   template <class T>
-  void run_typed(const Problem& p, const T* in, T* out, void* stream) const {
+  void run_typed(const Problem& p, const Buffers& b, const T* in, T* out, void* stream) const {
     const Status st = can_implement(p);
     if (!st.ok) throw Error("fast: " + st.reason);
     // Small arrays under a mode (small_path), before the kernels' policy is worked out.
     const SmallPath small = small_path(p);
     if (small == SmallPath::border) {
-      border_pass(p, in, out, stream);
+      border_pass(p, b, stream);
       return;
     }
-    if (small == SmallPath::whole && whole_pass(p, in, out, stream)) return;
+    if (small == SmallPath::whole && whole_pass(p, b, stream)) return;
     const FastPolicy pol =
         fast_policy(p, current_device_facts(), Alignment{aligned16(in), aligned16(out)});
     if (pol.radius < 0) throw Error("fast: " + can_implement(p).reason);
-    const std::vector<double> win = detail::centred_window(p, pol.radius);
+    std::vector<double> win = detail::centred_window(p, pol.radius);
+    // A box filter runs with weights 1, its sums divided by its taps as they are stored.
+    const std::int64_t box = box_taps(p);
+    if (box > 0)
+      for (double& w : win) w = w != 0 ? 1.0 : 0.0;
     const Dims3 d = p.dims3();
     Work g;
+    g.finish = Finish::of(b, box);
     g.batch = p.batch();
     g.nz = d.z;
     g.ny = d.y;
@@ -277,7 +297,7 @@ class FastStrategy final : public Strategy {
     if (!ok) throw Error("fast: no kernel compiled for radius " + std::to_string(pol.radius));
     // Other modes than zero ghosts: the kernels padded with zeros (but for the axes `applied`
     // names); the band near the other edges is recomputed under the modes.
-    if (!p.zero_ghosts()) border_pass(p, in, out, stream, applied);
+    if (!p.zero_ghosts()) border_pass(p, b, stream, applied);
   }
 };
 
