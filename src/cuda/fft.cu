@@ -20,6 +20,8 @@
  *      tile (those never wrap around) to the output, coalesced; flagged tiles are skipped and
  *   6. summed directly from the input in float64 instead (a block per flagged tile), since the
  *      transforms would spread a NaN to every output of its tile.
+ * Every kernel that writes the output probes the values it stores and notes a non-finite one
+ * (cuda/nonfinite.cuh; NonFinite::noted): the direct sums of flagged tiles, and overflows.
  * Float32 filters along x alone and 2-D filters up to 33 x 65 take another path
  * (FftTiling::shared): one kernel that transforms pairs of row segments (fft_rows.cu) or pairs of
  * 64 x 128 tiles (fft_tiles.cu) in shared memory.
@@ -46,6 +48,7 @@
 #include "cuda/fast/kernels.cuh"
 #include "cuda/fft_rows.cuh"
 #include "cuda/fft_tiles.cuh"
+#include "cuda/nonfinite.cuh"
 #include "cuda/seeds/common.cuh"
 
 namespace halo::cuda {
@@ -206,11 +209,14 @@ __global__ void fft_multiply(C* __restrict__ buf, const C* __restrict__ spectrum
   }
 }
 
-// Step 5: the outputs of every unflagged tile of the batch, row by row.
+// Step 5: the outputs of every unflagged tile of the batch, row by row; a non-finite one (an
+// overflow) noted.
 template <class T>
 __global__ void fft_scatter(const T* __restrict__ buf, T* __restrict__ out, FftGeometry g,
-                            i64 first, i64 tiles, const int* __restrict__ flags) {
+                            i64 first, i64 tiles, const int* __restrict__ flags,
+                            NonFiniteNote note) {
   const int lane = threadIdx.x % 32;
+  T probe = T(0);
   const i64 segs = (g.tile[2] + kSeg - 1) / kSeg, rows = g.tile[0] * g.tile[1];
   const i64 units = tiles * rows * segs;
   for (i64 u = i64(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32; u < units;
@@ -225,16 +231,22 @@ __global__ void fft_scatter(const T* __restrict__ buf, T* __restrict__ out, FftG
     T* dst = out + ((t.b * g.n[0] + t.o[0] + z) * g.n[1] + t.o[1] + y) * g.n[2] + t.o[2];
     const i64 end = min(t.cnt[2], (seg + 1) * kSeg);
 #pragma unroll 4
-    for (i64 x = seg * kSeg + lane; x < end; x += 32) dst[x] = src[x];
+    for (i64 x = seg * kSeg + lane; x < end; x += 32) {
+      const T v = src[x];
+      dst[x] = v;
+      probe = probe_nonfinite(probe, v);
+    }
   }
+  note(probe);
 }
 
-// Step 6: the outputs of each flagged tile summed directly in float64 from the input (what the
-// reference computes, NaN and infinities included), a block per tile.
+// Step 6: the outputs of each flagged tile summed directly in float64 from the input (every
+// weight a tap, NaN and infinities included), a block per tile; the non-finite ones noted.
 template <class T>
 __global__ void fft_direct_tiles(const T* __restrict__ in, T* __restrict__ out, FftGeometry g,
                                  i64 first, i64 tiles, const int* __restrict__ flags,
-                                 const double* __restrict__ w, double cval) {
+                                 const double* __restrict__ w, double cval, NonFiniteNote note) {
+  T probe = T(0);
   for (i64 local = blockIdx.x; local < tiles; local += gridDim.x) {
     if (!flags[local]) continue;
     const TileAt t = tile_at(g, first + local);
@@ -255,9 +267,12 @@ __global__ void fft_direct_tiles(const T* __restrict__ in, T* __restrict__ out, 
           }
         }
       }
-      out[((t.b * g.n[0] + t.o[0] + z) * g.n[1] + t.o[1] + y) * g.n[2] + t.o[2] + x] = T(acc);
+      const T v = T(acc);
+      out[((t.b * g.n[0] + t.o[0] + z) * g.n[1] + t.o[1] + y) * g.n[2] + t.o[2] + x] = v;
+      probe = probe_nonfinite(probe, v);
     }
   }
+  note(probe);
 }
 
 // The correlation weights (kz x ky x kx) into a zeroed float64 tile of the in-place layout.
@@ -422,14 +437,14 @@ FftGeometry geometry_of(const Problem& p, const detail::FftTiling& t) {
 constexpr int kThreads = 32 * kWarpsPerBlock;
 
 template <class T>
-void run_typed(const Problem& p, const T* in, T* out, cudaStream_t stream) {
+void run_typed(const Problem& p, const T* in, T* out, cudaStream_t stream, NonFiniteNote note) {
   using C = std::conditional_t<std::is_same_v<T, float>, cufftComplex, cufftDoubleComplex>;
   constexpr bool f64 = std::is_same_v<T, double>;
   const detail::FftTiling t = detail::cuda_fft_tiling(p);
   if constexpr (!f64) {
     if (t.shared) {
-      if (t.fft[1] == 1) return run_fft_rows(p, t, in, out, stream);
-      return run_fft_tiles(p, t, in, out, stream);
+      if (t.fft[1] == 1) return run_fft_rows(p, t, in, out, stream, note);
+      return run_fft_tiles(p, t, in, out, stream, note);
     }
   }
   const i64 batch = detail::cuda_fft_batch(p, t);
@@ -504,10 +519,10 @@ void run_typed(const Problem& p, const T* in, T* out, cudaStream_t stream) {
     HALO_CUDA_CHECK_LAUNCH("launching fft_multiply for " + desc);
     transform<T>(t, nt, true, buf, work, stream, "transforming the tiles of " + desc + " back");
     fft_scatter<T><<<grid(units(nt * g.tile[0] * g.tile[1], g.tile[2])), kThreads, 0, stream>>>(
-        buf, out, g, first, nt, flag);
+        buf, out, g, first, nt, flag, note);
     HALO_CUDA_CHECK_LAUNCH("launching fft_scatter for " + desc);
     fft_direct_tiles<T><<<grid(nt), kThreads, 0, stream>>>(in, out, g, first, nt, flag, weights,
-                                                           double(T(p.cval())));
+                                                           double(T(p.cval())), note);
     HALO_CUDA_CHECK_LAUNCH("launching fft_direct_tiles for " + desc);
   }
   // cudaFree (the buffers' destructors) waits for the device, so the buffers outlive the work.
@@ -619,9 +634,12 @@ class FftStrategy final : public Strategy {
     const auto st = static_cast<cudaStream_t>(stream);
     dispatch_buffers(p.dtype(), b.input, b.output, [&](auto* in, auto* out) {
       using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
-      run_typed<T>(p, in, out, st);
+      run_typed<T>(p, in, out, st, NonFiniteNote::of(b));
     });
   }
+  // Every kernel that writes the output (the scatter, the direct sums of flagged tiles and
+  // pairs, the shared-memory transforms' stores) notes a non-finite output it stores.
+  NonFinite nonfinite(const Problem&) const override { return NonFinite::noted; }
 };
 
 }  // namespace

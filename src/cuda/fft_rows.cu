@@ -23,7 +23,8 @@
  *      segment), coalesced.
  * DRAM traffic: the input once (plus K - 1 elements of overlap a segment) and the output once.
  * A pair whose windows hold a NaN or an infinity is summed directly in float64 instead (a
- * transform would spread it to every output of the pair).
+ * transform would spread it to every output of the pair). Every output stored is probed and a
+ * non-finite one noted (cuda/nonfinite.cuh).
  */
 #include <cuda_runtime.h>
 
@@ -162,7 +163,7 @@ template <int N>
 __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
     fft_rows_kernel(const float* __restrict__ in, float* __restrict__ out, RowsGeometry g,
                     const float2* __restrict__ tw, const float2* __restrict__ spectrum,
-                    const double* __restrict__ w, float cval) {
+                    const double* __restrict__ w, float cval, NonFiniteNote note) {
   constexpr int TH = N / 16;
   // rows_smem's areas. The staging area holds the next plain pair's windows, copied while this
   // pair is transformed; each thread copies and reads back only its own elements, so the
@@ -176,6 +177,7 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
   for (int i = j; i < N; i += TH) spec[i] = spectrum[i];
   __syncthreads();
   const i64 pairs = g.pairs;
+  float probe = 0.f;    // probe_nonfinite over the outputs this thread stores
   bool staged = false;  // the staging area holds pair pr's windows (uniform over the block)
   if (i64(blockIdx.x) < pairs) {
     const Pair first = pair_at(g, blockIdx.x);
@@ -221,7 +223,9 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
         const i64 x = (second ? p.xb : p.xa) + m;
         double acc = 0;
         for (i64 t = 0; t < g.k; ++t) acc += w[t] * double(fetch(src, x + t, g.n, g.mode, cval));
-        out[(second ? p.rb : p.ra) * g.n + (second ? p.ob : p.oa) + m] = float(acc);
+        const float r = float(acc);
+        out[(second ? p.rb : p.ra) * g.n + (second ? p.ob : p.oa) + m] = r;
+        probe = probe_nonfinite(probe, r);
       }
       continue;
     }
@@ -232,11 +236,18 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
 #pragma unroll
     for (int s = 0; s < 16; ++s) {
       const int m = j + s * TH;
-      if (m < ca) dst_a[m] = v[s].x;
-      if (m < cb) dst_b[m] = v[s].y;
+      if (m < ca) {
+        dst_a[m] = v[s].x;
+        probe = probe_nonfinite(probe, v[s].x);
+      }
+      if (m < cb) {
+        dst_b[m] = v[s].y;
+        probe = probe_nonfinite(probe, v[s].y);
+      }
     }
   }
   fast::wait_async<0>();
+  note(probe);
 }
 
 // The passes' twiddles in block_dft's layout (N + 256 values), and d[m] = exp(-2 pi i m / N) in
@@ -287,18 +298,18 @@ __global__ void fft_rows_spectrum(float2* __restrict__ spectrum, const double2* 
 template <int N>
 void launch_rows(const RowsGeometry& g, const float* in, float* out, const float2* tw,
                  const float2* spectrum, const double* w, float cval, cudaStream_t stream,
-                 const std::string& desc) {
+                 const std::string& desc, NonFiniteNote note) {
   const auto kernel = fft_rows_kernel<N>;
   const unsigned blocks =
       pair_grid(reinterpret_cast<const void*>(kernel), N / 16, rows_smem(N), g.pairs);
-  kernel<<<blocks, N / 16, rows_smem(N), stream>>>(in, out, g, tw, spectrum, w, cval);
+  kernel<<<blocks, N / 16, rows_smem(N), stream>>>(in, out, g, tw, spectrum, w, cval, note);
   HALO_CUDA_CHECK_LAUNCH("launching fft_rows_kernel<" + std::to_string(N) + "> for " + desc);
 }
 
 }  // namespace
 
 void run_fft_rows(const Problem& p, const detail::FftTiling& t, const float* in, float* out,
-                  cudaStream_t stream) {
+                  cudaStream_t stream, NonFiniteNote note) {
   const int N = int(t.fft[2]);
   const Dims3 n = p.dims3(), k = p.filter_dims3(), a = p.anchor3();
   RowsGeometry g;
@@ -341,13 +352,13 @@ void run_fft_rows(const Problem& p, const detail::FftTiling& t, const float* in,
   const float cval = float(p.cval());
   switch (N) {
     case 1024:
-      launch_rows<1024>(g, in, out, tw, spectrum, wd, cval, stream, desc);
+      launch_rows<1024>(g, in, out, tw, spectrum, wd, cval, stream, desc, note);
       break;
     case 2048:
-      launch_rows<2048>(g, in, out, tw, spectrum, wd, cval, stream, desc);
+      launch_rows<2048>(g, in, out, tw, spectrum, wd, cval, stream, desc, note);
       break;
     case 4096:
-      launch_rows<4096>(g, in, out, tw, spectrum, wd, cval, stream, desc);
+      launch_rows<4096>(g, in, out, tw, spectrum, wd, cval, stream, desc, note);
       break;
     default:
       throw Error("fft: no row transform of " + std::to_string(N) + " points for " + desc);

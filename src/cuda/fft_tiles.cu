@@ -16,7 +16,8 @@
  *   4. multiplies by the spectrum conj(F w) / (64 * 128) in registers, transforms the columns
  *      back, returns to the x layout, transforms the rows back, and stores the outputs that
  *      never wrap around.
- * A pair whose windows hold a NaN or an infinity is summed directly in float64 instead.
+ * A pair whose windows hold a NaN or an infinity is summed directly in float64 instead. Every
+ * output stored is probed and a non-finite one noted (cuda/nonfinite.cuh).
  */
 #include <cuda_runtime.h>
 
@@ -133,7 +134,7 @@ __device__ __forceinline__ void stage_tiles(float* stage, const float* __restric
 __global__ void __launch_bounds__(THREADS, 1)
     fft_tiles_kernel(const float* __restrict__ in, float* __restrict__ out, TilesGeometry g,
                      const float2* __restrict__ tw, const float2* __restrict__ spectrum,
-                     const double* __restrict__ w, float cval) {
+                     const double* __restrict__ w, float cval, NonFiniteNote note) {
   // NY rows of P, the twiddles (128 + 64), then the staging area: the next plain pair's windows,
   // copied while this pair is transformed.
   extern __shared__ float2 sm[];
@@ -145,6 +146,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   // The x layout: row y, points c + 8 s; the y layout: column x, points c + 4 s.
   const int y = t >> 3, c = t & 7, xc = t & (NX - 1), cy = t >> 7;
   const i64 pairs = g.count_y * g.pairs_x * g.items;
+  float probe = 0.f;    // probe_nonfinite over the outputs this thread stores
   bool staged = false;  // the staging area holds pair pr's windows (uniform over the block)
   if (i64(blockIdx.x) < pairs) {
     const TilePair first = tile_pair(g, blockIdx.x);
@@ -189,7 +191,9 @@ __global__ void __launch_bounds__(THREADS, 1)
           for (int bb = 0; bb < g.kx; ++bb)
             acc += w[a * g.kx + bb] * double(fetch2(plane, iy, xa + oxx + bb, g, cval));
         }
-        out[(b * g.ny + oy + oyy) * g.nx + ox + oxx] = float(acc);
+        const float r = float(acc);
+        out[(b * g.ny + oy + oyy) * g.nx + ox + oxx] = r;
+        probe = probe_nonfinite(probe, r);
       }
       continue;
     }
@@ -218,12 +222,19 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
       for (int s = 0; s < 16; ++s) {
         const int x = c + 8 * s;
-        if (x < ca) dst[x] = v[s].x;
-        if (x < cb) dst[g.tx + x] = v[s].y;
+        if (x < ca) {
+          dst[x] = v[s].x;
+          probe = probe_nonfinite(probe, v[s].x);
+        }
+        if (x < cb) {
+          dst[g.tx + x] = v[s].y;
+          probe = probe_nonfinite(probe, v[s].y);
+        }
       }
     }
   }
   fast::wait_async<0>();
+  note(probe);
 }
 
 // The twiddles of the passes (twx: 128, twy: 64, as rows_dft and cols_dft read them) and
@@ -272,7 +283,7 @@ __global__ void fft_tiles_spectrum(float2* __restrict__ spectrum, const double2*
 }  // namespace
 
 void run_fft_tiles(const Problem& p, const detail::FftTiling& t, const float* in, float* out,
-                   cudaStream_t stream) {
+                   cudaStream_t stream, NonFiniteNote note) {
   if (t.fft[1] != NY || t.fft[2] != NX)
     throw Error("fft: no tile transform of " + std::to_string(t.fft[1]) + "x" +
                 std::to_string(t.fft[2]) + " points for " + p.describe());
@@ -313,8 +324,8 @@ void run_fft_tiles(const Problem& p, const detail::FftTiling& t, const float* in
   const std::size_t smem = std::size_t(NY * P + 192) * 8 + std::size_t(2 * NY * SP) * 4;
   const unsigned blocks = pair_grid(reinterpret_cast<const void*>(fft_tiles_kernel), THREADS, smem,
                                     g.count_y * g.pairs_x * g.items);
-  fft_tiles_kernel<<<blocks, THREADS, smem, stream>>>(in, out, g, tw, spectrum, wd,
-                                                      float(p.cval()));
+  fft_tiles_kernel<<<blocks, THREADS, smem, stream>>>(in, out, g, tw, spectrum, wd, float(p.cval()),
+                                                      note);
   HALO_CUDA_CHECK_LAUNCH("launching fft_tiles_kernel for " + desc);
 }
 

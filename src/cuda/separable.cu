@@ -41,12 +41,19 @@
  * or z), long rows and long columns (FMAs from shared-memory tiles, up to 1025 taps), so that
  * no radius falls to the FFT's or the seed kernels' speed. A plan has at most two passes.
  *
+ * Box factors (uniform filters) run as taps of 1, their windows' raw sums, and each pass scales
+ * its outputs once (SumScale: divided by its boxes' taps for a uniform filter, so that a constant
+ * region gives the constant exactly). Every kernel that writes the final output probes the
+ * outputs it stores and notes a non-finite one (cuda/nonfinite.cuh): NonFinite::noted.
+ *
  * strategy: lowrank (at the end of this file) — a filter of low rank as a sum of separable
  * terms, each term these passes, every term after the first adding into the output.
  */
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -62,6 +69,7 @@
 #include "cuda/device_buffer.cuh"
 #include "cuda/fast/kernels.cuh"
 #include "cuda/fast/policy.hpp"
+#include "cuda/nonfinite.cuh"
 #include "cuda/seeds/common.cuh"
 
 namespace halo::cuda {
@@ -170,6 +178,41 @@ struct Taps {
   T w[2 * R + 1];
 };
 
+// How a pass scales its sums. Box factors run with taps of 1 (their windows' raw sums, as the
+// running sums form them); the pass then divides by its boxes' taps k where their weights are
+// 1 / k, correctly rounded, so that a constant region gives the constant exactly (SciPy sums the
+// window and divides by its size once), else multiplies by their weights' product c; a pass
+// without a box factor leaves its sums (make_plan sets it: BoxUnits::scale).
+// The division is q = s y, then q + (s - q k) y with y = RN(1 / k): the remainder exact by one
+// FMA and added back by another (Markstein's correction), which rounds s / k correctly for
+// normal s; checked against the exact quotient for every float32 significand of two binades and
+// k of 3 to 16641 (boxes of 2^n - 1 taps among them), and on 10^7 float64 cases. __fdiv_rn's
+// slow path (a call) cost the unrolled kernels registers and spills. Multiplying: y = c, k = 0,
+// and no remainder added (c2 = 0).
+struct SumScale {
+  double c1 = 1, k = 0, c2 = 0;
+  float c1f = 1, kf = 0, c2f = 0;
+  int on = 0;  // the pass has a box factor
+  template <class T>
+  __device__ __forceinline__ T operator()(T s) const {
+    if constexpr (sizeof(T) == 4) {
+      const float q = s * c1f;
+      return fmaf(fmaf(-q, kf, s), c2f, q);
+    } else {
+      const double q = s * c1;
+      return fma(fma(-q, k, s), c2, q);
+    }
+  }
+  // v[i] scaled, where the pass has a box factor (one uniform branch).
+  template <class T, int N>
+  __device__ __forceinline__ void apply(T (&v)[N]) const {
+    if (on) {
+#pragma unroll
+      for (int i = 0; i < N; ++i) v[i] = (*this)(v[i]);
+    }
+  }
+};
+
 // One pass: `rows` rows of `nx` columns per item, rows `row_stride` apart, items `item_stride`
 // apart. Under RY = 0, items * rows rows of nx columns, nx apart.
 struct SepGeom {
@@ -181,10 +224,10 @@ struct SepGeom {
   int vec;            // every row starts 16-byte aligned: interior loads are 16-byte vectors
   int xmode, ymode;   // Boundary
   double cval;
-  // Box factors (BOX kernels): the taps [lo, lo + k) of the compiled window, all weighing c,
+  // Box factors (BOX kernels): the taps [lo, lo + k) of the compiled window, all weighing 1,
   // summed as running sums over a thread's 8 outputs along x or its step's outputs down y.
   int xbox, xlo, xk, ybox, ylo, yk;
-  double xc, yc;
+  SumScale scale;  // of the pass's outputs (RY = 0: at the x pass, else at the y pass)
   int add;  // add the pass's sums to the output (a term of a sum: `lowrank`) instead of storing
   // TMA-fed kernels under modes with x faces: work position w takes item (w - ff_start) mod
   // work of the face-first order (face_order), so that the strips at an x face fall to the
@@ -377,18 +420,20 @@ __device__ __forceinline__ T box_sum_row(const T* b, int off, int k) {
 }
 
 // Blocks per SM that the registers must allow: three up to radius 8 (85 registers; their shared
-// memory allows it, and latency hiding needs the warps), two up to 32, one beyond (whose 16
-// accumulators and windows spill under 128 registers).
-HALO_HOST_DEVICE constexpr int min_blocks(int rx, int ry) {
-  return rx <= 8 && ry <= 8 ? 3 : rx <= 32 && ry <= 32 ? 2 : 1;
+// memory allows it, and latency hiding needs the warps), and in float32 along x alone up to 64
+// (they fit 80; under a bound of two, probing and scaling their outputs took them to 128), two
+// up to 32, one beyond (whose 16 accumulators and windows spill under 128 registers).
+HALO_HOST_DEVICE constexpr int min_blocks(int rx, int ry, bool f32 = false) {
+  return (rx <= 8 && ry <= 8) || (f32 && ry == 0 && rx <= 64) ? 3 : rx <= 32 && ry <= 32 ? 2 : 1;
 }
 // TMA: the tiles come from the tensor map `map` (dims nx, rows, 1, items; boxes of a half tile;
 // see the TMA feed in the march below), float32 with RX = RY in [kSepTmaLow, kSepTmaTop]; else
-// `map` is not read.
+// `map` is not read. `note`: where the pass writes the final output, the outputs stored are
+// probed and a non-finite one noted (NonFiniteNote); a null one for passes into scratch.
 template <class T, int RX, int RY, bool BOX, bool ADD = false, bool TMA = false>
-__global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
+__global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY, std::is_same_v<T, float>))
     separable_kernel(const T* __restrict__ in, T* __restrict__ out, SepGeom g, Taps<T, RX> wx,
-                     Taps<T, RY> wy, const __grid_constant__ CUtensorMap map) {
+                     Taps<T, RY> wy, const __grid_constant__ CUtensorMap map, NonFiniteNote note) {
   constexpr int ROWS = step_rows(RY, BOX), PX = pad4(RX), PY = pad_y(RY, BOX);
   constexpr int FILL = 2 * PY / ROWS;          // steps that only fill the ring
   constexpr int W4 = (kSepCols + 2 * PX) / 4;  // groups of 4 columns of a loaded row
@@ -411,6 +456,12 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
   // with a y pass, whose schedule a check at run time disturbed (a rank-1 Gaussian of sigma 8
   // ran 7% slower in 2-D, of sigma 2 3% in 3-D), a parameter for passes along x alone.
   const bool add = RY > 0 ? ADD : g.add != 0;
+  // Whether the sums are scaled (SumScale): in the box instantiation alone (box_kernel), so that
+  // the others keep their registers.
+  constexpr bool SCALED = BOX;
+  // probe_nonfinite over the outputs this thread stores, noted once at the end (with a y pass;
+  // a pass along x alone notes per step, which took fewer registers there and more here).
+  T probe = T(0);
 
   // Row r of the step that starts at (first row `y`, strip column `x0`): where its elements
   // start (`off`), the column its loads start at, whether it is a ghost row (constant mode:
@@ -572,20 +623,21 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
           // A box: the first output's k taps summed, then each next output adds the input that
           // enters its window and subtracts the one that leaves ((s + a) - b).
           if (g.xbox) {
-            const T c = T(g.xc);
             const int off = g.xlo + (PX - RX);
             const T* b = src + off;
             T sum = box_sum_row(b, off, g.xk);
-            acc[0] = c * sum;
+            acc[0] = sum;
 #pragma unroll
             for (int q = 1; q < 8; ++q) {
               sum = (sum + b[q + g.xk - 1]) - b[q - 1];
-              acc[q] = c * sum;
+              acc[q] = sum;
             }
             boxed = true;
           }
         }
         if (!boxed) x_run8<T, RX, PX>(src, wx, acc);
+        // A pass along x alone scales its sums here; with a y pass, the y pass does.
+        if constexpr (RY == 0 && SCALED) g.scale.apply(acc);
         T* dst = ring + (slot + r) * RP + c0;
         store4(dst, acc);
         store4(dst + 4, acc + 4);
@@ -621,14 +673,13 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
           // The first window's rows in two runs, those before the wrap and those after (no
           // select per row); the rows each slide adds and drops through pointers that step
           // back by the ring's size once they pass its end.
-          const T c = T(g.yc);
           const int lo = g.ylo, k = g.yk;
           const int n1 = DOUBLED ? k : min(k, max(0, wrap - lo));
           const T* a = col + lo * RP;
           const T* b = wrapped + (lo + n1) * RP;
           T sum = box_sum<T>(n1, [&](int i) { return a[i * RP]; });
           if (!DOUBLED) sum += box_sum<T>(k - n1, [&](int i) { return b[i * RP]; });
-          acc[0] = c * sum;
+          acc[0] = sum;
           const T* end = ring + RS * RP + t;
           auto at = [&](int i) { return (DOUBLED || i < wrap ? col : wrapped) + i * RP; };
           const T* in = at(lo + k);
@@ -636,7 +687,7 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
 #pragma unroll
           for (int q = 1; q < ROWS; ++q) {
             sum = (sum + *in) - *gone;
-            acc[q] = c * sum;
+            acc[q] = sum;
             in += RP;
             gone += RP;
             if (!DOUBLED && in >= end) in -= RS * RP;
@@ -669,6 +720,7 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
       if (x < g.nx) {
         T* o = out + base + yo * g.row_stride + x;
         const int n = int(min(i64(ROWS), y_end - yo));  // rows of this step in the chunk
+        if constexpr (SCALED && !ADD) g.scale.apply(acc);  // (terms of a sum have no scale)
         if (add) {
           // A term of a sum: the outputs so far, every load in flight before the first add
           // (a load after each store would wait out DRAM's latency once per row).
@@ -680,7 +732,10 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
         }
 #pragma unroll
         for (int q = 0; q < ROWS; ++q) {
-          if (q < n) *o = acc[q];
+          if (q < n) {
+            *o = acc[q];
+            probe = probe_nonfinite(probe, acc[q]);
+          }
           o += g.row_stride;
         }
       }
@@ -900,20 +955,33 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY))
           o[r] = ok && xr + t < g.nx ? out + off + xr + t : nullptr;
           v[r] = o[r] ? *o[r] : T(0);
         }
+        T step_probe = T(0);
 #pragma unroll
         for (int r = 0; r < kSepRows; ++r)
-          if (o[r]) *o[r] = v[r] + ring[r * RP + t];
+          if (o[r]) {
+            const T s = v[r] + ring[r * RP + t];
+            *o[r] = s;
+            step_probe = probe_nonfinite(step_probe, s);
+          }
+        note(step_probe);
         continue;
       }
+      T step_probe = T(0);
 #pragma unroll
       for (int r = 0; r < kSepRows; ++r) {
         i64 off, xr;
         bool ghost, ok;
         row_of(0, y, x0, r, off, xr, ghost, ok);
-        if (ok && xr + t < g.nx) out[off + xr + t] = ring[r * RP + t];
+        if (ok && xr + t < g.nx) {
+          const T s = ring[r * RP + t];
+          out[off + xr + t] = s;
+          step_probe = probe_nonfinite(step_probe, s);
+        }
       }
+      note(step_probe);
     }
   }
+  if constexpr (RY > 0) note(probe);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -967,6 +1035,7 @@ struct VolGeom {
   int vec;                  // every row starts 16-byte aligned
   int near_x;               // rows longer than the x halo (near_map applies)
   float cval;
+  SumScale scale;  // of the outputs (box factors: BoxUnits::scale)
 };
 
 // f(integral_constant<K>) for the K = k of [0, N): a run-time index as a compile-time one.
@@ -1000,8 +1069,8 @@ __device__ __forceinline__ void y_column(const float* col, int pitch, const Taps
 
 template <int R>
 __global__ void __launch_bounds__(kVolThreads, 3)
-    vol_kernel(const float* __restrict__ in, float* __restrict__ out, VolGeom g,
-               Taps<float, R> wx, Taps<float, R> wy, Taps<float, R> wz) {
+    vol_kernel(const float* __restrict__ in, float* __restrict__ out, VolGeom g, Taps<float, R> wx,
+               Taps<float, R> wy, Taps<float, R> wz, NonFiniteNote note) {
   constexpr int P = pad4(R), PZ = vol_pad_z(R), S = kVolSteps, NS = vol_slots(R);
   constexpr int FILL = 2 * PZ / S;        // steps that only fill the ring
   constexpr int TR = kVolTy + 2 * R;      // tile rows
@@ -1162,13 +1231,19 @@ __global__ void __launch_bounds__(kVolThreads, 3)
             }
           }
           if (x < g.nx) {
+            float probe = 0.f;  // noted per step: a register held across the march spilled
 #pragma unroll
             for (int p = 0; p < 4; ++p)
               if (y0 + yq + p < g.ny) {
 #pragma unroll
                 for (int q = 0; q < S; ++q)
-                  if (q < nzo) o[p * g.nx + q * plane] = acc[p][q];
+                  if (q < nzo) {
+                    const float v = g.scale(acc[p][q]);  // (unconditional: fewer registers)
+                    o[p * g.nx + q * plane] = v;
+                    probe = probe_nonfinite(probe, v);
+                  }
               }
+            note(probe);
           }
         });
       }
@@ -1263,7 +1338,7 @@ template <int R>
 __global__ void __launch_bounds__(kVolThreads, 2)
     vol_tma_kernel(const float* __restrict__ in, float* __restrict__ out, VolGeom g,
                    const __grid_constant__ CUtensorMap map, Taps<float, R> wx, Taps<float, R> wy,
-                   Taps<float, R> wz) {
+                   Taps<float, R> wz, NonFiniteNote note) {
   constexpr int P = pad4(R), TY = vt_ty(R), TR = TY + 2 * R, TP = vol_tile_pitch(R);
   constexpr int XP = vol_x_pitch(), FIX = vt_fix(R);
   constexpr int W = kVolTx + 2 * P;  // tile columns the x pass reads
@@ -1281,6 +1356,7 @@ __global__ void __launch_bounds__(kVolThreads, 2)
   const int c = t % kVolTx, yq = (t / kVolTx) * RY;  // y and z: column c, rows yq .. + RY - 1
   const i64 plane = g.nx * g.ny;
   const bool zero_ghosts = g.cval == 0.f;
+  float probe = 0.f;  // probe_nonfinite over the outputs this thread stores
   for (int e = t; e < TP; e += kVolThreads) crow[e] = g.cval;
   if (t == 0) {
     for (int k = 0; k < NST; ++k) fast::mbarrier_init<1>(fast::shared_address(bar + k));
@@ -1474,9 +1550,16 @@ __global__ void __launch_bounds__(kVolThreads, 2)
             for (int p = 0; p < RY; ++p)
               q[p][(S - m + K) % K] = fmaf(wz.w[m], v[p], q[p][(S - m + K) % K]);
           if (done && x < g.nx) {
+            float v[RY];
+#pragma unroll
+            for (int p = 0; p < RY; ++p) v[p] = q[p][DONE];
+            g.scale.apply(v);
 #pragma unroll
             for (int p = 0; p < RY; ++p)
-              if (p < rows) o[p * g.nx] = q[p][DONE];
+              if (p < rows) {
+                o[p * g.nx] = v[p];
+                probe = probe_nonfinite(probe, v[p]);
+              }
           }
 #pragma unroll
           for (int p = 0; p < RY; ++p) q[p][DONE] = 0.f;
@@ -1486,6 +1569,7 @@ __global__ void __launch_bounds__(kVolThreads, 2)
       }
     }
   }
+  note(probe);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1534,31 +1618,45 @@ __device__ __forceinline__ void load_row_tile(float* tile, const float* __restri
   }
 }
 
-// A thread's RUN outputs from o into the tile, once every read of it is done, then the
-// segment's n outputs from the tile to dst, coalesced.
+// A thread's RUN sums from o into the tile, once every read of it is done, then the segment's
+// n outputs from the tile to dst, coalesced: the sums scaled by `scale`, each probed into `probe`.
 template <int THREADS, int RUN>
 __device__ __forceinline__ void store_row_tile(float* tile, const float (&acc)[RUN], int o, int n,
-                                               float* dst) {
+                                               float* dst, const SumScale& scale, float& probe) {
   __syncthreads();  // every read of the tile is done: the outputs go there
   if (o < n) {
 #pragma unroll
     for (int q = 0; q < RUN; ++q) tile[box_skew(o + q)] = acc[q];
   }
   __syncthreads();
-  for (int u = threadIdx.x; u < n; u += THREADS) dst[u] = tile[box_skew(u)];
+  if (scale.on) {
+    for (int u = threadIdx.x; u < n; u += THREADS) {
+      const float v = scale(tile[box_skew(u)]);
+      dst[u] = v;
+      probe = probe_nonfinite(probe, v);
+    }
+  } else {
+    for (int u = threadIdx.x; u < n; u += THREADS) {
+      const float v = tile[box_skew(u)];
+      dst[u] = v;
+      probe = probe_nonfinite(probe, v);
+    }
+  }
 }
 
 struct BoxRowGeom {
   i64 nx, segs, work;  // rows of nx elements, nx apart; segments per row; rows * segs
-  int a, k;            // output x sums inputs x + a .. x + a + k - 1, times c
+  int a, k;            // output x sums inputs x + a .. x + a + k - 1, then `scale`
   int mode;            // Boundary along x
-  float c, cval;
+  float cval;
+  SumScale scale;
 };
 
 // 6 blocks per SM (40 registers): 0.90 ms for the 1-D box 255, against 0.99 at 64 registers
 // (4 blocks) and 0.98 at 32 (8 blocks, spilling): docs/TUNING.md, "Box rows".
 __global__ void __launch_bounds__(kBoxThreads, 6)
-    box_row_kernel(const float* __restrict__ in, float* __restrict__ out, BoxRowGeom g) {
+    box_row_kernel(const float* __restrict__ in, float* __restrict__ out, BoxRowGeom g,
+                   NonFiniteNote note) {
   __shared__ float tile[kBoxTile + kBoxTile / 32 + 1];
   __shared__ float chunk[kBoxChunks];
   const int t = threadIdx.x, o = t * kBoxRun;  // o: the thread's first output in the segment
@@ -1594,14 +1692,16 @@ __global__ void __launch_bounds__(kBoxThreads, 6)
       if (j < full) s0 += chunk[t + j];
       for (int i = 0; i < rest; ++i) s1 += tile[box_skew(o + full * kBoxRun + i)];
       float s = s0 + s1;
-      acc[0] = g.c * s;
+      acc[0] = s;
 #pragma unroll
       for (int q = 1; q < kBoxRun; ++q) {
         s = (s + tile[box_skew(o + q - 1 + g.k)]) - tile[box_skew(o + q - 1)];
-        acc[q] = g.c * s;
+        acc[q] = s;
       }
     }
-    store_row_tile<kBoxThreads>(tile, acc, o, n, out + row * g.nx + x0);
+    float probe = 0.f;  // noted per segment (held across them it spilled)
+    store_row_tile<kBoxThreads>(tile, acc, o, n, out + row * g.nx + x0, g.scale, probe);
+    note(probe);
   }
 }
 
@@ -1626,9 +1726,11 @@ struct ColGeom {
   i64 strips, chunk, chunks, work;               // strips of columns x chunks x items
 };
 struct BoxColGeom : ColGeom {  // strips of 128 columns
-  int a, k;   // output y sums input rows y + a .. y + a + k - 1, times c
+  // Output y: the sum of input rows y + a .. y + a + k - 1, scaled.
+  int a, k;
   int mode;   // Boundary along the rows
-  float c, cval;
+  float cval;
+  SumScale scale;
 };
 // Shared memory of a block: the ring of chunk sums (k / 16 + 1 slots) and two blocks of rows.
 std::size_t col_shared_bytes(int k) {
@@ -1636,13 +1738,15 @@ std::size_t col_shared_bytes(int k) {
 }
 
 __global__ void __launch_bounds__(kColThreads)
-    box_col_kernel(const float* __restrict__ in, float* __restrict__ out, BoxColGeom g) {
+    box_col_kernel(const float* __restrict__ in, float* __restrict__ out, BoxColGeom g,
+                   NonFiniteNote note) {
   extern __shared__ __align__(16) unsigned char col_smem[];
   const int t = threadIdx.x;
   const int full = g.k / kColRun, rest = g.k - full * kColRun, slots = full + 1;
   float* ring = reinterpret_cast<float*>(col_smem) + t;  // slot j at ring[j * kColThreads]
   float* raw = ring + slots * kColThreads;               // rows of two blocks, E0 then E1
   const i64 per_item = g.strips * g.chunks;
+  float probe = 0.f;
   for (i64 w = blockIdx.x; w < g.work; w += gridDim.x) {
     const i64 item = w / per_item, rem = w - item * per_item;
     const i64 cy = rem / g.strips, x = (rem - cy * g.strips) * kColThreads + t;
@@ -1691,13 +1795,19 @@ __global__ void __launch_bounds__(kColThreads)
       const i64 yo = y0 + r * kColRun;
       float* o = dst + yo * g.row_stride;
       const int n = int(min(i64(kColRun), y1 - yo));
-      o[0] = g.c * s;
+      const float first = g.scale(s);
+      o[0] = first;
+      probe = probe_nonfinite(probe, first);
 #pragma unroll
       for (int q = 1; q < kColRun; ++q) {
         const int i = rest + q - 1;  // the row of E0 (of E1 from 16) entering the window
         const float v = i < kColRun ? ea[i * kColThreads] : eb[(i - kColRun) * kColThreads];
         s = (s + v) - lv[q - 1];
-        if (q < n) o[q * g.row_stride] = g.c * s;
+        if (q < n) {
+          const float u = g.scale(s);
+          o[q * g.row_stride] = u;
+          probe = probe_nonfinite(probe, u);
+        }
       }
       // Block r + full's sum takes the slot of block r - 1 (read by no run from r on); E1
       // becomes E0, and block r + full + 2 comes into the half E0 held.
@@ -1710,6 +1820,7 @@ __global__ void __launch_bounds__(kColThreads)
       if (++rs == slots) rs = 0;
     }
   }
+  note(probe);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1742,6 +1853,7 @@ struct LongColGeom : ColGeom {  // strips of 32 columns
   int batches;  // batches of kLongStep rows in the ring
   int mode;     // Boundary along the rows
   float cval;
+  SumScale scale;
 };
 int long_groups(int k) { return (k + kLongRun - 1 + kLongRun - 1) / kLongRun; }
 // Batches the ring holds: every row the step's last warp reads.
@@ -1772,7 +1884,7 @@ __device__ __forceinline__ void long_group(float (&acc)[kLongRun], const float (
 // 3 blocks per SM (80 registers): 2.36 ms at 161 taps against 2.48 at 2 (108 registers).
 __global__ void __launch_bounds__(kLongThreads, 3)
     long_col_kernel(const float* __restrict__ in, float* __restrict__ out, LongColGeom g,
-                    const __grid_constant__ LongTaps taps) {
+                    const __grid_constant__ LongTaps taps, NonFiniteNote note) {
   extern __shared__ __align__(16) unsigned char long_smem[];
   float* ring = reinterpret_cast<float*>(long_smem);  // [batches * 128 rows][32 columns]
   const int ring_rows = g.batches * kLongStep;
@@ -1780,6 +1892,7 @@ __global__ void __launch_bounds__(kLongThreads, 3)
   for (int j = threadIdx.x; j < kLongWeights; j += kLongThreads) ws[j] = taps.w[j];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const i64 per_item = g.strips * g.chunks;
+  float probe = 0.f;
   for (i64 w = blockIdx.x; w < g.work; w += gridDim.x) {
     const i64 item = w / per_item, rem = w - item * per_item;
     const i64 cy = rem / g.strips, x = (rem - cy * g.strips) * 32 + lane;
@@ -1831,9 +1944,13 @@ __global__ void __launch_bounds__(kLongThreads, 3)
       if (live) {
         float* o = out + item * g.item_stride + x + yo * g.row_stride;
         const int n = int(min(i64(kLongRun), y1 - yo));
+        g.scale.apply(acc);
 #pragma unroll
         for (int q = 0; q < kLongRun; ++q)
-          if (q < n) o[q * g.row_stride] = acc[q];
+          if (q < n) {
+            o[q * g.row_stride] = acc[q];
+            probe = probe_nonfinite(probe, acc[q]);
+          }
       }
       __syncthreads();  // every warp is done with batch s
       if (more) {
@@ -1842,6 +1959,7 @@ __global__ void __launch_bounds__(kLongThreads, 3)
       }
     }
   }
+  note(probe);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1865,6 +1983,7 @@ struct LongRowGeom {
   int groups;          // groups of 16 inputs a thread reads: ceil((k + 15) / 16)
   int mode;            // Boundary along x
   float cval;
+  SumScale scale;
 };
 // Tile elements a segment reads: its outputs' runs and the groups of the last one.
 int long_row_tile(int k) { return kLongRowSeg - kLongRun + long_groups(k) * kLongRun; }
@@ -1875,12 +1994,13 @@ std::size_t long_row_shared_bytes(int k) {
 
 __global__ void __launch_bounds__(kLongThreads)
     long_row_kernel(const float* __restrict__ in, float* __restrict__ out, LongRowGeom g,
-                    const __grid_constant__ LongTaps taps) {
+                    const __grid_constant__ LongTaps taps, NonFiniteNote note) {
   extern __shared__ __align__(16) unsigned char long_smem[];
   float* ws = reinterpret_cast<float*>(long_smem);  // the weights as read
   float* tile = ws + kLongWeights;
   for (int j = threadIdx.x; j < kLongWeights; j += kLongThreads) ws[j] = taps.w[j];
   const int t = threadIdx.x, o = t * kLongRun;  // o: the thread's first output in the segment
+  float probe = 0.f;
   for (i64 w = blockIdx.x; w < g.work; w += gridDim.x) {
     const i64 row = w / g.segs, x0 = (w - row * g.segs) * kLongRowSeg;
     const int n = int(min(i64(kLongRowSeg), g.nx - x0));  // outputs of the segment
@@ -1901,8 +2021,9 @@ __global__ void __launch_bounds__(kLongThreads)
         long_group(acc, v, ws + gi * kLongRun);
       }
     }
-    store_row_tile<kLongThreads>(tile, acc, o, n, out + row * g.nx + x0);
+    store_row_tile<kLongThreads>(tile, acc, o, n, out + row * g.nx + x0, g.scale, probe);
   }
+  note(probe);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1915,21 +2036,84 @@ struct SepPass {
   SepGeom g{};
   double cval_scale = 1;  // constant mode: cval times this (the factors applied before)
   // Box columns (box_col_kernel; rx = ry = 0): a box of colk taps down the rows, output y
-  // summing rows y + cola .. y + cola + colk - 1, times colc. 0: not.
+  // summing rows y + cola .. y + cola + colk - 1, then g.scale. 0: not.
   int colk = 0, cola = 0;
-  double colc = 0;
   bool lng = false;   // long columns (long_col_kernel; rx = ry = 0) of window wy
   bool lrow = false;  // long rows (long_row_kernel; rx = ry = 0) of the x window
   i64 tma_chunk = 0;  // fused x-y passes: rows per chunk where the tiles come by tensor maps
   bool vol = false;   // x, y and z in one pass (vol_kernel; rx = ry = its radius), shape in vg
   VolGeom vg{};
+  // A pass of the fused kernels with a box factor (g.scale.on), whether its running sums or its
+  // FMAs (fewer than kSepBoxTaps taps, float64, direct sums) sum it: it runs the box
+  // instantiation, the one that scales (the others carry no code for it).
+  bool box_scale = false;
 };
 // Taps of a long pass's window (long rows: x; long columns: wy).
 int long_taps_of(const SepPass& s, const detail::AxisWindows& win) {
   return 2 * win.radius[s.lrow ? 2 : s.wy] + 1;
 }
+// Box factors as taps of 1 and a scale per pass (SumScale), in every plan but a term of a sum:
+// each box window (detail::box_run) becomes its run of ones. Where the boxes' weights multiply
+// to 1 over the product of their taps (a uniform filter, whose 1 / K the factoring carries in
+// one factor or spreads over them; to 8 ulps), each pass divides by its own boxes' taps, so
+// that every pass over a constant region gives the constant exactly; else each pass multiplies
+// by its boxes' weights.
+struct BoxUnits {
+  std::array<int, 3> k{0, 0, 0};     // axis a's box taps (z, y, x); 0: not a box
+  std::array<double, 3> c{1, 1, 1};  // its weight
+  bool divide = false;
+  // The sum of axis a's weights as the passes apply them (a ghost of cval seen through them).
+  double sum(const detail::AxisWindows& win, int a) const {
+    if (k[a] > 0) return divide ? 1.0 : double(k[a]) * c[a];
+    double s = 0;
+    for (double w : win.w[a]) s += w;
+    return s;
+  }
+  // The scale of a pass over `axes`.
+  SumScale scale(const std::vector<int>& axes) const {
+    double kp = 1, cp = 1;
+    bool any = false;
+    for (int a : axes)
+      if (k[a] > 0) {
+        any = true;
+        kp *= double(k[a]);
+        cp *= c[a];
+      }
+    SumScale s;
+    if (!any || (!divide && cp == 1.0)) return s;  // (boxes of weight 1: their sums)
+    s.on = 1;
+    if (divide && kp < double(1 << 24)) {  // (the product of taps exact in float32)
+      s.k = kp;
+      s.kf = float(kp);
+      s.c1 = s.c2 = 1.0 / kp;
+      s.c1f = s.c2f = 1.0f / s.kf;  // RN(1 / k) in float32
+    } else {
+      s.c1 = divide ? 1.0 / kp : cp;
+      s.c1f = float(s.c1);
+    }
+    return s;
+  }
+};
+BoxUnits box_units(detail::AxisWindows& win) {
+  BoxUnits u;
+  double kb = 1, cb = 1;
+  for (int a = 0; a < 3; ++a) {
+    if (win.radius[a] == 0) continue;
+    const auto b = detail::box_run(win.w[a]);
+    if (!b) continue;
+    u.k[a] = b->k;
+    u.c[a] = b->c;
+    kb *= double(b->k);
+    cb *= b->c;
+    for (int j = 0; j < b->k; ++j) win.w[a][std::size_t(b->lo + j)] = 1.0;
+  }
+  u.divide = kb > 1 && std::fabs(cb * kb - 1.0) <= 8 * std::numeric_limits<double>::epsilon();
+  return u;
+}
+
 struct SepPlan {
-  detail::AxisWindows win;
+  detail::AxisWindows win;  // box factors as runs of ones (BoxUnits)
+  BoxUnits units;
   std::vector<SepPass> passes;
   std::string why_not;  // non-empty: cannot run
 };
@@ -2015,18 +2199,17 @@ SepGeom plain_geom(i64 nx, i64 rows, i64 row_stride, i64 items, i64 item_stride)
 constexpr int kSepBoxTaps = 6;
 // Sets a pass's box fields from window w where it is a box of kSepBoxTaps or more; returns
 // whether it is.
-int box_fields(const std::vector<double>& w, int& lo, int& k, double& c) {
+int box_fields(const std::vector<double>& w, int& lo, int& k) {
   const auto box = detail::box_run(w);
   if (!box || box->k < kSepBoxTaps) return 0;
   lo = box->lo;
   k = box->k;
-  c = box->c;
   return 1;
 }
 
-// Whether a pass of the fused kernels runs its box instantiation (running sums; float32 only,
-// where box factors are found).
-bool box_kernel(const SepPass& s) { return s.g.xbox || s.g.ybox; }
+// Whether a pass of the fused kernels runs their box instantiation: running sums (float32), or
+// a box factor's scale (SepPass::box_scale).
+bool box_kernel(const SepPass& s) { return s.g.xbox || s.g.ybox || s.box_scale; }
 
 // Whether fused x-y pass s takes tiles by tensor maps where its rows are 16-byte aligned
 // (launch_pass's TMA feed).
@@ -2044,7 +2227,7 @@ std::string shared_memory_why_not(const SepPlan& plan, DType t) {
                           : s.lng           ? long_shared_bytes(long_taps_of(s, plan.win))
                           : s.lrow          ? long_row_shared_bytes(long_taps_of(s, plan.win))
                           : t == DType::f32 ? sep_shared_bytes<float>(s.rx, s.ry, box_kernel(s))
-                                            : sep_shared_bytes<double>(s.rx, s.ry, false);
+                                            : sep_shared_bytes<double>(s.rx, s.ry, box_kernel(s));
     if (b > limit)
       return "needs " + std::to_string(b) + " B of shared memory per block, the device has " +
              std::to_string(limit);
@@ -2067,6 +2250,7 @@ SepPlan make_plan(const Problem& p, const detail::AxisWindows& win_in, bool term
     plan.why_not = "a filter of one tap has nothing to separate";
     return plan;
   }
+  if (!term) plan.units = box_units(plan.win);
   if (p.direct_sums() && win->long_axes > 1) {
     plan.why_not = "direct sums required: passes sum the taps in another form";
     return plan;
@@ -2113,7 +2297,6 @@ SepPlan make_plan(const Problem& p, const detail::AxisWindows& win_in, bool term
   const auto box_cols = [&](SepPass& s, const detail::BoxRun& b, int a) {
     s.colk = b.k;
     s.cola = b.lo - R[a];
-    s.colc = b.c;
   };
   // x, y and z in one pass: float32 factors within vol_kernel's radii (padded to the largest),
   // or up to kVolTmaTop (padded to it) where the tensor-map tiles take them, on volumes at least
@@ -2142,13 +2325,13 @@ SepPlan make_plan(const Problem& p, const detail::AxisWindows& win_in, bool term
     g.ymode = mode_y;
     g.zmode = mode_z;
     g.cval = float(p.cval());
+    g.scale = plan.units.scale({0, 1, 2});
     plan.passes.push_back(s);
     plan.why_not = shared_memory_why_not(plan, p.dtype());
     return plan;
   }
-  double sx = 0, sy = 0;  // the x and y factors' sums: a ghost row or plane seen through them
-  for (double w : win->w[2]) sx += w;
-  for (double w : win->w[1]) sy += w;
+  // The x and y factors' sums: a ghost row or plane seen through them.
+  const double sx = plan.units.sum(*win, 2), sy = plan.units.sum(*win, 1);
   // Pass 0: x in long rows.
   if (xl) {
     SepPass s;
@@ -2219,20 +2402,34 @@ SepPlan make_plan(const Problem& p, const detail::AxisWindows& win_in, bool term
                    " (z): three passes over DRAM, not compiled";
     return plan;
   }
-  for (SepPass& s : plan.passes) s.g.cval = p.cval() * s.cval_scale;
+  for (SepPass& s : plan.passes) {
+    s.g.cval = p.cval() * s.cval_scale;
+    std::vector<int> axes;  // the axes whose factors the pass applies
+    if (s.lrow) {
+      axes = {2};
+    } else if (s.colk || s.lng) {
+      axes = {s.wy};
+    } else {
+      if (s.rx > 0) axes.push_back(2);
+      if (s.ry > 0) axes.push_back(s.wy);
+    }
+    s.g.scale = plan.units.scale(axes);
+  }
   // Box factors (f32): running sums in place of the FMAs (Summation::running), where they
   // measured faster on an H100 (docs/TUNING.md): down y and z always, along x in passes along x
   // alone (1-D box 255: 3.50 -> 3.00 ms), not in the fused kernel (2-D box 31: y alone 1.12 ms,
   // x and y 1.20, neither 1.16: the x form's scalar shared-memory reads cost more than its FMAs).
   if (p.dtype() == DType::f32 && !p.direct_sums() && !term) {
     for (SepPass& s : plan.passes) {
-      if (s.rx > 0 && s.ry == 0) s.g.xbox = box_fields(win->w[2], s.g.xlo, s.g.xk, s.g.xc);
-      if (s.ry > 0) {
-        s.g.ybox = box_fields(win->w[s.wy], s.g.ylo, s.g.yk, s.g.yc);
-        if (s.g.ybox) size_march(s.g, s.ry, true);  // the box kernel's steps
-      }
+      if (s.rx > 0 && s.ry == 0) s.g.xbox = box_fields(win->w[2], s.g.xlo, s.g.xk);
+      if (s.ry > 0) s.g.ybox = box_fields(win->w[s.wy], s.g.ylo, s.g.yk);
     }
   }
+  for (SepPass& s : plan.passes)
+    if (!s.vol && (s.rx > 0 || s.ry > 0)) {
+      s.box_scale = s.g.scale.on != 0;
+      if (s.ry > 0 && box_kernel(s)) size_march(s.g, s.ry, true);  // the box kernel's steps
+    }
   // Where the fused passes take tiles by tensor maps: chunks balanced over their blocks.
   for (SepPass& s : plan.passes)
     if (sep_pass_tma(s, p)) {
@@ -2266,7 +2463,7 @@ Taps<T, R> taps_of(const std::vector<double>& w) {
 
 template <class T, int RX, int RY, bool BOX, bool ADD = false>
 void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win, const Problem& p,
-                 cudaStream_t stream, int sms) {
+                 cudaStream_t stream, int sms, NonFiniteNote note) {
   // 16-byte loads where every row starts on a 16-byte boundary.
   const auto aligned = [](i64 n) { return n % (16 / i64(sizeof(T))) == 0; };
   s.g.vec = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && aligned(s.g.row_stride) &&
@@ -2296,8 +2493,8 @@ void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win,
     s.g.face_first = tma && face_first_compiled(RY) && !zero_ghosts(s.g.xmode, s.g.cval) &&
                      s.g.work < (i64(1) << 31);
     s.g.ff_start = L.grid[0] > 0 ? s.g.work % i64(L.grid[0]) : 0;
-    launch_kernel(kernel, L, stream, "separable_kernel", 2 * std::max(RX, RY) + 1, p, in, out,
-                  s.g, tx, ty, map);
+    launch_kernel(kernel, L, stream, "separable_kernel", 2 * std::max(RX, RY) + 1, p, in, out, s.g,
+                  tx, ty, map, note);
   };
   CUtensorMap map{};
   if constexpr (std::is_same_v<T, float> && RX == RY && RX >= kSepTmaLow && RX <= kSepTmaTop) {
@@ -2338,20 +2535,20 @@ bool with_radius(int r, F&& f) {
 
 template <class T, bool BOX>
 bool run_pass_as(const T* in, T* out, const SepPass& s, const detail::AxisWindows& win,
-                 const Problem& p, cudaStream_t stream, int sms) {
+                 const Problem& p, cudaStream_t stream, int sms, NonFiniteNote note) {
   // Kernels with a y pass add into the output as compiled (ADD), and terms of a sum take no
   // box forms (make_plan's `term`).
   const auto with_y = [&](auto RX, auto RY) {
     if constexpr (!BOX)
       if (s.g.add)
-        return launch_pass<T, RX(), RY(), false, true>(in, out, s, win, p, stream, sms);
+        return launch_pass<T, RX(), RY(), false, true>(in, out, s, win, p, stream, sms, note);
     if (s.g.add) throw Error("separable: box forms do not add into the output");
-    launch_pass<T, RX(), RY(), BOX>(in, out, s, win, p, stream, sms);
+    launch_pass<T, RX(), RY(), BOX>(in, out, s, win, p, stream, sms, note);
   };
   if (s.rx > 0 && s.ry > 0) return with_radius<T>(s.rx, [&](auto R) { with_y(R, R); });
   if (s.rx > 0)
     return with_radius<T, true>(
-        s.rx, [&](auto R) { launch_pass<T, R(), 0, BOX>(in, out, s, win, p, stream, sms); });
+        s.rx, [&](auto R) { launch_pass<T, R(), 0, BOX>(in, out, s, win, p, stream, sms, note); });
   return with_radius<T>(s.ry, [&](auto R) { with_y(std::integral_constant<int, 0>{}, R); });
 }
 
@@ -2375,9 +2572,8 @@ void launch_persistent(void (*kernel)(KArgs...), int threads, std::size_t shared
   launch_kernel(kernel, L, stream, name, k, p, std::forward<Args>(args)...);
 }
 
-void launch_box_rows(const float* in, float* out, const SepPass& s,
-                     const detail::AxisWindows& win, const Problem& p, cudaStream_t stream,
-                     int sms) {
+void launch_box_rows(const float* in, float* out, const SepPass& s, const detail::AxisWindows& win,
+                     const Problem& p, cudaStream_t stream, int sms, NonFiniteNote note) {
   BoxRowGeom g{};
   g.nx = s.g.nx;
   g.segs = ceil_div64(g.nx, kBoxSeg);
@@ -2385,10 +2581,10 @@ void launch_box_rows(const float* in, float* out, const SepPass& s,
   g.a = s.g.xlo - win.radius[2];  // xlo counts from the window's first tap, at -radius
   g.k = s.g.xk;
   g.mode = s.g.xmode;
-  g.c = float(s.g.xc);
+  g.scale = s.g.scale;
   g.cval = float(s.g.cval);
   launch_persistent(box_row_kernel, kBoxThreads, 0, g.work, sms, stream, "box_row_kernel", g.k, p,
-                    in, out, g);
+                    in, out, g, note);
 }
 
 // A column pass's shape from s, strips of `width` columns, and chunks of rows: at least
@@ -2406,7 +2602,7 @@ void col_geom(ColGeom& g, const SepGeom& s, int width, i64 least, int unit) {
 }
 
 void launch_box_cols(const float* in, float* out, const SepPass& s, const Problem& p,
-                     cudaStream_t stream, int sms) {
+                     cudaStream_t stream, int sms, NonFiniteNote note) {
   BoxColGeom g{};
   // Chunks long enough that the k + 32 rows read before a chunk's first output cost at most
   // an eighth of it.
@@ -2414,10 +2610,10 @@ void launch_box_cols(const float* in, float* out, const SepPass& s, const Proble
   g.a = s.cola;
   g.k = s.colk;
   g.mode = s.g.ymode;
-  g.c = float(s.colc);
+  g.scale = s.g.scale;
   g.cval = float(s.g.cval);
   launch_persistent(box_col_kernel, kColThreads, col_shared_bytes(g.k), g.work, sms, stream,
-                    "box_col_kernel", g.k, p, in, out, g);
+                    "box_col_kernel", g.k, p, in, out, g, note);
 }
 
 // A long factor's weights as its kernels read them: 15 zeros first.
@@ -2427,9 +2623,8 @@ LongTaps long_taps(const std::vector<double>& w) {
   return taps;
 }
 
-void launch_long_cols(const float* in, float* out, const SepPass& s,
-                      const detail::AxisWindows& win, const Problem& p, cudaStream_t stream,
-                      int sms) {
+void launch_long_cols(const float* in, float* out, const SepPass& s, const detail::AxisWindows& win,
+                      const Problem& p, cudaStream_t stream, int sms, NonFiniteNote note) {
   const std::vector<double>& w = win.w[s.wy];
   const int k = int(w.size());
   LongColGeom g{};
@@ -2441,13 +2636,13 @@ void launch_long_cols(const float* in, float* out, const SepPass& s,
   col_geom(g, s.g, 32, std::max<i64>(1024, 8 * i64(g.batches) * kLongStep), kLongStep);
   g.mode = s.g.ymode;
   g.cval = float(s.g.cval);
+  g.scale = s.g.scale;
   launch_persistent(long_col_kernel, kLongThreads, long_shared_bytes(k), g.work, sms, stream,
-                    "long_col_kernel", k, p, in, out, g, long_taps(w));
+                    "long_col_kernel", k, p, in, out, g, long_taps(w), note);
 }
 
-void launch_long_rows(const float* in, float* out, const SepPass& s,
-                      const detail::AxisWindows& win, const Problem& p, cudaStream_t stream,
-                      int sms) {
+void launch_long_rows(const float* in, float* out, const SepPass& s, const detail::AxisWindows& win,
+                      const Problem& p, cudaStream_t stream, int sms, NonFiniteNote note) {
   const std::vector<double>& w = win.w[2];
   const int k = int(w.size());
   LongRowGeom g{};
@@ -2458,8 +2653,9 @@ void launch_long_rows(const float* in, float* out, const SepPass& s,
   g.groups = long_groups(k);
   g.mode = s.g.xmode;
   g.cval = float(s.g.cval);
+  g.scale = s.g.scale;
   launch_persistent(long_row_kernel, kLongThreads, long_row_shared_bytes(k), g.work, sms, stream,
-                    "long_row_kernel", k, p, in, out, g, long_taps(w));
+                    "long_row_kernel", k, p, in, out, g, long_taps(w), note);
 }
 
 // A volume kernel over g's tiles, in the z-chunks that waste least of the last wave and of the
@@ -2467,7 +2663,8 @@ void launch_long_rows(const float* in, float* out, const SepPass& s,
 template <int R, class Kernel, class... Extra>
 void launch_vol_chunks(Kernel kernel, const char* name, std::size_t smem, int halo, VolGeom g,
                        const detail::AxisWindows& win, const Problem& p, cudaStream_t stream,
-                       int sms, const float* in, float* out, const Extra&... extra) {
+                       int sms, NonFiniteNote note, const float* in, float* out,
+                       const Extra&... extra) {
   const i64 resident = fast::resident_blocks(kernel, kVolThreads, smem, sms);
   const fast::Chunking c =
       fast::fit_chunks(g.nz, g.tiles_x * g.tiles_y * g.items, halo, resident);
@@ -2480,14 +2677,14 @@ void launch_vol_chunks(Kernel kernel, const char* name, std::size_t smem, int ha
   L.grid = {unsigned(std::min<i64>(g.work, resident)), 1, 1};
   launch_kernel(kernel, L, stream, name, 2 * R + 1, p, in, out, g, extra...,
                 taps_of<float, R>(win.w[2]), taps_of<float, R>(win.w[1]),
-                taps_of<float, R>(win.w[0]));
+                taps_of<float, R>(win.w[0]), note);
 }
 
 // vol_tma_kernel<R> where vol_tma_wanted() and its tensor map can be made (rows 16-byte aligned,
 // extents below 2^31); false otherwise.
 template <int R>
 bool launch_vol_tma(const float* in, float* out, VolGeom g, const detail::AxisWindows& win,
-                    const Problem& p, cudaStream_t stream, int sms) {
+                    const Problem& p, cudaStream_t stream, int sms, NonFiniteNote note) {
   CUtensorMap map;
   if (!g.vec || !vol_tma_wanted(R, p) ||
       !fast::make_row_map(&map, in, int(sizeof(float)), g.nx, g.ny, g.nz, g.items,
@@ -2495,50 +2692,50 @@ bool launch_vol_tma(const float* in, float* out, VolGeom g, const detail::AxisWi
     return false;
   g.tiles_y = ceil_div64(g.ny, vt_ty(R));
   launch_vol_chunks<R>(vol_tma_kernel<R>, "vol_tma_kernel", vol_tma_shared_bytes(R), R, g, win, p,
-                       stream, sms, in, out, map);
+                       stream, sms, note, in, out, map);
   return true;
 }
 
 template <int R>
 void launch_vol_as(const float* in, float* out, const SepPass& s, const detail::AxisWindows& win,
-                   const Problem& p, cudaStream_t stream, int sms) {
+                   const Problem& p, cudaStream_t stream, int sms, NonFiniteNote note) {
   VolGeom g = s.vg;
   g.vec = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && g.nx % 4 == 0;
   g.near_x = g.nx > pad4(R);  // (so the row has 2 elements or more)
   if constexpr (R == kVolTop || R == kVolTmaTop)
-    if (launch_vol_tma<R>(in, out, g, win, p, stream, sms)) return;
+    if (launch_vol_tma<R>(in, out, g, win, p, stream, sms, note)) return;
   launch_vol_chunks<R>(vol_kernel<R>, "vol_kernel", vol_shared_bytes(R), vol_pad_z(R), g, win, p,
-                       stream, sms, in, out);
+                       stream, sms, note, in, out);
 }
 void launch_vol(const float* in, float* out, const SepPass& s, const detail::AxisWindows& win,
-                const Problem& p, cudaStream_t stream, int sms) {
+                const Problem& p, cudaStream_t stream, int sms, NonFiniteNote note) {
   switch (s.rx) {
-#define HALO_CASE(R)                                          \
-  case R:                                                     \
-    return launch_vol_as<R>(in, out, s, win, p, stream, sms);
+#define HALO_CASE(R) \
+  case R:            \
+    return launch_vol_as<R>(in, out, s, win, p, stream, sms, note);
     HALO_CASE(1) HALO_CASE(2) HALO_CASE(3) HALO_CASE(4) HALO_CASE(8)
 #undef HALO_CASE
   }
   throw Error("separable: no volume kernel compiled for radius " + std::to_string(s.rx));
 }
 
+// `note`: NonFiniteNote::of the run's buffers where the pass writes the final output (every
+// kernel then notes a non-finite output it stores), a null one where it writes scratch.
 template <class T>
 void run_pass(const T* in, T* out, const SepPass& s, const detail::AxisWindows& win,
-              const Problem& p, cudaStream_t stream, int sms) {
-  // Box kernels are compiled for float32 (float64 boxes take the FMA path).
+              const Problem& p, cudaStream_t stream, int sms, NonFiniteNote note) {
+  // Box rows, box columns and running sums are float32's (float64 boxes take FMAs, scaled in
+  // the fused kernels' box instantiation).
   bool ok;
   if constexpr (std::is_same_v<T, float>) {
-    if (s.vol) return launch_vol(in, out, s, win, p, stream, sms);
-    if (s.colk) return launch_box_cols(in, out, s, p, stream, sms);
-    if (s.lng) return launch_long_cols(in, out, s, win, p, stream, sms);
-    if (s.lrow) return launch_long_rows(in, out, s, win, p, stream, sms);
-    if (box_rows(s)) return launch_box_rows(in, out, s, win, p, stream, sms);
+    if (s.vol) return launch_vol(in, out, s, win, p, stream, sms, note);
+    if (s.colk) return launch_box_cols(in, out, s, p, stream, sms, note);
+    if (s.lng) return launch_long_cols(in, out, s, win, p, stream, sms, note);
+    if (s.lrow) return launch_long_rows(in, out, s, win, p, stream, sms, note);
+    if (box_rows(s)) return launch_box_rows(in, out, s, win, p, stream, sms, note);
   }
-  if constexpr (std::is_same_v<T, float>)
-    ok = box_kernel(s) ? run_pass_as<T, true>(in, out, s, win, p, stream, sms)
-                              : run_pass_as<T, false>(in, out, s, win, p, stream, sms);
-  else
-    ok = run_pass_as<T, false>(in, out, s, win, p, stream, sms);
+  ok = box_kernel(s) ? run_pass_as<T, true>(in, out, s, win, p, stream, sms, note)
+                     : run_pass_as<T, false>(in, out, s, win, p, stream, sms, note);
   if (!ok)
     throw Error("separable: no kernel compiled for radii " + std::to_string(s.rx) + ", " +
                 std::to_string(s.ry));
@@ -2733,19 +2930,23 @@ class SeparableStrategy final : public Strategy {
       throw Error("strategy 'separable' cannot run " + p.describe() + ": " + plan.why_not);
     const auto st = static_cast<cudaStream_t>(stream);
     const int sms = fast::current_device_facts().multiprocessors;
+    const NonFiniteNote note = NonFiniteNote::of(b);  // the last pass's kernels note
     dispatch_buffers(p.dtype(), b.input, b.output, [&](auto* in, auto* out) {
       using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
       if (plan.passes.size() == 1) {
-        run_pass<T>(in, out, plan.passes[0], plan.win, p, st, sms);
+        run_pass<T>(in, out, plan.passes[0], plan.win, p, st, sms, note);
         return;
       }
       // Freed in stream order, after the passes that read it, without waiting for them.
       DeviceBuffer scratch(std::size_t(p.elements()) * sizeof(T),
                            "the scratch array of the separable passes of " + p.describe(), st);
-      run_pass<T>(in, static_cast<T*>(scratch.p), plan.passes[0], plan.win, p, st, sms);
-      run_pass<T>(static_cast<const T*>(scratch.p), out, plan.passes[1], plan.win, p, st, sms);
+      run_pass<T>(in, static_cast<T*>(scratch.p), plan.passes[0], plan.win, p, st, sms, {});
+      run_pass<T>(static_cast<const T*>(scratch.p), out, plan.passes[1], plan.win, p, st, sms,
+                  note);
     });
   }
+  // Every kernel that writes the output notes a non-finite one it stores.
+  NonFinite nonfinite(const Problem&) const override { return NonFinite::noted; }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -2927,6 +3128,9 @@ class LowRankStrategy final : public Strategy {
       throw Error("strategy 'lowrank' cannot run " + p.describe() + ": " + lp.why_not);
     const auto st = static_cast<cudaStream_t>(stream);
     const int sms = fast::current_device_facts().multiprocessors;
+    // Every term's last pass notes the outputs it stores: the last term's are the outputs, and
+    // a non-finite sum stays non-finite when later terms add to it.
+    const NonFiniteNote note = NonFiniteNote::of(b);
     dispatch_buffers(p.dtype(), b.input, b.output, [&](auto* in, auto* out) {
       using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
       std::optional<DeviceBuffer> scratch;  // between a term's two passes, where one has two
@@ -2935,18 +3139,20 @@ class LowRankStrategy final : public Strategy {
         SepPass last = sp.passes.back();
         last.g.add = i > 0;
         if (sp.passes.size() == 1) {
-          run_pass<T>(in, out, last, sp.win, p, st, sms);
+          run_pass<T>(in, out, last, sp.win, p, st, sms, note);
           continue;
         }
         if (!scratch)
           scratch.emplace(std::size_t(p.elements()) * sizeof(T),
                           "the scratch array of the low-rank terms of " + p.describe(), st);
         T* mid = static_cast<T*>(scratch->p);
-        run_pass<T>(in, mid, sp.passes[0], sp.win, p, st, sms);
-        run_pass<T>(mid, out, last, sp.win, p, st, sms);
+        run_pass<T>(in, mid, sp.passes[0], sp.win, p, st, sms, {});
+        run_pass<T>(mid, out, last, sp.win, p, st, sms, note);
       }
     });
   }
+  // Every term's last pass notes a non-finite output it stores (run()).
+  NonFinite nonfinite(const Problem&) const override { return NonFinite::noted; }
 };
 
 }  // namespace
