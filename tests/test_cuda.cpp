@@ -857,7 +857,7 @@ TEST(CudaLarge, NonFiniteRepairBeyond2To31Elements) {
     CUDA_OK(cudaDeviceSynchronize());
     for (const std::int64_t lo : {std::int64_t(0), std::int64_t(30), n - 48}) {
       const std::int64_t len = 48;
-      std::vector<float> got(std::size_t(len));
+      std::vector<float> got(static_cast<std::size_t>(len));
       CUDA_OK(cudaMemcpy(got.data(), static_cast<float*>(arrays.dout) + lo, len * sizeof(float),
                          cudaMemcpyDeviceToHost));
       for (std::int64_t i = lo; i < lo + len; ++i) {

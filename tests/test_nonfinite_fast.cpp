@@ -213,6 +213,7 @@ void word_runs(const Shape& s, int r, DeviceRun<T>& dev, const std::vector<std::
             << "a note on finite data: " << problem(e).describe() << (t.empty() ? "" : " tuned " + t);
       for (double cval : {kInf, -kInf, std::numeric_limits<double>::quiet_NaN()}) {
         const Problem p = problem(Edges::all(Boundary::constant, cval));
+        if (p.max_radius() == 0) continue;  // one tap at the output: no ghost cell is read
         EXPECT_EQ(dev.run(p, finite, offset), DeviceRun<T>::kMark)
             << "no note of cval " << cval << ": " << p.describe() << (t.empty() ? "" : " tuned " + t);
       }
