@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <sstream>
 
@@ -226,6 +228,10 @@ void differential(int cases) {
     for (const Strategy* s : testable_strategies()) {
       if (!s->can_implement(p)) continue;
       ++runs;
+      // HALO_TEST_TRACE set: each case on stderr before it runs (a crash then names it).
+      if (std::getenv("HALO_TEST_TRACE"))
+        std::fprintf(stderr, "%s on %s (seed %llu)\n", s->name().c_str(), c.text.c_str(),
+                     static_cast<unsigned long long>(fresh_seed()));
       if (check_case(s->name(), c, f, in)) return;  // one failure tells the case
     }
   }
