@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <limits>
 #include <sstream>
+#include <tuple>
 
 #include "core/nonfinite.hpp"
 #include "support.hpp"
@@ -225,6 +226,7 @@ void differential(int cases) {
     std::vector<T> in = random_vector<T>(count);
     place_nonfinite(in);
     Problem p(c.rank, c.ext, c.batch, f, dtype_of<T>(), c.opt.op, c.opt.edges);
+    p.set_footprint(c.opt.footprint);
     for (const Strategy* s : testable_strategies()) {
       if (!s->can_implement(p)) continue;
       ++runs;
@@ -386,5 +388,41 @@ TEST(NonFinite, RepairTermByHand) {
   EXPECT_TRUE(std::isnan(repair_term(1.0, detail::kTapPositive, std::nan(""))));
 }
 
+}  // namespace
+}  // namespace halo::test
+
+namespace halo::test {
+namespace {
+// The small arrays under modes that `fast` runs by its border pass alone or in one launch.
+TEST(NonFinite, SmallArraysUnderModes) {
+  const Boundary m[] = {Boundary::mirror, Boundary::wrap, Boundary::reflect, Boundary::nearest,
+                        Boundary::constant};
+  for (int rep = 0; rep < 40; ++rep)
+    for (const auto& [rank, ext, k] : std::vector<std::tuple<int, Extents, std::vector<std::int64_t>>>{
+             {2, {16, 5, 1}, {3, 2}}, {3, {2, 9, 1}, {2, 1, 2}}, {2, {64, 31, 1}, {2, 2}},
+             {3, {17, 8, 33}, {3, 1, 2}}, {2, {16, 129, 1}, {2, 2}}}) {
+      RandomCase c;
+      c.rank = rank;
+      c.ext = ext;
+      c.k = k;
+      c.kind = Kind::zeros;
+      for (int a = 0; a < rank; ++a) c.opt.edges.mode[a] = m[(rep + a) % 5];
+      c.opt.edges.cval = rep % 2 ? std::numeric_limits<double>::infinity() : 1.5;
+      c.opt.op = rep % 3 ? Op::convolve : Op::correlate;
+      c.opt.footprint = rep % 2 ? Footprint::every : Footprint::nonzero;
+      c.text = "small case " + std::to_string(rep);
+      const Filter f = make_filter(c.kind, c.k);
+      std::int64_t count = 1;
+      for (int a = 0; a < rank; ++a) count *= ext[a];
+      std::vector<float> in = random_vector<float>(count);
+      place_nonfinite(in);
+      for (const Strategy* s : testable_strategies()) {
+        Problem p(rank, ext, 1, f, DType::f32, c.opt.op, c.opt.edges);
+        p.set_footprint(c.opt.footprint);
+        if (!s->can_implement(p)) continue;
+        check_case(s->name(), c, f, in);
+      }
+    }
+}
 }  // namespace
 }  // namespace halo::test
