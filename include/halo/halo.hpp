@@ -506,7 +506,7 @@ std::vector<MemoryUse> memory_needed(const Problem& p, const RunInfo& choice,
 void require_memory(const std::vector<MemoryUse>& needs);
 // Host memory this process can still allocate without swapping: the least of MemAvailable
 // (/proc/meminfo), the cgroup's memory limit less its usage, and RLIMIT_AS less the address space
-// in use; `limited_by` says which one.
+// in use and the stacks of the OpenMP threads not yet started; `limited_by` says which one.
 struct MemoryAvailable {
   double bytes = 0;
   std::string limited_by;
