@@ -30,13 +30,19 @@ bool finite_row(const T* row, std::int64_t n) {
   return !bad;
 }
 
+// Outputs from which the look and the repair use the OpenMP team.
+constexpr std::int64_t kTeamElements = std::int64_t(1) << 18;
+
 template <class T>
 std::int64_t repair_impl(const Problem& p, const T* in, T* out) {
   const Dims3 n = p.dims3();
   const std::int64_t rows = p.batch() * n.z * n.y;
   // First only look: most calls find nothing, and the taps are built only where needed.
   std::atomic<bool> any{false};
-#pragma omp parallel for schedule(static)
+  // Small outputs are looked at on the calling thread: waking a team costs more than the look,
+  // and far more when the other cores are busy.
+  const bool team = p.elements() >= kTeamElements;
+#pragma omp parallel for schedule(static) if (team)
   for (std::int64_t r = 0; r < rows; ++r)
     if (!finite_row(out + r * n.x, n.x)) any.store(true, std::memory_order_relaxed);
   if (!any.load()) return 0;
@@ -44,7 +50,7 @@ std::int64_t repair_impl(const Problem& p, const T* in, T* out) {
   const RepairGeometry g = repair_geometry(p);
   const std::int64_t item = n.count();
   std::int64_t fixed = 0;
-#pragma omp parallel for schedule(dynamic, 16) reduction(+ : fixed)
+#pragma omp parallel for schedule(dynamic, 16) reduction(+ : fixed) if (team)
   for (std::int64_t r = 0; r < rows; ++r) {
     T* row = out + r * n.x;
     if (finite_row(row, n.x)) continue;
