@@ -5,6 +5,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace halo::detail {
 
@@ -57,6 +58,69 @@ std::optional<BoxRun> box_run(const std::vector<double>& w) {
   for (int i = lo; i <= hi; ++i)
     if (w[std::size_t(i)] != w[std::size_t(lo)]) return std::nullopt;
   return BoxRun{lo, hi - lo + 1, w[std::size_t(lo)]};
+}
+
+namespace {
+
+// Whether x is a whole number to 64 ulps, and to `slack` of its magnitude (Multiples).
+bool whole(double x, double slack) {
+  const double m = std::fabs(x);
+  return std::fabs(x - std::nearbyint(x)) <= 0x1p-46 * (m + 8) + slack * m;
+}
+
+// The least q <= 2^20 with r q whole, from r's continued fraction (whose convergents are its
+// best rational approximations); 0 if there is none.
+std::int64_t denominator(double r, double slack) {
+  double p0 = 1, q0 = 0, p1 = std::floor(r), q1 = 1, x = r - std::floor(r);
+  for (int i = 0; i < 64 && q1 <= double(1 << 20); ++i) {
+    if (whole(r * q1, slack) && std::nearbyint(r * q1) == p1) return std::int64_t(q1);
+    if (!(x > 0)) return 0;
+    x = 1 / x;
+    const double a = std::floor(x);
+    x -= a;
+    const double p2 = a * p1 + p0, q2 = a * q1 + q0;
+    p0 = p1, q0 = q1, p1 = p2, q1 = q2;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::optional<Multiples> multiples(const std::vector<double>& w, double slack) {
+  slack = std::min(std::max(slack, 0.0), 0x1p-40);
+  double least = 0;
+  for (double v : w)
+    if (v != 0 && (least == 0 || std::fabs(v) < least)) least = std::fabs(v);
+  if (!(least > 0) || !std::isfinite(least)) return std::nullopt;
+  // The step: the least magnitude over the least q that makes every |w| / least times q whole
+  // (a box folded by a mode holds sums of 2 and 3 of its weights: q = 2).
+  std::int64_t q = 1;
+  for (double v : w) {
+    if (v == 0 || whole(std::fabs(v) / least * double(q), slack)) continue;
+    const std::int64_t d = denominator(std::fabs(v) / least, slack);
+    if (d == 0) return std::nullopt;
+    q = q / std::gcd(q, d) * d;
+    if (q > (1 << 20)) return std::nullopt;
+  }
+  Multiples r;
+  r.step = least / double(q);
+  r.m.resize(w.size());
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const double m = w[i] / r.step;
+    if (!(std::fabs(m) <= double(1 << 20)) || !whole(m, slack)) return std::nullopt;
+    r.m[i] = std::nearbyint(m);
+  }
+  return r;
+}
+
+double fold_slack(double spread) {
+  return std::min(0x1p-40, std::max(1.0, spread) * 0x1p-53);
+}
+
+double whole_reciprocal(double s, double tol) {
+  if (!(s > 0)) return 0;
+  const double q = 1.0 / s, d = std::nearbyint(q);
+  return d >= 1 && d <= double(1 << 24) && std::fabs(q - d) <= tol * d ? d : 0;
 }
 
 namespace {

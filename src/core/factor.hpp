@@ -88,6 +88,30 @@ struct BoxRun {
 };
 std::optional<BoxRun> box_run(const std::vector<double>& w);
 
+// Weights that are whole multiples of one step, w[i] = m[i] * step (|m[i]| <= 2^20; the step
+// the smallest nonzero |w| over the least whole number that makes every ratio whole): a box of
+// weights 1/K (m all 1), a box folded by the modes (sums of its weights), a binomial. Strategies
+// sum with the whole numbers m and scale the sum once (by whole_reciprocal(step)), so that a mean
+// of a constant region is the constant exactly, as SciPy's uniform_filter gives it. Each m[i] is
+// whole to 64 ulps plus `slack` of its magnitude: what the sums of a fold round (fold_slack).
+// nullopt for a zero filter or any other.
+struct Multiples {
+  std::vector<double> m;
+  double step = 0;
+};
+std::optional<Multiples> multiples(const std::vector<double>& w, double slack = 0);
+// The slack of weights folded from a box whose largest weight is `spread` times its smallest (or
+// the product of such ratios over the windows of a separable filter): m equal weights summed one
+// by one are off by up to m/4 ulps; at most 2^-40.
+double fold_slack(double spread);
+// The whole number d, 1 <= d <= 2^24, with s = 1/d to `tol` relative (a mean's weight, or the
+// product of the steps of its windows): by default 2^-40, what the sums of a fold round; a
+// float32 problem passes kWholeReciprocalTolF32, so that weights read as float32 (1/9 rounded
+// to 24 bits) are the mean they stand for, as SciPy's float64 sums of them round to it. 0
+// otherwise.
+constexpr double kWholeReciprocalTol = 0x1p-40, kWholeReciprocalTolF32 = 0x1p-22;
+double whole_reciprocal(double s, double tol = kWholeReciprocalTol);
+
 // Running sums over a box of k taps (Summation::running) restart from a direct sum of the
 // window every running_restart(k) outputs along their axis, and at the start of every unit of
 // work, so each output carries the rounding of at most that many add-subtract steps

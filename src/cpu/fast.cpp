@@ -26,14 +26,21 @@
  * with the next block row stay in L2; the next block's columns are prefetched into L1 (18 row
  * streams at 15x15 are more than the hardware prefetcher follows). Outputs of 16 MiB and more
  * are written with non-temporal stores. Problems under ~2^18 multiply-adds run on one thread.
+ *
+ * Weights that are whole multiples of 1/d (boxes, means, folded or not) run as the whole numbers
+ * and each output is divided by d once, so that a mean of a constant region is the constant
+ * exactly (SciPy's uniform_filter). Each block notes a NaN or an infinity it stores
+ * (NonFinite::noted), from the sum of its outputs: a few adds per block.
  */
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/boundary.hpp"
+#include "core/nonfinite.hpp"
 
 #ifndef HALO_CPU_FAST_COMMON
 #define HALO_CPU_FAST_COMMON
@@ -57,6 +64,12 @@ struct Job {
   Boundary mz = Boundary::constant, my = Boundary::constant, mx = Boundary::constant;
   T cval = T(0);
   const T* cval_row = nullptr;
+  // Each output is divided by `divisor` at its store where that is not 1: weights that are whole
+  // multiples of 1/divisor (a box) run as the whole numbers, so that a mean of a constant region
+  // is the constant exactly (SciPy sums, then divides once).
+  T divisor = T(1);
+  // Where given, a block that stores a NaN or an infinity notes it there (NonFinite::noted).
+  const Buffers* buffers = nullptr;
   // Blocking, set by Plan():
   int r = 1, v = 1;                 // rows and vectors per block
   std::int64_t cols = 1;            // columns per block: v * lanes
@@ -209,8 +222,11 @@ HWY_INLINE void Ramp(D d, VecT<D> (&acc)[R][V], const T* const* prow, int64_t xo
 // (z-az+fz, y0-ay+t), nullptr for a ghost row; column xoff of it is the block's first column
 // minus the x anchor. Output row r takes input row t with filter row fy = t - r. The block's
 // columns are [x0, x0 + V*N); it stores columns [lo, hi) of them (all but at the row ends).
-// `prefetch`: the rows continue at least one block further right.
-template <int R, int V, class D, class T>
+// `prefetch`: the rows continue at least one block further right. With Job::buffers, a block
+// that stores a NaN or an infinity notes it: the sum of its stored rows' vectors is then not
+// finite (adds, off the FMA pipes the sums saturate; a sum that overflows from finite outputs
+// only notes in vain, which costs a look at the outputs, never a wrong answer).
+template <int R, int V, bool kNote, bool kDivide, class D, class T>
 HWY_INLINE void Block(D d, const Job<T>& j, const T* const* rows, int64_t xoff, T* const* outp,
                       int rows_valid, int64_t x0, int64_t lo, int64_t hi, bool prefetch) {
   const int64_t n = static_cast<int64_t>(hn::Lanes(d));
@@ -245,6 +261,25 @@ HWY_INLINE void Block(D d, const Job<T>& j, const T* const* rows, int64_t xoff, 
       for (int r = 0; r < R; ++r) wp[r] += kx;
     }
   }
+  if constexpr (kDivide) {
+    // q = a / divisor: a times the rounded reciprocal, then one correction by the residual
+    // a - q * divisor (exact by FMA), which makes q the exact quotient wherever there is one
+    // (a box's sum of a constant region) and the rounded one in all but rare near-ties; cheaper
+    // than a division, whose unit takes 5-9 cycles per vector (docs/notes/nonfinite-cpu.md).
+    const VecT<D> dv = hn::Set(d, j.divisor), rv = hn::Set(d, T(1) / j.divisor);
+    HALO_UNROLL_ALL
+    for (int r = 0; r < R; ++r) {
+      HALO_UNROLL_ALL
+      for (int v = 0; v < V; ++v) {
+#if HWY_NATIVE_FMA
+        const VecT<D> q = hn::Mul(acc[r][v], rv);
+        acc[r][v] = hn::MulAdd(hn::NegMulAdd(q, dv, acc[r][v]), rv, q);
+#else
+        acc[r][v] = hn::Div(acc[r][v], dv);  // the residual needs a fused multiply-add
+#endif
+      }
+    }
+  }
   HALO_UNROLL_ALL
   for (int r = 0; r < R; ++r) {
     if (r >= rows_valid) break;
@@ -263,6 +298,23 @@ HWY_INLINE void Block(D d, const Job<T>& j, const T* const* rows, int64_t xoff, 
       for (int v = 0; v < V; ++v) hn::Store(acc[r][v], d, tmp + v * n);
       std::memcpy(outp[r] + lo, tmp + (lo - x0), static_cast<std::size_t>(hi - lo) * sizeof(T));
     }
+  }
+  if constexpr (kNote) {
+    // Rows pairwise, then the vectors: a tree of R * V - 1 adds, log2 deep.
+    VecT<D> row[R];
+    HALO_UNROLL_ALL
+    for (int r = 0; r < R; ++r) {
+      row[r] = acc[r][0];
+      HALO_UNROLL_ALL
+      for (int v = 1; v < V; ++v) row[r] = hn::Add(row[r], acc[r][v]);
+    }
+    HALO_UNROLL_ALL
+    for (int r = rows_valid; r < R; ++r) row[r] = hn::Zero(d);
+    if constexpr (R >= 4) row[2] = hn::Add(row[2], row[3]);
+    if constexpr (R >= 3) row[0] = hn::Add(row[0], row[2]);
+    if constexpr (R >= 2) row[0] = hn::Add(row[0], row[1]);
+    if (!hn::AllFalse(d, hn::IsNaN(hn::Sub(row[0], row[0]))))
+      halo::detail::note_nonfinite(*j.buffers);
   }
 }
 
@@ -286,7 +338,7 @@ struct Work {
 //    [x - ax, x - ax + ring_width), x = xs - shift the chunk's first column, of row
 //    (z - az + fz, iy). Marching down the strip, each block
 //    of R rows copies just the R rows it adds; every block then reads padded rows.
-template <int R, int V, class T>
+template <int R, int V, bool kNote, bool kDivide, class T>
 void Unit(const Job<T>& j, int64_t unit, const Work<T>& wk) {
   const hn::ScalableTag<T> d;
   const int64_t c = unit % j.nchunks;
@@ -376,12 +428,14 @@ void Unit(const Job<T>& j, int64_t unit, const Work<T>& wk) {
       const int64_t x0 = bx - j.shift;  // may be negative: the head block of a shifted row
       const int64_t lo = std::max<int64_t>(0, x0), hi = std::min(j.nx, x0 + cols);
       if (j.ring) {
-        Block<R, V>(d, j, rows, bx - xs, outp, rows_valid, x0, lo, hi, bx + cols < xe);
+        Block<R, V, kNote, kDivide>(d, j, rows, bx - xs, outp, rows_valid, x0, lo, hi,
+                                    bx + cols < xe);
         continue;
       }
       const int64_t left = x0 - j.ax, w = cols + j.kx - 1;  // the block reads [left, left + w)
       if (left >= 0 && left + w <= j.nx) {
-        Block<R, V>(d, j, rows, left, outp, rows_valid, x0, lo, hi, left + w + cols <= j.nx);
+        Block<R, V, kNote, kDivide>(d, j, rows, left, outp, rows_valid, x0, lo, hi,
+                                    left + w + cols <= j.nx);
         continue;
       }
       for (int64_t i = 0; i < nrows; ++i) {
@@ -393,7 +447,7 @@ void Unit(const Job<T>& j, int64_t unit, const Work<T>& wk) {
         padded_copy(dst, rows[i], left, w);
         tile[i] = dst;
       }
-      Block<R, V>(d, j, tile, 0, outp, rows_valid, x0, lo, hi, false);
+      Block<R, V, kNote, kDivide>(d, j, tile, 0, outp, rows_valid, x0, lo, hi, false);
     }
   }
   if (j.stream) hwy::FlushStream();
@@ -472,8 +526,18 @@ template <int R, class T>
 void UnitR(const Job<T>& j, int64_t unit, const Work<T>& wk) {
   if constexpr (R <= kMaxRows) {
     if (j.r != R) return UnitR<R + 1>(j, unit, wk);
-    if (j.v == 1) return Unit<R, 1>(j, unit, wk);
-    return Unit<R, VecsFor<R>()>(j, unit, wk);
+    // Noting and the divisor as compile-time forms: without them the kernel is as before.
+    const auto form = [&](auto v) {
+      constexpr int kV = decltype(v)::value;
+      if (j.divisor != T(1)) {
+        if (j.buffers) return Unit<R, kV, true, true>(j, unit, wk);
+        return Unit<R, kV, false, true>(j, unit, wk);
+      }
+      if (j.buffers) return Unit<R, kV, true, false>(j, unit, wk);
+      return Unit<R, kV, false, false>(j, unit, wk);
+    };
+    if (j.v == 1) return form(std::integral_constant<int, 1>());
+    return form(std::integral_constant<int, VecsFor<R>()>());
   }
 }
 
@@ -492,6 +556,29 @@ void UnitF64(const Job<double>& j, int64_t u, double* ring, const double** table
 }
 int64_t CurrentTarget() { return HWY_TARGET; }
 
+// dst[i] = src[i] for i < n; returns whether every value was finite (v - v is 0 for a finite v
+// and NaN otherwise, or'ed in: free beside the loads and stores). cpu_fft's copy of a tile out.
+template <class T>
+bool CopyFiniteT(const T* HWY_RESTRICT src, T* HWY_RESTRICT dst, int64_t n) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  auto p = hn::Zero(d);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(d, src + i);
+    hn::StoreU(v, d, dst + i);
+    p = hn::Or(p, hn::Sub(v, v));
+  }
+  bool finite = hn::AllFalse(d, hn::IsNaN(p));
+  for (; i < n; ++i) {
+    dst[i] = src[i];
+    finite = finite && src[i] - src[i] == T(0);
+  }
+  return finite;
+}
+bool CopyFiniteF32(const float* src, float* dst, int64_t n) { return CopyFiniteT(src, dst, n); }
+bool CopyFiniteF64(const double* src, double* dst, int64_t n) { return CopyFiniteT(src, dst, n); }
+
 }  // namespace halo::cpu::fast::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -499,11 +586,13 @@ HWY_AFTER_NAMESPACE();
 #include <omp.h>
 
 #include <atomic>
+#include <cmath>
 
 #include "hwy/aligned_allocator.h"
 
 #include "core/detail.hpp"
 #include "core/dtype.hpp"
+#include "core/factor.hpp"
 
 namespace halo::cpu {
 std::string simd_targets();
@@ -516,6 +605,8 @@ HWY_EXPORT(PlanF64);
 HWY_EXPORT(UnitF32);
 HWY_EXPORT(UnitF64);
 HWY_EXPORT(CurrentTarget);
+HWY_EXPORT(CopyFiniteF32);
+HWY_EXPORT(CopyFiniteF64);
 
 void Plan(Job<float>& j) { HWY_DYNAMIC_DISPATCH(PlanF32)(j); }
 void Plan(Job<double>& j) { HWY_DYNAMIC_DISPATCH(PlanF64)(j); }
@@ -624,16 +715,38 @@ std::vector<MemoryUse> workspace_typed(const Problem& p) {
 }
 
 template <class T>
-void run_typed(const Problem& p, const void* in, void* out) {
+void run_typed(const Problem& p, const Buffers& b) {
   const std::vector<double>& w64 = p.correlation_weights();
+  // Weights that are whole multiples m of 1/d (a box, a mean, folded by the modes or not): the
+  // whole numbers, each sum divided by d once (Job::divisor), or where d is a power of two the
+  // weights m/d (exact), so that a mean of a constant region is the constant exactly.
+  double least = 0, most = 0;
+  for (double v : w64)
+    if (v != 0) {
+      least = least == 0 ? std::fabs(v) : std::min(least, std::fabs(v));
+      most = std::max(most, std::fabs(v));
+    }
+  const auto mult = least > 0 ? detail::multiples(w64, detail::fold_slack(most / least))
+                              : std::nullopt;
+  const double tol = sizeof(T) == 4 ? detail::kWholeReciprocalTolF32 : detail::kWholeReciprocalTol;
+  const double divisor = mult ? detail::whole_reciprocal(mult->step, tol) : 0;
+  const bool power = divisor > 0 && std::exp2(std::round(std::log2(divisor))) == divisor;
   std::vector<T> w;
   try {
-    w.assign(w64.begin(), w64.end());
+    if (divisor > 0) {
+      w.resize(w64.size());
+      for (std::size_t i = 0; i < w.size(); ++i)
+        w[i] = static_cast<T>(power ? mult->m[i] / divisor : mult->m[i]);
+    } else {
+      w.assign(w64.begin(), w64.end());
+    }
   } catch (const std::bad_alloc&) {
     throw Error("cpu strategy: cannot allocate " + std::to_string(w64.size() * sizeof(T)) +
                 " bytes for the filter weights");
   }
-  Job<T> j = make_job<T>(p, in, out, w.data());
+  Job<T> j = make_job<T>(p, b.input, b.output, w.data());
+  if (divisor > 0 && !power) j.divisor = static_cast<T>(divisor);
+  if (b.nonfinite) j.buffers = &b;
   // A whole row of cval, for the ghost rows of constant mode.
   std::vector<T> cval_row;
   if (j.modes && (j.ky > 1 || j.kz > 1)) {  // 1 x 1 filter planes never read a ghost row
@@ -675,10 +788,10 @@ class FastStrategy final : public Strategy {
   Status can_implement(const Problem&) const override { return Status::success(); }
   int priority(const Problem&) const override { return 10; }
   void run(const Problem& p, const Buffers& b, void*) const override {
-    dispatch_dtype(p.dtype(), [&](auto d) {
-      run_typed<typename decltype(d)::storage>(p, b.input, b.output);
-    });
+    dispatch_dtype(p.dtype(), [&](auto d) { run_typed<typename decltype(d)::storage>(p, b); });
   }
+  // Every block notes the non-finite outputs it stores.
+  NonFinite nonfinite(const Problem&) const override { return NonFinite::noted; }
   std::vector<MemoryUse> workspace(const Problem& p) const override {
     return dispatch_dtype(p.dtype(), [&](auto d) {
       return workspace_typed<typename decltype(d)::storage>(p);
@@ -704,6 +817,13 @@ std::string simd_best_target() {
 }
 
 std::unique_ptr<Strategy> make_fast_strategy() { return std::make_unique<fast::FastStrategy>(); }
+
+bool copy_finite(const float* src, float* dst, std::int64_t n) {
+  return HWY_DYNAMIC_DISPATCH(fast::CopyFiniteF32)(src, dst, n);
+}
+bool copy_finite(const double* src, double* dst, std::int64_t n) {
+  return HWY_DYNAMIC_DISPATCH(fast::CopyFiniteF64)(src, dst, n);
+}
 
 }  // namespace halo::cpu
 #endif  // HWY_ONCE

@@ -47,6 +47,7 @@
 #include "core/detail.hpp"
 #include "core/dtype.hpp"
 #include "core/factor.hpp"
+#include "core/nonfinite.hpp"
 
 namespace halo::cpu {
 namespace {
@@ -333,6 +334,8 @@ struct Job {
   const T* spectrum = nullptr;             // clen complex values, interleaved
   const std::vector<double>* w = nullptr;  // the correlation weights, kz x ky x kx
   typename Fftw<T>::plan forward = nullptr, inverse = nullptr;
+  // Where given, a tile that writes a NaN or an infinity notes it there (NonFinite::noted).
+  const Buffers* buffers = nullptr;
 };
 
 // One thread's tile: the window (real), its transform, and the per-axis index maps.
@@ -344,10 +347,12 @@ struct ThreadTile {
 };
 
 // The outputs of a tile whose window is not finite, summed directly from the window in float64
-// (what the reference does, NaN and infinities where it has them).
+// (what the reference does, NaN and infinities where it has them). Returns whether every output
+// is finite.
 template <class T>
-void direct_tile(const Job<T>& j, const T* win, const int64_t cnt[3], T* const out_at,
+bool direct_tile(const Job<T>& j, const T* win, const int64_t cnt[3], T* const out_at,
                  const int64_t out_stride[2]) {
+  bool finite = true;
   const int64_t ny = j.t.fft[1], nx = j.t.fft[2];
   const std::vector<double>& w = *j.w;
   for (int64_t z = 0; z < cnt[0]; ++z)
@@ -360,8 +365,11 @@ void direct_tile(const Job<T>& j, const T* win, const int64_t cnt[3], T* const o
             const double* wr = w.data() + (fz * j.k[1] + fy) * j.k[2];
             for (int64_t fx = 0; fx < j.k[2]; ++fx) acc += wr[fx] * double(row[fx]);
           }
-        out_at[z * out_stride[0] + y * out_stride[1] + x] = static_cast<T>(acc);
+        const T v = static_cast<T>(acc);
+        finite = finite && v - v == T(0);
+        out_at[z * out_stride[0] + y * out_stride[1] + x] = v;
       }
+  return finite;
 }
 
 template <class T>
@@ -416,7 +424,8 @@ void run_tile(const Job<T>& j, int64_t u, ThreadTile<T>& tt) {
   T* out_at = j.out + ((b * j.n[0] + o[0]) * j.n[1] + o[1]) * j.n[2] + o[2];
   const int64_t stride[2] = {j.n[1] * j.n[2], j.n[2]};
   if (!finite) {
-    direct_tile(j, r, cnt, out_at, stride);
+    if (!direct_tile(j, r, cnt, out_at, stride) && j.buffers)
+      detail::note_nonfinite(*j.buffers);
     return;
   }
   complex* c = tt.spec.p;
@@ -428,11 +437,14 @@ void run_tile(const Job<T>& j, int64_t u, ThreadTile<T>& tt) {
     c[i][1] = re * si + im * sr;
   }
   Fftw<T>::run(j.inverse, c, r);
+  // The outputs, copied out and probed (a finite window can still overflow).
+  bool stored_finite = true;
   for (int64_t z = 0; z < cnt[0]; ++z)
     for (int64_t y = 0; y < cnt[1]; ++y) {
       const T* row = r + (z * N[1] + y) * N[2];
-      std::copy(row, row + cnt[2], out_at + z * stride[0] + y * stride[1]);
+      stored_finite &= copy_finite(row, out_at + z * stride[0] + y * stride[1], cnt[2]);
     }
+  if (!stored_finite && j.buffers) detail::note_nonfinite(*j.buffers);
 }
 
 // The transform's extents as FFTW takes them: the transformed axes (x always).
@@ -461,10 +473,11 @@ FftwArray<T, T> make_spectrum(const Problem& p, const FftTiling& t) {
 }
 
 template <class T>
-void run_typed(const Problem& p, const void* in, void* out) {
+void run_typed(const Problem& p, const Buffers& b) {
   Job<T> j;
-  j.in = static_cast<const T*>(in);
-  j.out = static_cast<T*>(out);
+  j.in = static_cast<const T*>(b.input);
+  j.out = static_cast<T*>(b.output);
+  if (b.nonfinite) j.buffers = &b;
   const Dims3 n = p.dims3(), k = p.filter_dims3(), a = p.anchor3();
   const int rank = p.rank();
   j.n[0] = n.z, j.n[1] = n.y, j.n[2] = n.x;
@@ -601,9 +614,10 @@ class FftStrategy final : public Strategy {
         p.dtype(), [&](auto d) { return workspace_typed<typename decltype(d)::storage>(p); });
   }
   void run(const Problem& p, const Buffers& b, void*) const override {
-    dispatch_dtype(p.dtype(),
-                   [&](auto d) { run_typed<typename decltype(d)::storage>(p, b.input, b.output); });
+    dispatch_dtype(p.dtype(), [&](auto d) { run_typed<typename decltype(d)::storage>(p, b); });
   }
+  // Every tile's outputs are probed as they are copied out.
+  NonFinite nonfinite(const Problem&) const override { return NonFinite::noted; }
 };
 
 }  // namespace

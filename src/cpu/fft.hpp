@@ -2,6 +2,7 @@
 // of Summation::fft needs the input window each tile transforms), and the filter's spectrum.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "core/fft_tiling.hpp"
@@ -22,5 +23,10 @@ FftTiling fft_tiling(const Problem& p);
 // elements): t.complex_elements() values, interleaved re, im, of the real-to-complex transform
 // (x halved), computed in float64 with FFTW.
 std::vector<double> filter_spectrum(const Problem& p, const FftTiling& t);
+
+// dst[i] = src[i] for i < n, in SIMD (cpu/fast.cpp's dynamic dispatch); returns whether every
+// value was finite: how a tile's outputs are copied out and probed (NonFinite::noted).
+bool copy_finite(const float* src, float* dst, std::int64_t n);
+bool copy_finite(const double* src, double* dst, std::int64_t n);
 
 }  // namespace halo::cpu

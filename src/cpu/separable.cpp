@@ -16,6 +16,12 @@
  * copied rows (the planes past the end that the mode maps to are copied before anything is
  * written). Filters along one axis are that pass alone, reading the input.
  *
+ * A box (every window whole multiples of a step, the steps' product 1/d: uniform_filter, box:K,
+ * folded or not) sums with the whole numbers in every pass, box factors by running sums of the
+ * raw inputs, and the last pass divides by d once, so that a mean of a constant region is the
+ * constant exactly (SciPy sums, then divides once). The last pass's kernels probe the outputs
+ * they store and note a NaN or an infinity (NonFinite::noted).
+ *
  * strategy: cpu_lowrank — a filter of low rank as a sum of T separable terms
  * (detail::low_rank_terms: the axis lines of a Laplacian or sharpen, else an SVD in float64), on
  * the same kernels and units. It is a sibling strategy in this file rather than a mode of
@@ -28,11 +34,14 @@
  * term. In 3-D the axis lines' z term runs after, as z's pass of the input added to the output.
  */
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -43,6 +52,13 @@ namespace halo::cpu::sep {
 constexpr std::int64_t kBoxBlock = 1024;
 // Output rows of a y or z pass computed together (CombineRows).
 constexpr int kRowGroup = 4;
+// How a pass scales its sums where it stores them: not at all, times s, or divided by s (the
+// last pass of a box whose weights are whole multiples of 1/s: make_job).
+template <class T>
+struct Scale {
+  enum Kind { none, mul, div } kind = none;
+  T s = T(1);
+};
 }  // namespace halo::cpu::sep
 #endif  // HALO_CPU_SEPARABLE_COMMON
 
@@ -65,6 +81,49 @@ HWY_INLINE void Put(D d, hn::Vec<D> v, T* HWY_RESTRICT dst, bool stream) {
     hn::StoreU(v, d, dst);
 }
 
+// A sum scaled as the pass's Scale says (kind kS, a compile-time constant: no branch per vector).
+// Division: a times the rounded reciprocal, then one correction by the residual a - q s (exact
+// by FMA), which makes q the exact quotient wherever there is one (a box's sum of a constant
+// region) and the rounded one in all but rare near-ties; cheaper than a division, whose unit
+// takes 5-9 cycles per vector (docs/notes/nonfinite-cpu.md).
+template <int kS, class D, class T>
+HWY_INLINE hn::Vec<D> Scaled(D d, hn::Vec<D> a, T s) {
+  if constexpr (kS == Scale<T>::mul) return hn::Mul(a, hn::Set(d, s));
+  if constexpr (kS == Scale<T>::div) {
+#if HWY_NATIVE_FMA
+    const auto q = hn::Mul(a, hn::Set(d, T(1) / s));
+    return hn::MulAdd(hn::NegMulAdd(q, hn::Set(d, s), a), hn::Set(d, T(1) / s), q);
+#else
+    return hn::Div(a, hn::Set(d, s));  // the residual needs a fused multiply-add
+#endif
+  }
+  return a;
+}
+template <int kS, class T>
+HWY_INLINE T Scaled(T a, T s) {
+  if constexpr (kS == Scale<T>::mul) return a * s;
+  if constexpr (kS == Scale<T>::div) return a / s;
+  return a;
+}
+
+// The probe of the outputs a kernel stores (kProbe): v - v is 0 for a finite v and NaN
+// otherwise, or'ed into p (no floating-point latency chained from store to store); several
+// outputs are added first (adds, off the FMA pipes the sums saturate; a sum that overflows from
+// finite outputs only notes in vain: a look at the outputs, never a wrong answer). The kernel
+// then returns whether every output it stored was finite.
+template <class V>
+HWY_INLINE V Probe(V p, V v) {
+  return hn::Or(p, hn::Sub(v, v));
+}
+template <class D>
+HWY_INLINE bool Finite(D d, hn::Vec<D> p) {
+  return hn::AllFalse(d, hn::IsNaN(p));
+}
+template <class T>
+HWY_INLINE bool Finite(T v) {
+  return v - v == T(0);
+}
+
 // The outputs before dst + j is aligned to a vector, for non-temporal stores (0 without them).
 template <class T>
 HWY_INLINE int64_t HeadToAlign(const T* dst, int64_t n, int64_t N, bool stream) {
@@ -75,17 +134,19 @@ HWY_INLINE int64_t HeadToAlign(const T* dst, int64_t n, int64_t N, bool stream) 
   return std::min<int64_t>(n, int64_t(mis ? (bytes - mis) / sizeof(T) : 0));
 }
 
-// dst[j] = sum_{i < K} w[i] * rows[i][j] for j < n, plus add[j] after the sum where `add` is
-// given (a sum of separable terms: one rounding per term added; add never aliases dst). With
+// dst[j] = sc(sum_{i < K} w[i] * rows[i][j]) for j < n, plus add[j] after the sum where `add`
+// is given (a sum of separable terms: one rounding per term added; add never aliases dst). With
 // `sym` (w[i] == w[K-1-i], K odd) the pairs are added first. Four vectors per step share each
-// broadcast weight.
-template <class T>
-HWY_INLINE void CombineT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_RESTRICT w,
+// broadcast weight. Returns whether every output was finite (always true without kProbe).
+template <bool kProbe, int kS, class T>
+HWY_INLINE bool CombineT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_RESTRICT w,
                          bool sym, const T* HWY_RESTRICT add, T* HWY_RESTRICT dst, int64_t n,
-                         bool stream) {
+                         bool stream, T s) {
   const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   const int half = K / 2;
+  bool ok = true;
   const auto scalar = [&](int64_t j) {
     T a;
     if (sym) {
@@ -95,11 +156,26 @@ HWY_INLINE void CombineT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_
       a = 0;
       for (int i = 0; i < K; ++i) a += w[i] * rows[i][j];
     }
-    dst[j] = add ? a + add[j] : a;
+    a = Scaled<kS>(a, s);
+    if (add) a += add[j];
+    if (kProbe) ok &= Finite(a);
+    dst[j] = a;
   };
-  // The sum of a vector of outputs at j, plus add's.
-  const auto plus = [&](hn::Vec<hn::ScalableTag<T>> a, int64_t j) {
-    return add ? hn::Add(a, hn::LoadU(d, add + j)) : a;
+  V p = hn::Zero(d);
+  // A sum's output at j (scaled, plus add's), stored.
+  const auto put = [&](V a, int64_t j) {
+    a = Scaled<kS>(d, a, s);
+    if (add) a = hn::Add(a, hn::LoadU(d, add + j));
+    Put(d, a, dst + j, stream);
+    return a;
+  };
+  // Four of them, probed together.
+  const auto put4 = [&](V a0, V a1, V a2, V a3, int64_t j) {
+    a0 = put(a0, j);
+    a1 = put(a1, j + N);
+    a2 = put(a2, j + 2 * N);
+    a3 = put(a3, j + 3 * N);
+    if (kProbe) p = Probe(p, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)));
   };
   int64_t j = 0;
   for (const int64_t head = HeadToAlign(dst, n, N, stream); j < head; ++j) scalar(j);
@@ -119,17 +195,15 @@ HWY_INLINE void CombineT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_
         a2 = hn::MulAdd(wv, hn::Add(hn::LoadU(d, lo + 2 * N), hn::LoadU(d, hi + 2 * N)), a2);
         a3 = hn::MulAdd(wv, hn::Add(hn::LoadU(d, lo + 3 * N), hn::LoadU(d, hi + 3 * N)), a3);
       }
-      Put(d, plus(a0, j), dst + j, stream);
-      Put(d, plus(a1, j + N), dst + j + N, stream);
-      Put(d, plus(a2, j + 2 * N), dst + j + 2 * N, stream);
-      Put(d, plus(a3, j + 3 * N), dst + j + 3 * N, stream);
+      put4(a0, a1, a2, a3, j);
     }
     for (; j + N <= n; j += N) {
       auto a = hn::Mul(hn::Set(d, w[half]), hn::LoadU(d, rows[half] + j));
       for (int i = 0; i < half; ++i)
         a = hn::MulAdd(hn::Set(d, w[i]),
                        hn::Add(hn::LoadU(d, rows[i] + j), hn::LoadU(d, rows[K - 1 - i] + j)), a);
-      Put(d, plus(a, j), dst + j, stream);
+      a = put(a, j);
+      if (kProbe) p = Probe(p, a);
     }
   } else {
     for (; j + 4 * N <= n; j += 4 * N) {
@@ -142,18 +216,17 @@ HWY_INLINE void CombineT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_
         a2 = hn::MulAdd(wv, hn::LoadU(d, r + 2 * N), a2);
         a3 = hn::MulAdd(wv, hn::LoadU(d, r + 3 * N), a3);
       }
-      Put(d, plus(a0, j), dst + j, stream);
-      Put(d, plus(a1, j + N), dst + j + N, stream);
-      Put(d, plus(a2, j + 2 * N), dst + j + 2 * N, stream);
-      Put(d, plus(a3, j + 3 * N), dst + j + 3 * N, stream);
+      put4(a0, a1, a2, a3, j);
     }
     for (; j + N <= n; j += N) {
       auto a = hn::Zero(d);
       for (int i = 0; i < K; ++i) a = hn::MulAdd(hn::Set(d, w[i]), hn::LoadU(d, rows[i] + j), a);
-      Put(d, plus(a, j), dst + j, stream);
+      a = put(a, j);
+      if (kProbe) p = Probe(p, a);
     }
   }
   for (; j < n; ++j) scalar(j);
+  return !kProbe || (ok && Finite(d, p));
 }
 
 // Calls f(std::integral_constant<int, i>()) for i = 0 .. n - 1: loops over register arrays with
@@ -163,16 +236,19 @@ HWY_INLINE void Unrolled(std::integer_sequence<int, i...>, F&& f) {
   (f(std::integral_constant<int, i>()), ...);
 }
 
-// dst[g][j] = sum_{i < K} w[i] * rows[g + i][j] for g < G and j < n: G output rows of a y or z
-// pass from their K + G - 1 input rows, each input vector loaded once for the G sums it enters
+// dst[g][j] = sc(sum_{i < K} w[i] * rows[g + i][j]) for g < G and j < n: G output rows of a y or
+// z pass from their K + G - 1 input rows, each input vector loaded once for the G sums it enters
 // (one output row at a time loads every input vector K times, from L2 where the ring lies).
-// Each sum runs over i in order, as CombineT's unpaired form.
-template <int G, class T>
-HWY_INLINE void CombineRowsT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_RESTRICT w,
-                             T* const* HWY_RESTRICT dst, int64_t n, bool stream) {
+// Each sum runs over i in order, as CombineT's unpaired form. Returns as CombineT.
+template <bool kProbe, int kS, int G, class T>
+HWY_INLINE bool CombineRowsT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_RESTRICT w,
+                             T* const* HWY_RESTRICT dst, int64_t n, bool stream, T s) {
 #if HWY_HAVE_SCALABLE
   // No arrays of sizeless vectors: one row at a time.
-  for (int g = 0; g < G; ++g) CombineT(rows + g, K, w, false, nullptr, dst[g], n, stream);
+  bool ok = true;
+  for (int g = 0; g < G; ++g)
+    ok &= CombineT<kProbe, kS>(rows + g, K, w, false, nullptr, dst[g], n, stream, s);
+  return ok;
 #else
   const hn::ScalableTag<T> d;
   using V = hn::Vec<decltype(d)>;
@@ -186,13 +262,17 @@ HWY_INLINE void CombineRowsT(const T* const* HWY_RESTRICT rows, int K, const T* 
   using Vs = std::make_integer_sequence<int, kV>;
   // Streaming stores need every row aligned as the first.
   for (int g = 1; g < G && stream; ++g) stream = (dst[g] - dst[0]) % N == 0;
+  bool ok = true;
   const auto scalar = [&](int64_t j) {
     for (int g = 0; g < G; ++g) {
       T a = 0;
       for (int i = 0; i < K; ++i) a += w[i] * rows[g + i][j];
+      a = Scaled<kS>(a, s);
+      if (kProbe) ok &= Finite(a);
       dst[g][j] = a;
     }
   };
+  V p = hn::Zero(d);
   int64_t j = 0;
   for (const int64_t head = HeadToAlign(dst[0], n, N, stream); j < head; ++j) scalar(j);
   for (; j + kV * N <= n; j += kV * N) {
@@ -210,10 +290,24 @@ HWY_INLINE void CombineRowsT(const T* const* HWY_RESTRICT rows, int K, const T* 
       });
     }
     Unrolled(Gs(), [&](auto g) {
-      Unrolled(Vs(), [&](auto v) { Put(d, a[g][v], dst[g] + j + v * N, stream); });
+      Unrolled(Vs(), [&](auto v) {
+        a[g][v] = Scaled<kS>(d, a[g][v], s);
+        Put(d, a[g][v], dst[g] + j + v * N, stream);
+      });
     });
+    if (kProbe) {
+      // The G * kV outputs added pairwise, then probed.
+      Unrolled(Gs(), [&](auto g) {
+        Unrolled(Vs(), [&](auto v) {
+          if constexpr (decltype(v)::value > 0) a[g][0] = hn::Add(a[g][0], a[g][v]);
+        });
+        if constexpr (decltype(g)::value > 0) a[0][0] = hn::Add(a[0][0], a[g][0]);
+      });
+      p = Probe(p, a[0][0]);
+    }
   }
   for (; j < n; ++j) scalar(j);
+  return !kProbe || (ok && Finite(d, p));
 #endif
 }
 
@@ -229,19 +323,21 @@ HWY_INLINE void NextLevel(const T* HWY_RESTRICT cur, T* HWY_RESTRICT next, int64
   for (; i < m; ++i) next[i] = cur[i] + cur[i + width];
 }
 
-// Box along a row by doubling: dst[j] = c * sum_{t < K} src[j + t] for j < n. Sums of 2^b
+// Box along a row by doubling: dst[j] = sc(sum_{t < K} src[j + t]) for j < n. Sums of 2^b
 // consecutive inputs are built level by level (each from two of the level below), and each
 // output adds the levels of K's binary digits: about log2(K) + popcount(K) adds per output, in
 // blocks of kBoxBlock outputs so that the levels stay in L1. Every output is a tree sum of its
-// K inputs (no running drift). tmp: 2 * (kBoxBlock + K) + kBoxBlock elements.
-template <class T>
-HWY_INLINE void BoxRowT(const T* HWY_RESTRICT src, int64_t n, int K, T c, T* HWY_RESTRICT dst,
+// K inputs (no running drift). tmp: 2 * (kBoxBlock + K) + kBoxBlock elements. Returns as
+// CombineT.
+template <bool kProbe, int kS, class T>
+HWY_INLINE bool BoxRowT(const T* HWY_RESTRICT src, int64_t n, int K, T s, T* HWY_RESTRICT dst,
                         T* HWY_RESTRICT tmp, bool stream) {
   const hn::ScalableTag<T> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  const auto cv = hn::Set(d, c);
   T* lv[2] = {tmp, tmp + kBoxBlock + K};
   T* acc = tmp + 2 * (kBoxBlock + K);
+  bool ok = true;
+  auto p = hn::Zero(d);
   for (int64_t b0 = 0; b0 < n; b0 += kBoxBlock) {
     const int64_t S = std::min<int64_t>(kBoxBlock, n - b0);
     const int64_t L = S + K - 1;  // inputs of this block
@@ -270,33 +366,45 @@ HWY_INLINE void BoxRowT(const T* HWY_RESTRICT src, int64_t n, int K, T c, T* HWY
       width *= 2;
     }
     T* o = dst + b0;
+    const auto scalar = [&](int64_t j) {
+      o[j] = Scaled<kS>(acc[j], s);
+      if (kProbe) ok &= Finite(o[j]);
+    };
     int64_t j = 0;
-    for (const int64_t head = HeadToAlign(o, S, N, stream); j < head; ++j) o[j] = c * acc[j];
-    for (; j + N <= S; j += N) Put(d, hn::Mul(cv, hn::LoadU(d, acc + j)), o + j, stream);
-    for (; j < S; ++j) o[j] = c * acc[j];
+    for (const int64_t head = HeadToAlign(o, S, N, stream); j < head; ++j) scalar(j);
+    for (; j + N <= S; j += N) {
+      const auto v = Scaled<kS>(d, hn::LoadU(d, acc + j), s);
+      if (kProbe) p = Probe(p, v);
+      Put(d, v, o + j, stream);
+    }
+    for (; j < S; ++j) scalar(j);
   }
+  return !kProbe || (ok && Finite(d, p));
 }
 
 // Box along a row by running sums of vectors (Summation::running): with W[i] the sum of the N
 // inputs from i (N lanes; log2 N levels of doubling), the outputs j .. j + N - 1 step to
 // j + N .. j + 2N - 1 as (s + W[j + K]) - W[j], where doubling takes log2 K + popcount K adds
-// per output. The vector of sums restarts from W[j], W[j + N] ... and the last K mod N inputs
-// every `restart` outputs (rounded down to whole vectors) and at each block's start
-// (docs/ACCURACY.md, Box factors). tmp: 2 * (kBoxBlock + K) elements.
-template <class T>
-HWY_INLINE void BoxRunT(const T* HWY_RESTRICT src, int64_t n, int K, T c, T* HWY_RESTRICT dst,
+// per output, each output sc(s). The vector of sums restarts from W[j], W[j + N] ... and the last
+// K mod N inputs every `restart` outputs (rounded down to whole vectors) and at each block's
+// start (docs/ACCURACY.md, Box factors). tmp: 2 * (kBoxBlock + K) elements. Returns as CombineT.
+template <bool kProbe, int kS, class T>
+HWY_INLINE bool BoxRunT(const T* HWY_RESTRICT src, int64_t n, int K, T s, T* HWY_RESTRICT dst,
                         T* HWY_RESTRICT tmp, bool stream, int restart) {
   const hn::ScalableTag<T> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  const auto cv = hn::Set(d, c);
   const int64_t every = std::max<int64_t>(1, restart / N);  // vectors between restarts
   const int full = int(K / N), rest = int(K % N);
   T* lv[2] = {tmp, tmp + kBoxBlock + K};
+  bool ok = true;
+  auto p = hn::Zero(d);
   // Output j as a plain sum of its K inputs (the ends of a block).
   const auto scalar = [&](const T* in, int64_t j) {
     T a = 0;
     for (int t = 0; t < K; ++t) a += in[j + t];
-    return c * a;
+    a = Scaled<kS>(a, s);
+    if (kProbe) ok &= Finite(a);
+    return a;
   };
   for (int64_t b0 = 0; b0 < n; b0 += kBoxBlock) {
     const int64_t S = std::min<int64_t>(kBoxBlock, n - b0);
@@ -315,7 +423,7 @@ HWY_INLINE void BoxRunT(const T* HWY_RESTRICT src, int64_t n, int K, T c, T* HWY
         cur = next;
       }
       const T* W = cur;
-      auto s = hn::Zero(d);
+      auto sum = hn::Zero(d);
       for (int64_t v = 0; j + N <= S; j += N, ++v) {
         if (v % every == 0) {
           auto a = hn::Zero(d), b = hn::Zero(d);
@@ -324,31 +432,35 @@ HWY_INLINE void BoxRunT(const T* HWY_RESTRICT src, int64_t n, int K, T c, T* HWY
             // and that sum lie within the block's inputs here).
             for (int m = 0; m <= full; ++m) a = hn::Add(a, hn::LoadU(d, W + j + int64_t(m) * N));
             for (int t = rest; t < N; ++t) b = hn::Add(b, hn::LoadU(d, in + j + full * N + t));
-            s = hn::Sub(a, b);
+            sum = hn::Sub(a, b);
           } else {
             for (int m = 0; m < full; ++m) a = hn::Add(a, hn::LoadU(d, W + j + int64_t(m) * N));
             for (int t = 0; t < rest; ++t) b = hn::Add(b, hn::LoadU(d, in + j + full * N + t));
-            s = hn::Add(a, b);
+            sum = hn::Add(a, b);
           }
         } else {
-          s = hn::Sub(hn::Add(s, hn::LoadU(d, W + j - N + K)), hn::LoadU(d, W + j - N));
+          sum = hn::Sub(hn::Add(sum, hn::LoadU(d, W + j - N + K)), hn::LoadU(d, W + j - N));
         }
-        Put(d, hn::Mul(cv, s), o + j, stream);
+        const auto out = Scaled<kS>(d, sum, s);
+        if (kProbe) p = Probe(p, out);
+        Put(d, out, o + j, stream);
       }
     }
     for (; j < S; ++j) o[j] = scalar(in, j);
   }
+  return !kProbe || (ok && Finite(d, p));
 }
 
-// Running sums down the rows (y or z): acc = sum of the K rows and dst = c * acc (`restart`),
-// or acc += add - sub and dst = c * acc.
-template <class T>
-HWY_INLINE void RunRowsT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_RESTRICT add,
-                         const T* HWY_RESTRICT sub, bool restart, T c, T* HWY_RESTRICT acc,
+// Running sums down the rows (y or z): acc = sum of the K rows and dst = sc(acc) (`restart`),
+// or acc += add - sub and dst = sc(acc). Returns as CombineT.
+template <bool kProbe, int kS, class T>
+HWY_INLINE bool RunRowsT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_RESTRICT add,
+                         const T* HWY_RESTRICT sub, bool restart, T s, T* HWY_RESTRICT acc,
                          T* HWY_RESTRICT dst, int64_t n, bool stream) {
   const hn::ScalableTag<T> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  const auto cv = hn::Set(d, c);
+  bool ok = true;
+  auto p = hn::Zero(d);
   const auto scalar = [&](int64_t j) {
     T a;
     if (restart) {
@@ -358,7 +470,8 @@ HWY_INLINE void RunRowsT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_
       a = (acc[j] + add[j]) - sub[j];
     }
     acc[j] = a;
-    dst[j] = c * a;
+    dst[j] = Scaled<kS>(a, s);
+    if (kProbe) ok &= Finite(dst[j]);
   };
   int64_t j = 0;
   for (const int64_t head = HeadToAlign(dst, n, N, stream); j < head; ++j) scalar(j);
@@ -371,61 +484,80 @@ HWY_INLINE void RunRowsT(const T* const* HWY_RESTRICT rows, int K, const T* HWY_
       }
       hn::StoreU(a0, d, acc + j);
       hn::StoreU(a1, d, acc + j + N);
-      Put(d, hn::Mul(cv, a0), dst + j, stream);
-      Put(d, hn::Mul(cv, a1), dst + j + N, stream);
+      const auto o0 = Scaled<kS>(d, a0, s), o1 = Scaled<kS>(d, a1, s);
+      if (kProbe) p = Probe(p, hn::Add(o0, o1));
+      Put(d, o0, dst + j, stream);
+      Put(d, o1, dst + j + N, stream);
     }
   } else {
     for (; j + N <= n; j += N) {
       const auto a =
           hn::Sub(hn::Add(hn::LoadU(d, acc + j), hn::LoadU(d, add + j)), hn::LoadU(d, sub + j));
       hn::StoreU(a, d, acc + j);
-      Put(d, hn::Mul(cv, a), dst + j, stream);
+      const auto o = Scaled<kS>(d, a, s);
+      if (kProbe) p = Probe(p, o);
+      Put(d, o, dst + j, stream);
     }
   }
   for (; j < n; ++j) scalar(j);
+  return !kProbe || (ok && Finite(d, p));
 }
 
-void CombineRowsF32(const float* const* rows, int K, const float* w, float* const* dst, int64_t n,
-                    bool stream) {
-  CombineRowsT<kRowGroup>(rows, K, w, dst, n, stream);
+// Calls f(kProbe, kS) with the compile-time forms of `probe` and the scale's kind.
+template <class T, class F>
+HWY_INLINE bool Forms(bool probe, const Scale<T>& sc, F&& f) {
+  using P = std::true_type;
+  using Q = std::false_type;
+  using None = std::integral_constant<int, Scale<T>::none>;
+  using Mul = std::integral_constant<int, Scale<T>::mul>;
+  using Div = std::integral_constant<int, Scale<T>::div>;
+  switch (sc.kind) {
+    case Scale<T>::mul: return probe ? f(P(), Mul()) : f(Q(), Mul());
+    case Scale<T>::div: return probe ? f(P(), Div()) : f(Q(), Div());
+    default: return probe ? f(P(), None()) : f(Q(), None());
+  }
 }
-void CombineRowsF64(const double* const* rows, int K, const double* w, double* const* dst,
-                    int64_t n, bool stream) {
-  CombineRowsT<kRowGroup>(rows, K, w, dst, n, stream);
-}
-void CombineF32(const float* const* rows, int K, const float* w, bool sym, const float* add,
-                float* dst, int64_t n, bool stream) {
-  CombineT(rows, K, w, sym, add, dst, n, stream);
-}
-void CombineF64(const double* const* rows, int K, const double* w, bool sym, const double* add,
-                double* dst, int64_t n, bool stream) {
-  CombineT(rows, K, w, sym, add, dst, n, stream);
-}
-// A box along a row: running sums of vectors (restart > 0), or doubling.
-template <class T>
-HWY_INLINE void BoxAnyT(const T* src, int64_t n, int K, T c, T* dst, T* tmp, bool stream,
-                        int restart) {
-  if (restart)
-    BoxRunT(src, n, K, c, dst, tmp, stream, restart);
-  else
-    BoxRowT(src, n, K, c, dst, tmp, stream);
-}
-void BoxRowF32(const float* src, int64_t n, int K, float c, float* dst, float* tmp, bool stream,
-               int restart) {
-  BoxAnyT(src, n, K, c, dst, tmp, stream, restart);
-}
-void BoxRowF64(const double* src, int64_t n, int K, double c, double* dst, double* tmp,
-               bool stream, int restart) {
-  BoxAnyT(src, n, K, c, dst, tmp, stream, restart);
-}
-void RunRowsF32(const float* const* rows, int K, const float* add, const float* sub, bool restart,
-                float c, float* acc, float* dst, int64_t n, bool stream) {
-  RunRowsT(rows, K, add, sub, restart, c, acc, dst, n, stream);
-}
-void RunRowsF64(const double* const* rows, int K, const double* add, const double* sub,
-                bool restart, double c, double* acc, double* dst, int64_t n, bool stream) {
-  RunRowsT(rows, K, add, sub, restart, c, acc, dst, n, stream);
-}
+
+// The exported kernels: `probe` chooses the form that returns whether every output stored was
+// finite (the final pass's stores); without it they return true.
+#define HALO_SEP_FORM                        \
+  constexpr bool kP = decltype(p)::value;    \
+  constexpr int kK = decltype(k)::value;
+#define HALO_SEP_KERNELS(T, S)                                                                   \
+  bool CombineRows##S(const T* const* rows, int K, const T* w, T* const* dst, int64_t n,       \
+                      bool stream, Scale<T> sc, bool probe) {                                  \
+    return Forms(probe, sc, [&](auto p, auto k) {                                              \
+      HALO_SEP_FORM                                                                            \
+      return CombineRowsT<kP, kK, kRowGroup>(rows, K, w, dst, n, stream, sc.s);                \
+    });                                                                                        \
+  }                                                                                            \
+  bool Combine##S(const T* const* rows, int K, const T* w, bool sym, const T* add, T* dst,     \
+                  int64_t n, bool stream, Scale<T> sc, bool probe) {                           \
+    return Forms(probe, sc, [&](auto p, auto k) {                                              \
+      HALO_SEP_FORM                                                                            \
+      return CombineT<kP, kK>(rows, K, w, sym, add, dst, n, stream, sc.s);                     \
+    });                                                                                        \
+  }                                                                                            \
+  /* A box along a row: running sums of vectors (restart > 0), or doubling. */                 \
+  bool BoxRow##S(const T* src, int64_t n, int K, Scale<T> sc, T* dst, T* tmp, bool stream,     \
+                 int restart, bool probe) {                                                    \
+    return Forms(probe, sc, [&](auto p, auto k) {                                              \
+      HALO_SEP_FORM                                                                            \
+      return restart ? BoxRunT<kP, kK>(src, n, K, sc.s, dst, tmp, stream, restart)             \
+                     : BoxRowT<kP, kK>(src, n, K, sc.s, dst, tmp, stream);                     \
+    });                                                                                        \
+  }                                                                                            \
+  bool RunRows##S(const T* const* rows, int K, const T* add, const T* sub, bool restart,       \
+                  Scale<T> sc, T* acc, T* dst, int64_t n, bool stream, bool probe) {           \
+    return Forms(probe, sc, [&](auto p, auto k) {                                              \
+      HALO_SEP_FORM                                                                            \
+      return RunRowsT<kP, kK>(rows, K, add, sub, restart, sc.s, acc, dst, n, stream);          \
+    });                                                                                        \
+  }
+HALO_SEP_KERNELS(float, F32)
+HALO_SEP_KERNELS(double, F64)
+#undef HALO_SEP_KERNELS
+#undef HALO_SEP_FORM
 
 }  // namespace halo::cpu::sep::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -440,6 +572,7 @@ HWY_AFTER_NAMESPACE();
 #include "core/detail.hpp"
 #include "core/dtype.hpp"
 #include "core/factor.hpp"
+#include "core/nonfinite.hpp"
 #include "cpu/fft.hpp"
 #include "hwy/aligned_allocator.h"
 #include "hwy/cache_control.h"
@@ -458,40 +591,57 @@ HWY_EXPORT(BoxRowF64);
 HWY_EXPORT(RunRowsF32);
 HWY_EXPORT(RunRowsF64);
 
-// dst = the K rows combined by w, plus `add` where given (nullptr: nothing added).
-void Combine(const float* const* rows, int K, const float* w, bool sym, float* dst, std::int64_t n,
-             bool stream, const float* add = nullptr) {
-  HWY_DYNAMIC_DISPATCH(CombineF32)(rows, K, w, sym, add, dst, n, stream);
+// The kernels of one dtype, as the dispatcher chose them for this machine.
+template <class T>
+struct Kernels;
+#define HALO_SEP_DISPATCH(T, S)                                                                  \
+  template <>                                                                                  \
+  struct Kernels<T> {                                                                          \
+    static bool Combine(const T* const* rows, int K, const T* w, bool sym, const T* add,       \
+                        T* dst, std::int64_t n, bool stream, Scale<T> sc, bool probe) {        \
+      return HWY_DYNAMIC_DISPATCH(Combine##S)(rows, K, w, sym, add, dst, n, stream, sc, probe);\
+    }                                                                                          \
+    static bool CombineRows(const T* const* rows, int K, const T* w, T* const* dst,            \
+                            std::int64_t n, bool stream, Scale<T> sc, bool probe) {            \
+      return HWY_DYNAMIC_DISPATCH(CombineRows##S)(rows, K, w, dst, n, stream, sc, probe);      \
+    }                                                                                          \
+    static bool BoxRow(const T* src, std::int64_t n, int K, Scale<T> sc, T* dst, T* tmp,       \
+                       bool stream, int restart, bool probe) {                                 \
+      return HWY_DYNAMIC_DISPATCH(BoxRow##S)(src, n, K, sc, dst, tmp, stream, restart, probe); \
+    }                                                                                          \
+    static bool RunRows(const T* const* rows, int K, const T* add, const T* sub, bool restart, \
+                        Scale<T> sc, T* acc, T* dst, std::int64_t n, bool stream, bool probe) {\
+      return HWY_DYNAMIC_DISPATCH(RunRows##S)(rows, K, add, sub, restart, sc, acc, dst, n,     \
+                                              stream, probe);                                  \
+    }                                                                                          \
+  };
+HALO_SEP_DISPATCH(float, F32)
+HALO_SEP_DISPATCH(double, F64)
+#undef HALO_SEP_DISPATCH
+
+// dst = sc(the K rows combined by w), plus `add` where given (nullptr: nothing added); with
+// `probe`, returns whether every output was finite (else true).
+template <class T>
+bool Combine(const T* const* rows, int K, const T* w, bool sym, T* dst, std::int64_t n,
+             bool stream, const T* add = nullptr, Scale<T> sc = {}, bool probe = false) {
+  return Kernels<T>::Combine(rows, K, w, sym, add, dst, n, stream, sc, probe);
 }
-void Combine(const double* const* rows, int K, const double* w, bool sym, double* dst,
-             std::int64_t n, bool stream, const double* add = nullptr) {
-  HWY_DYNAMIC_DISPATCH(CombineF64)(rows, K, w, sym, add, dst, n, stream);
-}
-// dst[g] = rows g .. g + K - 1 combined by w, for g < kRowGroup (kRowGroup + K - 1 rows).
-void CombineRows(const float* const* rows, int K, const float* w, float* const* dst, std::int64_t n,
-                 bool stream) {
-  HWY_DYNAMIC_DISPATCH(CombineRowsF32)(rows, K, w, dst, n, stream);
-}
-void CombineRows(const double* const* rows, int K, const double* w, double* const* dst,
-                 std::int64_t n, bool stream) {
-  HWY_DYNAMIC_DISPATCH(CombineRowsF64)(rows, K, w, dst, n, stream);
+// dst[g] = sc(rows g .. g + K - 1 combined by w), for g < kRowGroup (kRowGroup + K - 1 rows).
+template <class T>
+bool CombineRows(const T* const* rows, int K, const T* w, T* const* dst, std::int64_t n,
+                 bool stream, Scale<T> sc, bool probe) {
+  return Kernels<T>::CombineRows(rows, K, w, dst, n, stream, sc, probe);
 }
 // restart > 0: running sums of vectors restarted every `restart` outputs; 0: doubling.
-void BoxRow(const float* src, std::int64_t n, int K, float c, float* dst, float* tmp, bool stream,
-            int restart) {
-  HWY_DYNAMIC_DISPATCH(BoxRowF32)(src, n, K, c, dst, tmp, stream, restart);
+template <class T>
+bool BoxRow(const T* src, std::int64_t n, int K, Scale<T> sc, T* dst, T* tmp, bool stream,
+            int restart, bool probe) {
+  return Kernels<T>::BoxRow(src, n, K, sc, dst, tmp, stream, restart, probe);
 }
-void BoxRow(const double* src, std::int64_t n, int K, double c, double* dst, double* tmp,
-            bool stream, int restart) {
-  HWY_DYNAMIC_DISPATCH(BoxRowF64)(src, n, K, c, dst, tmp, stream, restart);
-}
-void RunRows(const float* const* rows, int K, const float* add, const float* sub, bool restart,
-             float c, float* acc, float* dst, std::int64_t n, bool stream) {
-  HWY_DYNAMIC_DISPATCH(RunRowsF32)(rows, K, add, sub, restart, c, acc, dst, n, stream);
-}
-void RunRows(const double* const* rows, int K, const double* add, const double* sub, bool restart,
-             double c, double* acc, double* dst, std::int64_t n, bool stream) {
-  HWY_DYNAMIC_DISPATCH(RunRowsF64)(rows, K, add, sub, restart, c, acc, dst, n, stream);
+template <class T>
+bool RunRows(const T* const* rows, int K, const T* add, const T* sub, bool restart, Scale<T> sc,
+             T* acc, T* dst, std::int64_t n, bool stream, bool probe) {
+  return Kernels<T>::RunRows(rows, K, add, sub, restart, sc, acc, dst, n, stream, probe);
 }
 
 using std::int64_t;
@@ -520,7 +670,7 @@ struct Pass {
   bool on = false;
   bool box = false;
   int blo = 0, bk = 0;
-  T c = 0;
+  Scale<T> scale;   // at the store: a box form's weight, or the last pass's divisor (Job)
   int restart = 0;  // running sums: outputs between restarts (detail::running_restart)
   Boundary mode = Boundary::constant;
   int K() const { return 2 * R + 1; }
@@ -538,6 +688,9 @@ struct Job {
   T cval_x = 0;         // a ghost row after the x pass: cval * sum(w_x)
   T cval_xy = 0;        // a ghost plane after the x and y passes: cval * sum(w_x) * sum(w_y)
   bool stream = false;  // non-temporal stores into the output
+  // Where given, a stage that stores a NaN or an infinity into the final output notes it there
+  // (NonFinite::noted).
+  const Buffers* buffers = nullptr;
   // x-y stage: units (item, plane, strip of `strip` rows, chunk of `cw` columns).
   int64_t cw = 1, strip = 1, nchunks = 1, nstrips = 1, xy_units = 0;
   // z stage: units (item, chunk of `zcw` elements of a plane).
@@ -647,16 +800,21 @@ class Worker {
   }
 
   // Output columns [x0, x0 + n) of one row along x (pass x): src is the input row, dst the output.
-  void x_row(const Pass<T>& x, const T* src, int64_t x0, int64_t n, T* dst, bool stream) {
+  // `final`: dst is the final output (its non-finite values are noted).
+  void x_row(const Pass<T>& x, const T* src, int64_t x0, int64_t n, T* dst, bool stream,
+             bool final = false) {
     const int R = x.R;
     const int64_t nx = j_.nx;
+    const bool probe = final && j_.buffers;
     // Outputs whose K inputs are all inside: [lo, hi).
     const int64_t lo = std::clamp<int64_t>(R, x0, x0 + n);
     const int64_t hi = std::clamp<int64_t>(nx - R, lo, x0 + n);
-    if (hi > lo) x_from(x, src + lo - R, hi - lo, dst + (lo - x0), stream);
-    edge_x(x, src, x0, lo, dst);
-    edge_x(x, src, hi, x0 + n, dst + (hi - x0));
+    bool ok = true;
+    if (hi > lo) ok = x_from(x, src + lo - R, hi - lo, dst + (lo - x0), stream, probe);
+    ok &= edge_x(x, src, x0, lo, dst, probe);
+    ok &= edge_x(x, src, hi, x0 + n, dst + (hi - x0), probe);
     if (stream) hwy::FlushStream();
+    note(ok);
   }
 
   // x-y stage, one unit.
@@ -673,7 +831,7 @@ class Worker {
     stream_ = j_.stream && !j_.z.on;
     if (!j_.y.on) {
       for (int64_t y = y0; y < y1; ++y)
-        x_row(j_.x, in + y * j_.nx, x0, n, out + y * j_.nx + x0, stream_);
+        x_row(j_.x, in + y * j_.nx, x0, n, out + y * j_.nx + x0, stream_, !j_.z.on);
       return;
     }
     const int Ry = j_.y.R, slots = Job<T>::slots(j_.y);
@@ -694,7 +852,7 @@ class Worker {
       // Outputs [next, g - Ry] have all their rows; ring index of input row i: i - (y0 - Ry).
       next = rows_out(
           j_.y, next, std::min(g - Ry + 1, y1), g == y1 + Ry - 1, y0 - Ry, slots,
-          [&](int64_t o) { return out + o * j_.nx + x0; }, n);
+          [&](int64_t o) { return out + o * j_.nx + x0; }, n, !j_.z.on);
     }
   }
 
@@ -735,8 +893,9 @@ class Worker {
         }
         for (int i = 0; i < q.y.K(); ++i) ptrs_[i] = st.slot[(o - y0 + i) % slots];
         const bool last = t + 1 == terms;
-        Combine(ptrs_, q.y.K(), q.y.w.data(), q.y.sym, last ? dst : part[t % 2], n,
-                last && j_.stream, t == 0 ? nullptr : part[(t + 1) % 2]);
+        note(Combine(ptrs_, q.y.K(), q.y.w.data(), q.y.sym, last ? dst : part[t % 2], n,
+                     last && j_.stream, t == 0 ? nullptr : part[(t + 1) % 2], q.y.scale,
+                     last && !j_.zadd && j_.buffers));
       }
       if (j_.stream) hwy::FlushStream();
     }
@@ -780,7 +939,7 @@ class Worker {
       }
       next = rows_out(
           j_.z, next, std::min(g - Rz + 1, j_.nz), g == j_.nz + Rz - 1, -Rz, slots,
-          [&](int64_t o) { return dst + o * P; }, n, j_.zadd);
+          [&](int64_t o) { return dst + o * P; }, n, true, j_.zadd);
     }
   }
 
@@ -789,26 +948,27 @@ class Worker {
   // (i - base) % slots): in groups of kRowGroup, one by one at the `last` input row, else
   // leaving the rest for more rows; one by one at once for box factors (their running sums go
   // row by row) and where each output adds what the x-y stage wrote there (`adds`). Returns the
-  // next output not written; dst(o) is output row o.
+  // next output not written; dst(o) is output row o. `final`: the rows are the final output.
   template <class Dst>
   int64_t rows_out(const Pass<T>& q, int64_t next, int64_t ready, bool last, int64_t base,
-                   int slots, Dst dst, int64_t n, bool adds = false) {
+                   int slots, Dst dst, int64_t n, bool final, bool adds = false) {
     const int K = q.K();
     const bool single = q.box || adds;
+    const bool probe = final && j_.buffers;
     while (next < ready) {
       const int64_t first = next - q.R - base;  // slot index of the output's first row
       if (!single && ready - next >= kRowGroup) {
         for (int i = 0; i < K + kRowGroup - 1; ++i) ptrs_[i] = slot_[(first + i) % slots];
         T* rows[kRowGroup];
         for (int g = 0; g < kRowGroup; ++g) rows[g] = dst(next + g);
-        CombineRows(ptrs_, K, q.w.data(), rows, n, stream_);
+        note(CombineRows(ptrs_, K, q.w.data(), rows, n, stream_, q.scale, probe));
         if (stream_) hwy::FlushStream();
         next += kRowGroup;
       } else if (single || last) {
         for (int i = 0; i < K; ++i) ptrs_[i] = slot_[(first + i) % slots];
         T* const row = dst(next);
         if (adds) std::memcpy(acc_, row, size_t(n) * sizeof(T));  // what the x-y stage wrote
-        column(q, row, n, adds ? acc_ : nullptr);
+        note(column(q, row, n, adds ? acc_ : nullptr, probe));
         ++next;
       } else {
         break;
@@ -816,42 +976,51 @@ class Worker {
     }
     return next;
   }
-  // n outputs along x from src, whose first element is the first output's first input.
-  void x_from(const Pass<T>& x, const T* src, int64_t n, T* dst, bool stream) {
-    if (x.box) {
-      BoxRow(src + x.blo, n, x.bk, x.c, dst, box_, stream, x.restart);
-      return;
-    }
+  // Notes a non-finite output where a probed kernel found one.
+  void note(bool finite) const {
+    if (!finite) detail::note_nonfinite(*j_.buffers);
+  }
+  // n outputs along x from src, whose first element is the first output's first input. Returns
+  // whether they are finite where `probe`.
+  bool x_from(const Pass<T>& x, const T* src, int64_t n, T* dst, bool stream, bool probe) {
+    if (x.box) return BoxRow(src + x.blo, n, x.bk, x.scale, dst, box_, stream, x.restart, probe);
     for (int i = 0; i < x.K(); ++i) ptrs_[i] = src + i;
-    Combine(ptrs_, x.K(), x.w.data(), x.sym, dst, n, stream);
+    const T* none = nullptr;
+    return Combine(ptrs_, x.K(), x.w.data(), x.sym, dst, n, stream, none, x.scale, probe);
   }
   // Outputs [a, b) of a row along x through a padded copy of their inputs (the row's ends).
-  void edge_x(const Pass<T>& xp, const T* src, int64_t a, int64_t b, T* dst) {
+  bool edge_x(const Pass<T>& xp, const T* src, int64_t a, int64_t b, T* dst, bool probe) {
     const int R = xp.R;
     const int64_t chunk = 16;  // outputs per padded copy: the copy stays within pad_
+    bool ok = true;
     for (int64_t x = a; x < b; x += chunk) {
       const int64_t n = std::min(chunk, b - x);
       for (int64_t t = 0; t < n + 2 * R; ++t) {
         const int64_t m = detail::map_index(x - R + t, j_.nx, xp.mode);
         pad_[t] = m < 0 ? j_.cval : src[m];
       }
-      x_from(xp, pad_, n, dst + (x - a), false);
+      ok &= x_from(xp, pad_, n, dst + (x - a), false, probe);
     }
+    return ok;
   }
   // One output row of a y or z pass from the K rows in ptrs_ (in order). Box factors: running
   // sums, restarted every `restart` outputs and at the start of a unit (since_ = -1).
-  // `add` (not with box factors): a row added to the sum.
-  void column(const Pass<T>& q, T* dst, int64_t n, const T* add = nullptr) {
+  // `add` (not with box factors): a row added to the sum. Returns whether the outputs are finite
+  // where `probe`.
+  bool column(const Pass<T>& q, T* dst, int64_t n, const T* add, bool probe) {
+    bool ok;
     if (!q.box) {
-      Combine(ptrs_, q.K(), q.w.data(), q.sym, dst, n, stream_, add);
+      ok = Combine(ptrs_, q.K(), q.w.data(), q.sym, dst, n, stream_, add, q.scale, probe);
     } else {
       const T* const* rows = ptrs_ + q.blo;
       const bool restart = since_ < 0 || since_ >= q.restart;
-      RunRows(rows, q.bk, rows[q.bk - 1], leaving_, restart, q.c, acc_, dst, n, stream_);
+      ok = RunRows(rows, q.bk, rows[q.bk - 1], leaving_, restart, q.scale, acc_, dst, n, stream_,
+                   probe);
       since_ = restart ? 1 : since_ + 1;
       leaving_ = rows[0];  // the next output's window no longer holds it
     }
     if (stream_) hwy::FlushStream();
+    return ok;
   }
   // A row of cval_elems values v (refilled when v changes).
   const T* cval_row(T v) {
@@ -905,7 +1074,7 @@ Pass<T> make_pass(const std::vector<double>& w, int R, Boundary mode, bool rows,
     p.box = true;
     p.blo = box->lo;
     p.bk = box->k;
-    p.c = T(box->c);
+    if (box->c != 1.0) p.scale = {Scale<T>::mul, T(box->c)};
     p.restart = rows || !direct ? detail::running_restart(box->k) : 0;
   }
   return p;
@@ -939,12 +1108,63 @@ Job<T> make_job(const Problem& p, const detail::AxisWindows& win, const void* in
   const Boundary mz = rank == 3 ? p.mode(0) : Boundary::constant;
   const Boundary my = rank >= 2 ? p.mode(rank - 2) : Boundary::constant;
   const bool direct = p.direct_sums();
-  j.z = make_pass<T>(win.w[0], win.radius[0], mz, true, direct);
-  j.y = make_pass<T>(win.w[1], win.radius[1], my, true, direct);
-  j.x = make_pass<T>(win.w[2], win.radius[2], p.mode(rank - 1), false, direct);
+  // A box (every window whole multiples of a step, the steps' product 1/d): every pass sums with
+  // the whole numbers, and the last one divides by d (or multiplies by 1/d, exact for d a power
+  // of two), so that a mean of a constant region is the constant exactly, as SciPy's (it sums,
+  // then divides once), boxes folded by the modes (their windows' ratios such as 1/3) too.
+  std::array<std::vector<double>, 3> w = win.w;
+  double spread = 1, step = 1;  // the windows' largest over smallest magnitudes, multiplied
+  for (const auto& v : w) {
+    double least = 0, most = 0;
+    for (double x : v)
+      if (x != 0) {
+        least = least == 0 ? std::fabs(x) : std::min(least, std::fabs(x));
+        most = std::max(most, std::fabs(x));
+      }
+    if (least > 0) spread *= most / least;
+  }
+  for (auto& v : w) {
+    if (v.size() == 1 && v[0] == 1.0) continue;  // no pass
+    const auto m = detail::multiples(v, detail::fold_slack(spread));
+    if (!m) {
+      step = 0;
+      break;
+    }
+    v = m->m;
+    step *= m->step;
+  }
+  const double divisor = detail::whole_reciprocal(
+      step, sizeof(T) == 4 ? detail::kWholeReciprocalTolF32 : detail::kWholeReciprocalTol);
+  if (divisor == 0) w = win.w;
+  j.z = make_pass<T>(w[0], win.radius[0], mz, true, direct);
+  j.y = make_pass<T>(w[1], win.radius[1], my, true, direct);
+  j.x = make_pass<T>(w[2], win.radius[2], p.mode(rank - 1), false, direct);
+  if (p.footprint() == Footprint::every) {
+    // SciPy's 1-D rule multiplies every weight, zeros too (0 times an infinity is NaN): a box
+    // form sums only its run, so a zero weight of the filter beside the run takes the plain
+    // sum instead (the window's zeros beyond the filter's extent are no weights of it).
+    const Dims3 k = p.filter_dims3(), a = p.anchor3();
+    const std::int64_t ext[3] = {k.z, k.y, k.x}, anc[3] = {a.z, a.y, a.x};
+    Pass<T>* passes[3] = {&j.z, &j.y, &j.x};
+    for (int i = 0; i < 3; ++i) {
+      Pass<T>& q = *passes[i];
+      const std::int64_t first = win.radius[std::size_t(i)] - anc[i];
+      if (q.box && (q.blo > first || q.blo + q.bk < first + ext[i])) {
+        q.box = false;
+        q.scale = {};  // the weights w hold the box's weight
+      }
+    }
+  }
+  if (divisor > 0) {
+    Pass<T>& last = j.z.on ? j.z : j.y.on ? j.y : j.x;
+    if (last.scale.kind != Scale<T>::none) last.box = false;  // whole weights other than 1
+    const bool power = std::exp2(std::round(std::log2(divisor))) == divisor;
+    last.scale = {power ? Scale<T>::mul : Scale<T>::div, T(power ? 1 / divisor : divisor)};
+    if (divisor == 1) last.scale = {};
+  }
   j.cval = T(p.cval());
-  j.cval_x = T(p.cval() * sum(win.w[2]));
-  j.cval_xy = T(p.cval() * sum(win.w[2]) * sum(win.w[1]));
+  j.cval_x = T(p.cval() * sum(w[2]));
+  j.cval_xy = T(p.cval() * sum(w[2]) * sum(w[1]));
   block(j, p, double(win.taps));
   return j;
 }
@@ -1059,10 +1279,12 @@ void run_job(const Job<T>& j, const Problem& p, const char* who) {
 }
 
 template <class T>
-void run_typed(const Problem& p, const void* in, void* out) {
+void run_typed(const Problem& p, const Buffers& b) {
   const auto win = detail::separable_windows(p);
   if (!win) throw Error("cpu_separable: the filter is not rank 1");
-  run_job(make_job<T>(p, *win, in, out), p, "cpu_separable");
+  Job<T> j = make_job<T>(p, *win, b.input, b.output);
+  if (b.nonfinite) j.buffers = &b;
+  run_job(j, p, "cpu_separable");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1288,9 +1510,10 @@ class SeparableStrategy final : public Strategy {
     });
   }
   void run(const Problem& p, const Buffers& b, void*) const override {
-    dispatch_dtype(p.dtype(),
-                   [&](auto d) { run_typed<typename decltype(d)::storage>(p, b.input, b.output); });
+    dispatch_dtype(p.dtype(), [&](auto d) { run_typed<typename decltype(d)::storage>(p, b); });
   }
+  // The last pass's stores note non-finite outputs.
+  NonFinite nonfinite(const Problem&) const override { return NonFinite::noted; }
 };
 
 // What a term costs beside its taps, in taps (its ring, the partial sums' row), and the model
@@ -1396,9 +1619,13 @@ class LowRankStrategy final : public Strategy {
     if (!s.why_not.empty()) throw Error("cpu_lowrank: " + s.why_not);
     dispatch_dtype(p.dtype(), [&](auto d) {
       using T = typename decltype(d)::storage;
-      run_job(make_lowrank_job<T>(p, s, b.input, b.output), p, "cpu_lowrank");
+      Job<T> j = make_lowrank_job<T>(p, s, b.input, b.output);
+      if (b.nonfinite) j.buffers = &b;
+      run_job(j, p, "cpu_lowrank");
     });
   }
+  // The last term's stores (or the z stage's) note non-finite outputs.
+  NonFinite nonfinite(const Problem&) const override { return NonFinite::noted; }
 };
 
 }  // namespace sep

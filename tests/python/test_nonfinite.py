@@ -225,8 +225,6 @@ def test_uniform_filter_float32_cval_beyond_float32():
     np.testing.assert_array_equal(category(got), category(want))
 
 
-@pytest.mark.xfail(strict=False, reason="the CPU strategies' box sums are not yet formed with weights "
-                   "1 and divided once (the GPU's are): issue 47's note")
 def test_uniform_filter_of_constants_is_exact():
     assert halo.uniform_filter(np.ones((8, 8)), 5)[4, 4] == 1.0
     assert np.all(halo.uniform_filter(np.full((8, 8), 7.0), 3) == 7.0)
