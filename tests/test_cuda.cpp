@@ -332,9 +332,11 @@ const std::vector<Case>& small_cases() {
   return c;
 }
 
+// Every small case on `s`, zero ghosts and a mode; the cases it refuses give a reason. A strategy
+// that refuses every case fails: the pass would otherwise check nothing.
 template <class T>
 void sanitizer_pass(const Strategy& s, const FastTuning& tuning = {}) {
-  int i = 0;
+  int i = 0, runs = 0;
   for (const Case& c : small_cases()) {
     // `separable` runs rank-1 filters only: outer products of random factors for it.
     const Filter f =
@@ -353,9 +355,11 @@ void sanitizer_pass(const Strategy& s, const FastTuning& tuning = {}) {
       }
       EXPECT_EQ(check_strategy<T>(s.name(), c.rank, c.ext, c.batch, f, op, false, e, tuning), "")
           << s.name() << " " << p.describe();
+      ++runs;
     }
     ++i;
   }
+  EXPECT_GT(runs, 0) << s.name() << " ran none of the " << small_cases().size() << " cases";
 }
 
 TEST(CudaSanitizer, EveryStrategyRankAndDtypeOnCases) {
