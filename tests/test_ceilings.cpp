@@ -1,7 +1,7 @@
 // The CPU's roofline ceilings (src/cpu/ceilings.cpp), as `halo bench` measures them: how they are
 // measured (every thread, several trials, the best kept, both copy methods) and what
 // `halo bench --help` says of the suites' sizes. That no problem then measures above its roofline
-// is a benchmark's finding (docs/BENCHMARKS.md), not a timed test's.
+// is a benchmark's finding (docs/notes/benchmarks-history.md), not a timed test's.
 #include <gtest/gtest.h>
 #include <omp.h>
 

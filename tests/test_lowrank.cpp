@@ -439,7 +439,7 @@ TEST(LowRankCpu, AutoTakesLargeSumsAndLeavesTheSmallLaplacian) {
   const Problem lap3(3, {160, 160, 160}, 1, make_named_filter("laplacian", 3), DType::f32);
   EXPECT_EQ(choose(lap3, cpu).strategy, "cpu");
   // A rank-2 filter of 9x9 (36 taps in passes against 81 dense) and a 33x33 LoG, both past the
-  // dense sum, the second past the FFT too (docs/TUNING.md).
+  // dense sum, the second past the FFT too (docs/notes/tuning.md).
   EXPECT_EQ(
       choose(Problem(2, {2048, 2048, 1}, 1, random_low_rank({9, 9}, 2), DType::f32), cpu).strategy,
       "cpu_lowrank");

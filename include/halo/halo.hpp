@@ -209,7 +209,7 @@ struct Edges {
 // FastTuning: overrides of the choices of the `fast` CUDA strategy (and of `fft`'s tiles and
 // `auto`'s crossovers), for tuning runs, for other devices and for the tests that reach the
 // kernels the defaults do not take. Every field left unset keeps the measured
-// default (docs/TUNING.md); a value applies where a kernel for it is compiled and is ignored
+// default (docs/notes/tuning.md); a value applies where a kernel for it is compiled and is ignored
 // elsewhere (e.g. `tx` outside the 2-D radii that compile 8 columns per lane). Results are the
 // same under every tuning, within the rounding bound that Strategy::summation() states.
 // check_tuning() (called by Problem::set_tuning) refuses a value outside its field's range.
@@ -244,7 +244,7 @@ struct FastTuning {
                                    // filters along x as row transforms, 2-D filters up to 33 x 65
                                    // as tile transforms) off or on (on)
   // Where `auto` switches between the CUDA strategies, as `halo bench --suite crossovers`
-  // measures them on a device (unset: the H100's, in brackets; docs/TUNING.md, "Crossovers"):
+  // measures them on a device (unset: the H100's, in brackets; docs/notes/tuning.md, "Crossovers"):
   std::optional<int> sep_radius_2d;   // 0..64: 2-D rank-1 filters up to this radius stay on
                                       // `fast`'s window, `separable` beyond (4)
   std::optional<int> sep_radius_3d;   // 0..16: the same in 3-D (1)

@@ -18,7 +18,8 @@ using std::int64_t;
 // The transform lengths, ascending: 1, the powers of 2, and from 128 up 2^a m with m in
 // {3, 5, 9, 15, 25}, up to 2^30. Under FFTW_ESTIMATE the other 5-smooth lengths (27, 45, 81 ...
 // times a power of 2), and below 128 all but the powers of 2, measured up to twice as slow per
-// element (docs/TUNING.md, cpu_fft); cuFFT runs all of these with its radix-2, 3 and 5 kernels.
+// element (docs/notes/tuning.md, cpu_fft); cuFFT runs all of these with its radix-2, 3 and 5
+// kernels.
 const std::vector<int64_t>& lengths() {
   static const std::vector<int64_t> v = [] {
     std::vector<int64_t> out{1};
@@ -111,7 +112,7 @@ FftTiling fft_tiling(const Problem& p, const FftCost& m) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The CUDA strategy's model (H100, docs/TUNING.md, FFT on the GPU).
+// The CUDA strategy's model (H100, docs/notes/tuning.md, FFT on the GPU).
 // ---------------------------------------------------------------------------------------------
 namespace {
 
@@ -120,7 +121,7 @@ namespace {
 // 1156 tiles of a 31 x 31 filter on 16384^2), taken as 8 ps plus 1 ps per stage (log2 L).
 // Per tile: nothing (the transforms run batched). float64: twice the bytes. Powers of 2 only:
 // cuFFT's mixed-radix lengths measured up to 1.45x slower per element (384 x 576 and 400 x 576
-// against 512 x 512: docs/TUNING.md, FFT on the GPU). Transforms along x of 32 or more: the
+// against 512 x 512: docs/notes/tuning.md, FFT on the GPU). Transforms along x of 32 or more: the
 // model counts no cost for narrow tiles, whose gathers read 4 bytes per 32-byte sector (a filter
 // along y alone took tiles of 1 column: 351 ms for 255 taps on 16384^2).
 constexpr FftCost kCudaCost32 = {0.001, 0.008, 0.0, 0, 1, "fft", true, 32};
@@ -130,14 +131,14 @@ constexpr FftCost kCudaCost64 = {0.002, 0.016, 0.0, 0, 1, "fft", true, 32};
 constexpr double kDirectFlops32 = 48e3, kDirectFlops64 = 24e3;  // FLOP per ns
 // Batches of transforms, launches and the filter's spectrum: about 100 us before the first tile.
 constexpr double kSetupNs = 1e5;
-// The row transforms (H100, 2^28 float32, filters of 17 to 1025 taps: 0.88-1.40 ms; docs/
-// TUNING.md, "Row transforms in shared memory"): 1.34 ps per element read or written (the copy's
+// The row transforms (H100, 2^28 float32, filters of 17 to 1025 taps: 0.88-1.40 ms; docs/notes/
+// tuning.md, "Row transforms in shared memory"): 1.34 ps per element read or written (the copy's
 // rate), the windows' N / T inputs per output read, plus 1.0, 1.3 and 1.9 ps per point of a
 // pair's transforms for N = 1024, 2048 and 4096 (the longer ones at fewer blocks per SM); the
 // launches, the twiddles and the spectrum about 20 us.
 constexpr double kRowsMoveNs = 0.00134, kRowsSetupNs = 2e4;
 // The 2-D tile transforms: 110 ns a pair (8192 points). Measured 65-90 ns on the H100 (16384^2,
-// dense filters of 5x5 to 31x31: 1.5-3.0 ms; docs/TUNING.md, "Tile transforms in shared
+// dense filters of 5x5 to 31x31: 1.5-3.0 ms; docs/notes/tuning.md, "Tile transforms in shared
 // memory"); the higher figure keeps `fast` at 15x15, where it runs 25% above the direct sum's
 // modelled FMA rate (1.90 ms against 2.16 for the tiles).
 constexpr double kTilesPerPairNs = 110;
@@ -212,7 +213,7 @@ FftTiling cuda_fft_tiling(const Problem& p) {
     shared.direct_ns = 2.0 * double(p.elements()) * double(p.taps()) / kDirectFlops32;
     // The rows of a 2-D or 3-D array go to `separable`'s x pass, which measured the copy plus
     // the taps at that rate, not overlapped (16384^2, 65, 97, 129 and 257 taps: 1.29, 1.59,
-    // 1.92, 4.08 ms; modelled 1.45, 1.81, 2.16, 3.59; docs/TUNING.md, "Row transforms in
+    // 1.92, 4.08 ms; modelled 1.45, 1.81, 2.16, 3.59; docs/notes/tuning.md, "Row transforms in
     // shared memory").
     if (p.rank() > 1 && shared.fft[1] == 1)
       shared.direct_ns += kRowsMoveNs * 2.0 * double(p.elements());

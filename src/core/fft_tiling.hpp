@@ -59,12 +59,12 @@ struct FftCost {
 FftTiling fft_tiling(const Problem& p, const FftCost& cost);
 
 // The transform lengths, ascending: 1, the powers of 2, and from 128 up 2^a m with m in
-// {3, 5, 9, 15, 25}, up to 2^30 (docs/TUNING.md, cpu_fft).
+// {3, 5, 9, 15, 25}, up to 2^30 (docs/notes/tuning.md, cpu_fft).
 std::int64_t fft_length_at_least(std::int64_t n);
 
-// The tiling of the CUDA `fft` strategy (cuFFT; docs/TUNING.md, FFT on the GPU): its cost model
-// (measured on the H100), tiles of at most 2^FastTuning::fft_tile elements (default 2^18: 512 x
-// 512 in 2-D; 2^16 in 1-D), and in direct_ns the direct sum of the filter's taps at `fast`'s
+// The tiling of the CUDA `fft` strategy (cuFFT; docs/notes/tuning.md, FFT on the GPU): its cost
+// model (measured on the H100), tiles of at most 2^FastTuning::fft_tile elements (default 2^18: 512
+// x 512 in 2-D; 2^16 in 1-D), and in direct_ns the direct sum of the filter's taps at `fast`'s
 // measured FMA rate.
 FftTiling cuda_fft_tiling(const Problem& p);
 // Tiles per batch of cuFFT transforms: those of a buffer of FastTuning::fft_batch MiB (default

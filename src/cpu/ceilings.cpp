@@ -144,9 +144,10 @@ Ceilings measure_cpu_ceilings(DType dtype) {
   // Copy: 64 MiB each way, the size of the CPU suites' arrays (`halo bench`: 4096^2, 2^24, 256^3
   // float32), so the copy meets the caches as the strategies do: a 32 MiB L3 still holds part of a
   // 64 MiB input from one run to the next (a copy of 256 MiB measured below what the `cpu` strategy
-  // streams on 64 MiB: docs/TUNING.md, CPU). In at least 8 pieces per thread (of at most 1 MiB),
-  // whole pages, so aligned for the vector loads and stores; the threads touch the pages first,
-  // each its share, so on a machine of several memory nodes the pages are spread over the nodes.
+  // streams on 64 MiB: docs/notes/tuning.md, CPU). In at least 8 pieces per thread (of at most 1
+  // MiB), whole pages, so aligned for the vector loads and stores; the threads touch the pages
+  // first, each its share, so on a machine of several memory nodes the pages are spread over the
+  // nodes.
   const std::int64_t pieces = std::max(64, 8 * threads);
   const std::size_t piece =
       std::max<std::size_t>(4096, (std::size_t(64) << 20) / pieces / 4096 * 4096);

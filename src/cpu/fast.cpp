@@ -98,7 +98,8 @@ using std::int64_t;
 
 // Register budget per target: AVX-512 has 32 vector registers, AVX2/SSE 16. A block keeps R*V
 // accumulators, 2V input vectors (two input rows in the ramp pairs) and a broadcast weight live.
-// R = 4 measured best on Zen 4 (docs/TUNING.md, CPU kernel); wider blocks only add edge padding.
+// R = 4 measured best on Zen 4 (docs/notes/tuning.md, CPU kernel); wider blocks only add edge
+// padding.
 #if HWY_TARGET <= HWY_AVX3
 constexpr int kMaxRows = 4;
 template <int R>
@@ -466,7 +467,8 @@ void PlanT(Job<T>& j) {
   j.v = j.nx >= vmax * n ? vmax : 1;  // narrow arrays: one vector per block, less padding
   j.cols = j.v * n;
   // Output rows all equally misaligned (row bytes a multiple of the vector): shift the block grid
-  // so full blocks store to aligned addresses (non-temporal stores need them: docs/TUNING.md).
+  // so full blocks store to aligned addresses (non-temporal stores need them:
+  // docs/notes/tuning.md).
   const std::uintptr_t vbytes = static_cast<std::uintptr_t>(n) * sizeof(T);
   const std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(j.out);
   j.shift = (j.nx * sizeof(T)) % vbytes == 0 && addr % sizeof(T) == 0
@@ -507,7 +509,7 @@ void PlanT(Job<T>& j) {
   // Ring or direct (see Unit), by the copying per block of R rows, counting each row copied as
   // 64 elements more (call overhead). Ring: R new rows per filter plane. Direct: the padded tiles
   // of the blocks at the left and right ends of the rows. Each measured faster where it is
-  // chosen: ring on small volumes, direct on large images (docs/TUNING.md, CPU kernel).
+  // chosen: ring on small volumes, direct on large images (docs/notes/tuning.md, CPU kernel).
   const int64_t nblocks = cdiv(ext, j.cols), w = j.cols + j.kx - 1;
   const int64_t left_edge = cdiv(j.ax + j.shift, j.cols);
   const int64_t right_edge = nblocks - std::min(nblocks, cdiv(std::max<int64_t>(

@@ -10,7 +10,7 @@
  * that the cyclic product is a correlation, and scaled by 1/N), one C2R transform; the first T
  * outputs per axis never wrap and are written out. Axes whose filter extent is 1 are not
  * transformed (T = N = 1), except x, which keeps the gathers contiguous. The tiling
- * (fft_tiling) minimises a cost model measured on the development machine (docs/TUNING.md,
+ * (fft_tiling) minimises a cost model measured on the development machine (docs/notes/tuning.md,
  * cpu_fft), with at most 2^18 elements per tile (1 + 1 MiB per thread in f32) unless the filter
  * needs more.
  *
@@ -248,7 +248,7 @@ struct Plan {
 };
 
 // ---------------------------------------------------------------------------------------------
-// The cost model (ns on one core of the development machine: docs/TUNING.md, cpu_fft).
+// The cost model (ns on one core of the development machine: docs/notes/tuning.md, cpu_fft).
 // ---------------------------------------------------------------------------------------------
 // A tile of N elements: N (a log2 N + b) for the two transforms, the gather, the product with the
 // spectrum and the write (about 7 ns an element in f32 from 64^2 to 640^2: FFTW's larger
@@ -582,8 +582,8 @@ class FftStrategy final : public Strategy {
     return Status::success();
   }
   // Above the `cpu` strategy's 10 where the cost model says the transforms are cheaper than the
-  // direct sum (docs/TUNING.md, cpu_fft), below it otherwise: on every shape, a filter along one
-  // axis of a 2-D or 3-D array as on a 1-D array (one pass of direct sums either way; a box
+  // direct sum (docs/notes/tuning.md, cpu_fft), below it otherwise: on every shape, a filter along
+  // one axis of a 2-D or 3-D array as on a 1-D array (one pass of direct sums either way; a box
   // along one axis is cpu_separable's running sums, above this). Rank-1 filters over two or
   // more axes stay below: they run as 1-D passes (cpu_separable).
   int priority(const Problem& p) const override {

@@ -654,7 +654,7 @@ constexpr double kSerialWork = double(1 << 18);
 // input they exceed the caches, and the read-for-ownership would cost a third of the traffic.
 constexpr double kStreamBytes = double(16 << 20);
 // Box factors of at least this many taps take the box forms (doubling along x, running sums
-// down y and z); shorter ones the paired direct sum, as fast there (docs/TUNING.md).
+// down y and z); shorter ones the paired direct sum, as fast there (docs/notes/tuning.md).
 constexpr int kMinBoxTapsX = 12;
 constexpr int kMinBoxTapsRows = 6;
 
@@ -827,7 +827,7 @@ class Worker {
     const T* in = j_.in + plane * P;
     T* out = j_.out + plane * P;
     // Where a z stage reads this stage's output back, plain stores leave part of it in the
-    // caches for it (3-D, 256^3: 26-37 ms against 46 with non-temporal ones; docs/TUNING.md).
+    // caches for it (3-D, 256^3: 26-37 ms against 46 with non-temporal ones; docs/notes/tuning.md).
     stream_ = j_.stream && !j_.z.on;
     if (!j_.y.on) {
       for (int64_t y = y0; y < y1; ++y)
@@ -1409,8 +1409,8 @@ Job<T> make_lowrank_job(const Problem& p, const LowRankSplit& s, const void* in,
 }
 
 // What a stage costs beside its taps, in taps of the same problem (fit on the 2-core development
-// machine, docs/TUNING.md "Separable passes (CPU)"): the fused x-y stage about one (a 3x3 filter
-// on 2048^2 ran 2.2x faster than `cpu`'s dense sum), the z stage in place after it about six
+// machine, docs/notes/tuning.md "Separable passes (CPU)"): the fused x-y stage about one (a 3x3
+// filter on 2048^2 ran 2.2x faster than `cpu`'s dense sum), the z stage in place after it about six
 // (2x2x2 on 160^3: 17.0 ms against 10.8 for `cpu`; 3x3x3: 12.4 against 15.0).
 constexpr double kXyStageTaps = 1, kZStageTaps = 6;
 
@@ -1438,7 +1438,7 @@ class SeparableStrategy final : public Strategy {
     const auto win = detail::separable_windows(p);
     if (!win) return 5;
     // A box along one axis: its box form beats the direct sum and the FFT (1-D box 255 on
-    // 2^24: 45.7 ms by cpu_fft; docs/TUNING.md).
+    // 2^24: 45.7 ms by cpu_fft; docs/notes/tuning.md).
     if (win->long_axes == 1 && has_box(p, *win)) return 25;
     if (win->long_axes < 2) return 5;
     const bool xy = win->radius[1] > 0 || win->radius[2] > 0, z = win->radius[0] > 0;
@@ -1520,7 +1520,7 @@ class SeparableStrategy final : public Strategy {
 // of a run's time on one core, for the priority against cpu_fft's model: ns per output and per
 // modelled tap, fit to LoG 9x9 .. 33x33 on 2048^2 float32 on the development VM and scaled to
 // cpu_fft's (quiet-machine) figures; float64 taken as twice float32, as the other CPU models
-// measured it (docs/TUNING.md, "Sums of separable terms").
+// measured it (docs/notes/tuning.md, "Sums of separable terms").
 constexpr double kTermTaps = 1;
 // The z stage of a sum (z's pass of the input added to the output: two arrays read, one
 // written, after the x-y stage), in taps: the 7-point Laplacian on 160^3 ran 43-60 ms against

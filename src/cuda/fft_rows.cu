@@ -1,7 +1,7 @@
 /* fft's row transforms: overlap-save along x in one kernel, each block transforming in shared
  * memory, for filters along x alone in float32
  * (detail::cuda_fft_tiling sets FftTiling::shared, fft[1] = 1;
- * docs/ACCURACY.md, FFT; docs/TUNING.md, "Row transforms in shared memory").
+ * docs/ACCURACY.md, FFT; docs/notes/tuning.md, "Row transforms in shared memory").
  *
  * A row of n outputs is cut into segments of T = N - K + 1 outputs, and the segments of all rows,
  * one row after another, are taken in pairs (the last segment of a row with the first of the next

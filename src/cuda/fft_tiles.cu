@@ -1,6 +1,7 @@
 /* fft's 2-D tile transforms: overlap-save in one kernel, each block transforming a 64 x 128 tile
  * in shared memory, for float32 2-D filters (detail::cuda_fft_tiling sets FftTiling::shared with
- * fft = {1, 64, 128}; docs/ACCURACY.md, FFT; docs/TUNING.md, "Tile transforms in shared memory").
+ * fft = {1, 64, 128}; docs/ACCURACY.md, FFT; docs/notes/tuning.md, "Tile transforms in shared
+ * memory").
  *
  * The outputs are cut into tiles of TY = 64 - KY + 1 rows and TX = 128 - KX + 1 columns, taken
  * in pairs along x: one complex 2-D transform carries the window of the pair's first tile as its

@@ -122,7 +122,7 @@ HALO_HOST_DEVICE constexpr int ring_pitch() {
 // Rows per step: 16 outputs per thread along y from radius 8, so that each ring row read feeds
 // 16 FFMAs (the large radii issue-bound otherwise) and a step has twice the loads in flight
 // (radius 8 latency-bound with 8), else 8. Box kernels (running sums down y) keep 8 up to
-// radius 11: at radius 8, 16 rows measured 18% slower for them (docs/TUNING.md).
+// radius 11: at radius 8, 16 rows measured 18% slower for them (docs/notes/tuning.md).
 HALO_HOST_DEVICE constexpr int step_rows(int ry, bool box = false) {
   return ry >= 12 || (ry >= 8 && !box) ? 16 : kSepRows;
 }
@@ -160,7 +160,7 @@ constexpr int kSepTmaLow = 4, kSepTmaTop = 32;
 // the x pass has read the stage and lands during the y pass.
 HALO_HOST_DEVICE constexpr int tma_stages(int r) { return r > 16 ? 1 : r < 8 ? 3 : 2; }
 // Blocks per SM of the TMA-fed kernels: two measured 12% faster than three at radius 8 (a
-// 16384^2 Gaussian of sigma 2, one chunk a block in both; docs/TUNING.md).
+// 16384^2 Gaussian of sigma 2, one chunk a block in both; docs/notes/tuning.md).
 constexpr int kSepTmaBlocks = 2;
 HALO_HOST_DEVICE constexpr int tma_pitch(int rx) { return kSepCols / 2 + 2 * pad4(rx) + 4; }
 HALO_HOST_DEVICE constexpr int tma_half(int rx, bool box) {
@@ -1008,7 +1008,7 @@ constexpr int kVolThreads = 256;
 constexpr int kVolSteps = 4;  // output planes per z step
 // The largest radius run through registers everywhere: beyond, the two passes measured faster
 // on an H100 (512^3, radius 6: 1.82 ms against 1.23; radius 8: 1.92 against 1.20;
-// docs/TUNING.md, "Volumes in one pass"). Radii 5 to kVolTmaTop run in one pass (as radius
+// docs/notes/tuning.md, "Volumes in one pass"). Radii 5 to kVolTmaTop run in one pass (as radius
 // kVolTmaTop) where vol_tma_kernel takes them: rows a multiple of 16 bytes on a device with
 // tensor maps (0.70 ms against 1.0 for the two passes at radius 8); vol_kernel<kVolTmaTop> is
 // only the fallback for a base address that is not 16-byte aligned.
@@ -1272,7 +1272,7 @@ __global__ void __launch_bounds__(kVolThreads, 3)
 // x face read their columns through a map of the tile's columns; where a source lies outside the
 // tile (wrap, axes shorter than the halo), the threads rewrite those cells after each copy
 // lands instead. Tiles of 64 x 24 outputs at R = 4 (64 x 16 at R = 8): the x pass's 32 rows of 8
-// runs give each of the 256 threads one run (docs/TUNING.md, "Volumes by tensor-map tiles").
+// runs give each of the 256 threads one run (docs/notes/tuning.md, "Volumes by tensor-map tiles").
 // ---------------------------------------------------------------------------------------------
 
 // Output rows of a tile: at R = 4, 24 (32 tile rows, 64 x 24 outputs); at R = 8, 16.
@@ -1591,7 +1591,7 @@ constexpr int kBoxTile = kBoxSeg + kBoxMaxTaps - 1;  // inputs of a segment, at 
 constexpr int kBoxChunks = kBoxSeg / kBoxRun + kBoxMaxTaps / kBoxRun;
 constexpr int kBoxRowMin = kSepWide;  // shorter rows take separable_kernel's strips
 // 1-D boxes of this many taps or more run as box rows rather than in `fast` (H100, 2^28 floats:
-// docs/TUNING.md, "Box rows"); FastTuning::box_rows_taps measured on another device.
+// docs/notes/tuning.md, "Box rows"); FastTuning::box_rows_taps measured on another device.
 constexpr int kBoxRowsOverFast = 66;
 
 // Shared-memory index of tile element u: a padding word every 32, so that a warp's reads of
@@ -1601,7 +1601,7 @@ __device__ __forceinline__ int box_skew(int u) { return u + (u >> 5); }
 // Tile elements 0 .. len - 1 of a row segment: input xs + u of the row of nx, through the
 // mode's map outside it, skewed; thread t of THREADS loads u = t, t + THREADS ... Inside the row
 // by cp.async, every copy of the thread in flight at once and none holding a register (loads
-// through registers kept too few in flight within box rows' 40: docs/TUNING.md, "Box rows").
+// through registers kept too few in flight within box rows' 40: docs/notes/tuning.md, "Box rows").
 template <int THREADS, int UNROLL>
 __device__ __forceinline__ void load_row_tile(float* tile, const float* __restrict__ src, i64 xs,
                                               int len, i64 nx, int mode, float cval) {
@@ -1653,7 +1653,7 @@ struct BoxRowGeom {
 };
 
 // 6 blocks per SM (40 registers): 0.90 ms for the 1-D box 255, against 0.99 at 64 registers
-// (4 blocks) and 0.98 at 32 (8 blocks, spilling): docs/TUNING.md, "Box rows".
+// (4 blocks) and 0.98 at 32 (8 blocks, spilling): docs/notes/tuning.md, "Box rows".
 __global__ void __launch_bounds__(kBoxThreads, 6)
     box_row_kernel(const float* __restrict__ in, float* __restrict__ out, BoxRowGeom g,
                    NonFiniteNote note) {
@@ -1973,7 +1973,7 @@ __global__ void __launch_bounds__(kLongThreads, 3)
 constexpr int kLongRowSeg = kLongThreads * kLongRun;  // outputs per segment
 constexpr int kLongRowMin = kSepWide;                 // shorter rows take the strip kernel
 // 1-D arrays: long rows up to this many taps, `fft` beyond (H100, 2^28 float32: 257 taps
-// 3.83 ms against 4.72, 513 taps 7.00 against 4.69; docs/TUNING.md, "Long rows");
+// 3.83 ms against 4.72, 513 taps 7.00 against 4.69; docs/notes/tuning.md, "Long rows");
 // FastTuning::long_rows_taps measured on another device.
 constexpr int kLongRowsOverFft = 321;
 
@@ -2147,7 +2147,7 @@ void size_march(SepGeom& g, int ry, bool box = false) {
 // of 16 PY rows, the last wave of items left blocks idle (sigma 4: 4096 chunks of 256 rows on
 // 264 blocks, 15.5 waves run as 16) and every 256 rows re-read 32 rows of halo. The
 // register-fed kernels keep chunks of 16 PY rows (longer chunks measured slower there:
-// docs/TUNING.md).
+// docs/notes/tuning.md).
 void balance_march(SepGeom& g, int ry, bool box, i64 blocks) {
   const i64 rows = step_rows(ry, box), halo = pad_y(ry, box);
   const i64 steps = ceil_div64(g.rows, rows);
@@ -2416,8 +2416,8 @@ SepPlan make_plan(const Problem& p, const detail::AxisWindows& win_in, bool term
     s.g.scale = plan.units.scale(axes);
   }
   // Box factors (f32): running sums in place of the FMAs (Summation::running), where they
-  // measured faster on an H100 (docs/TUNING.md): down y and z always, along x in passes along x
-  // alone (1-D box 255: 3.50 -> 3.00 ms), not in the fused kernel (2-D box 31: y alone 1.12 ms,
+  // measured faster on an H100 (docs/notes/tuning.md): down y and z always, along x in passes along
+  // x alone (1-D box 255: 3.50 -> 3.00 ms), not in the fused kernel (2-D box 31: y alone 1.12 ms,
   // x and y 1.20, neither 1.16: the x form's scalar shared-memory reads cost more than its FMAs).
   if (p.dtype() == DType::f32 && !p.direct_sums() && !term) {
     for (SepPass& s : plan.passes) {
@@ -2863,7 +2863,7 @@ class SeparableStrategy final : public Strategy {
   // (fast 0.80 ms at r = 4, 1.09 at r = 5; these passes 0.78-0.84 at radii 4 to 16 by tensor
   // maps, about 0.9-1.0 through registers), from 9x9 where the tiles come by tensor maps, and
   // 3x3x3 in 3-D (on 512^3, fast 0.45 ms at r = 1, 0.76 at r = 2, 1.94 at r = 3; one pass by
-  // the tensor-map tiles 0.45 at each), or where `fast` has no kernel (H100, docs/TUNING.md,
+  // the tensor-map tiles 0.45 at each), or where `fast` has no kernel (H100, docs/notes/tuning.md,
   // Separable passes and Volumes by tensor-map tiles). Below it on 1-D arrays, whose kernels
   // `fast` tunes further, except box factors of kBoxRowsOverFast taps or more on long rows.
   // The tuning's crossovers (FastTuning::sep_radius_2d ...) replace the H100's.

@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // DEPTH items in flight per warp: 0 (loaded as needed) or 1. Deeper measured slower
-// (docs/TUNING.md, 1D: the held and streamed layouts): each item in flight costs 8 + 2*RA
+// (docs/notes/tuning.md, 1D: the held and streamed layouts): each item in flight costs 8 + 2*RA
 // registers, and the warps lost cost more than the depth gains.
 template <class T, int R, int DEPTH>
 __global__ void __launch_bounds__(kThreads)
@@ -386,11 +386,11 @@ __global__ void __launch_bounds__(32 * kTileWarps1, tile_min_blocks_1d(TXS))
 // The padded block tile (f32, FFMA-bound radii): stream1d's lanes, 16 consecutive outputs each,
 // read their windows from shared memory instead of global memory. Reading from global memory, a
 // warp's 16-byte load has lanes 64 bytes apart, so it touches 16 cache lines for 512 bytes: L1,
-// not the FFMAs, set the pace (ncu at r = 64: docs/TUNING.md, 1D: the padded tile). Here a block of
-// kPadWarps1 warps strides over tiles of 4096 outputs; every thread copies a few 16-byte chunks of
-// the tile's inputs (the tile and its 2*RA halo) into a slot with cp.async, and the slot keeps
-// chunk c at c + c/4, one 16-byte pad per 64 bytes. A lane's group k (chunk 4 * lane' + k of the
-// tile, lane' its lane in the block) then sits at 5 * lane' + k + k/4: the offset is a constant
+// not the FFMAs, set the pace (ncu at r = 64: docs/notes/tuning.md, 1D: the padded tile). Here a
+// block of kPadWarps1 warps strides over tiles of 4096 outputs; every thread copies a few 16-byte
+// chunks of the tile's inputs (the tile and its 2*RA halo) into a slot with cp.async, and the slot
+// keeps chunk c at c + c/4, one 16-byte pad per 64 bytes. A lane's group k (chunk 4 * lane' + k of
+// the tile, lane' its lane in the block) then sits at 5 * lane' + k + k/4: the offset is a constant
 // for each k, and the 8 lanes of a quarter warp hit 8 different 16-byte bank groups (5 * lane
 // mod 8 is a permutation), so a warp's read takes 4 shared-memory wavefronts, the minimum. The
 // bulk copy of the block ring (tile1d) cannot pad, and read unpadded the same layout has 4-way

@@ -42,9 +42,9 @@ using TmaRingOf = TmaRing<T, W, tma_parts(W), (tma_parts(W) > 1 ? 2 * RA : 0)>;
 
 // Whether the kernel stores its outputs with the streaming hint (st.global.cs, evict-first): f32
 // under the TMA ring at r = 4, 5, where it measured faster; the memory-bound r <= 3, r = 6 (8
-// columns), r = 7 and the passes of r = 15 gained nothing or lost (docs/TUNING.md, 2D: streaming
-// stores). The check stays here: folded into store4 as a template flag (the same semantics),
-// nvcc scheduled the kernel differently and it measured slower.
+// columns), r = 7 and the passes of r = 15 gained nothing or lost (docs/notes/tuning.md, 2D:
+// streaming stores). The check stays here: folded into store4 as a template flag (the same
+// semantics), nvcc scheduled the kernel differently and it measured slower.
 template <class T, int R, Feed F>
 constexpr bool kStreamStores = F == Feed::kTma && sizeof(T) == 4 && R >= 4 && R <= 5;
 
@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(kThreads)
   static_assert(!WG || (TX == kTx && WinoCols<R>::kFits), "Winograd columns: 4 per lane");
   constexpr int AW = WG ? 2 * TX : TX;  // accumulators per output row (4 per pair in WG)
   // One pass (SPLIT false): D = R at compile time and nothing to add to (the kernel as it was
-  // before passes existed; a run-time D and the add path measured slower: docs/TUNING.md, 2D:
+  // before passes existed; a run-time D and the add path measured slower: docs/notes/tuning.md, 2D:
   // filter passes).
   const int D = SPLIT ? pass_d : R;
   const bool accumulate = SPLIT && pass_accumulate;

@@ -188,7 +188,7 @@ __global__ void __launch_bounds__(kThreads)
     // After the plane: output plane `done` (acc[.][0]) is complete; it is stored where it lies in
     // the warp's chunk and the array, and the accumulators shift by one plane. (Written out
     // here: through a helper shared with tile3d, nvcc gave this kernel more registers, so fewer
-    // warps fit: docs/TUNING.md, 3D.)
+    // warps fit: docs/notes/tuning.md, 3D.)
     const std::int64_t done = s - R;
 #pragma unroll
     for (int yy = 0; yy < YB; ++yy) {
@@ -260,7 +260,7 @@ struct SeamMaps {
 // the x mode as an int(Boundary) (constant: cval), the x ghosts then set in registers
 // (set_x_ghosts(); the layouts of x_ghosts_in_registers()). Setting them in registers spares
 // the tiles at a row end their cells and block barrier, but costs every row read a select per
-// ghost column: at r = 2 the registers measured faster, at r = 3 the table (docs/TUNING.md,
+// ghost column: at r = 2 the registers measured faster, at r = 3 the table (docs/notes/tuning.md,
 // Border pass).
 constexpr int kZeroGhosts = -2, kXTable = -1;
 
@@ -344,7 +344,7 @@ __device__ __forceinline__ void set_x_ghosts(float (&v)[kTx + 2 * round_up4(R)],
 // After each input plane, the oldest output plane (acc[.][0]) is complete: it is stored, and the
 // accumulators shift by one plane. (Rotating them instead, the march unrolled by 2R+1 planes so
 // that nothing moves, measured slower at r = 2, where it makes five copies of a plane's FFMAs, and
-// no faster at r = 1: docs/TUNING.md, 3D block ring.)
+// no faster at r = 1: docs/notes/tuning.md, 3D block ring.)
 // XM (kZeroGhosts: none): the boundary modes Work::zmode, ymode and xmode are applied (separate
 // instantiations, so that the zero-ghost kernels keep their registers): the ghost planes are
 // copied from the planes zmode maps them to; after each plane lands, the blocks of the tiles at
@@ -362,7 +362,7 @@ __device__ __forceinline__ void set_x_ghosts(float (&v)[kTx + 2 * round_up4(R)],
 // (`seam`: its rows above 0 are the array's last, copied from there), and the last tile ends h
 // rows short; no tile then has a ghost row to set. (Warp 0
 // setting the cells a plane ahead and marking the slot on an mbarrier, with no block barrier,
-// measured slower: docs/TUNING.md, Border pass.)
+// measured slower: docs/notes/tuning.md, Border pass.)
 template <int R, int YB, int XM>
 __device__ __forceinline__ void march_segment(
     float* __restrict__ dst, const Work& g,
@@ -556,7 +556,7 @@ __device__ __forceinline__ void march_segment(
 // y-row 3; two y-rows 3 up to r = 2, 2 at r = 3 (unbounded, equal runs took 179 registers
 // there), 1 beyond; four y-rows 1. The exception: two y-rows in equal runs up to r = 2 get 2, so
 // nvcc may take 121 registers at r = 2 (the z-chunk kernel has 80), which measured faster than
-// capped at 3 blocks (docs/TUNING.md, 3D: equal runs of tile-planes).
+// capped at 3 blocks (docs/notes/tuning.md, 3D: equal runs of tile-planes).
 __host__ __device__ constexpr int tile_min_blocks(int R, int YB, bool runs) {
   return YB == 1 ? 3 : YB == 2 ? (R >= 4 ? 1 : R == 3 || runs ? 2 : 3) : 1;
 }

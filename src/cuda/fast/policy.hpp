@@ -9,7 +9,7 @@
 // it; the launchers take it instead of deciding again. Plain C++ (no CUDA types, no nvcc), so the
 // tests check it on made-up devices in every build. Tuning arrives as a value in the problem
 // (Problem::tuning(), FastTuning in halo.hpp), never through the environment. The measurements
-// behind each default are in docs/TUNING.md; the kernels they choose sit in
+// behind each default are in docs/notes/tuning.md; the kernels they choose sit in
 // src/cuda/fast/kernels_1d.cu, fast/kernels_2d.cu and fast/kernels_3d.cu.
 #pragma once
 
@@ -119,7 +119,7 @@ constexpr bool passes_compiled(DType t, int R, int KY) {
   return KY < 2 * R + 1 && (KY == 8 || ((KY == 12 || KY == 16) && R >= 10 && t == DType::f32));
 }
 // The default pass height, and the radius from which the filter is split into passes of it
-// (docs/TUNING.md). The last pass of the default height is compiled for the rows left.
+// (docs/notes/tuning.md). The last pass of the default height is compiled for the rows left.
 constexpr int kPassRows = 16;
 constexpr int kSplitFromR = 12;
 
@@ -359,7 +359,7 @@ inline Feed feed_2d(const Forced& f, DType t, int R, int KY) {
 }
 // Columns per lane under the TMA ring: 8 from r = 5 (a row's fixed cost spread over twice the
 // FFMAs); at r = 4 and at the memory-bound radii 8 gained nothing beyond the noise, so 4 (fewer
-// registers) stays (docs/TUNING.md, 2D: columns per lane).
+// registers) stays (docs/notes/tuning.md, 2D: columns per lane).
 inline int tma_columns(const Forced& f, int R) {
   if (!wide_tma_compiled(R)) return kTx;
   return f.tx == 4 || f.tx == 8 ? f.tx : R >= 5 ? 8 : kTx;
@@ -395,7 +395,8 @@ inline int tma_box_rows_2d(const Forced& f, int R, bool wg) {
   return f.box_rows >= 1 ? f.box_rows : deep_ring(R, wg) ? 12 : R >= kSplitFromR ? 16 : 8;
 }
 // The Winograd columns at r = 4, 5, 7, where they measured faster; at 3 and 6 the two tied
-// within the noise, and the direct sums (tighter rounding bound) stay (docs/TUNING.md, Winograd).
+// within the noise, and the direct sums (tighter rounding bound) stay (docs/notes/tuning.md,
+// Winograd).
 inline bool wino_columns(const Forced& f, int R) {
   if (f.winograd >= 0) return f.winograd == 1;
   return R == 4 || R == 5 || R == 7;

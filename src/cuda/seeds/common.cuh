@@ -89,8 +89,8 @@ void launch_kernel(void (*kernel)(KArgs...), const Launch& L, cudaStream_t strea
 
 // The common part of every CUDA strategy; a file adds its description, priority and `launch`.
 // Priorities (auto picks the highest that can run a problem) follow the seed kernels' order in
-// the H100 timings (docs/TUNING.md, seed strategies): tiled_output 30, tiled_input 25, constant
-// 20, twostep 18 (1D), cached 12, basic 10.
+// the H100 timings (docs/notes/tuning.md, seed strategies): tiled_output 30, tiled_input 25,
+// constant 20, twostep 18 (1D), cached 12, basic 10.
 class CudaStrategy : public Strategy {
  public:
   explicit CudaStrategy(Kernel k) : kernel_(k) {}
