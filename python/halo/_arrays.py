@@ -1,6 +1,6 @@
 """The kinds of arrays halo filters: NumPy arrays in host memory, and CuPy arrays and PyTorch CUDA
 tensors in GPU memory. Each kind is a small set of operations (allocate, convert, cast, copy, where
-the data is) so that halo/__init__.py holds SciPy's rules once for all of them. CuPy and PyTorch
+the data is) so that the package holds SciPy's rules once for all of them. CuPy and PyTorch
 are imported only when one of their arrays arrives."""
 
 import numpy as np
@@ -83,7 +83,7 @@ class NumPy:
     def prepare(dtype, call):
         """The core call (shape, weights, convolve, modes, cval, origins, backend, strategy,
         direct_sums, every) on C-contiguous host arrays of dtype, seen as `shape` (batch first),
-        prepared once (halo._replayable keeps it). 'auto' means the CPU for NumPy arrays: the
+        prepared once (_replay._replayable keeps it). 'auto' means the CPU for NumPy arrays: the
         core's own 'auto' would take host arrays to a GPU and back where one is usable."""
         if call[6] == "auto" and not call[7]:
             call = call[:6] + ("cpu",) + call[7:]

@@ -1,6 +1,6 @@
 """The GPU arrays' Python path without a GPU: a stand-in for CuPy whose arrays are NumPy arrays
 in host memory (a subclass from a module named cupy_...), run by the core's host entry. It
-checks what halo/__init__.py and _arrays._Device do for GPU kinds (allocation with the input's
+checks what halo/_calls.py and _arrays._Device do for GPU kinds (allocation with the input's
 library, casts that follow SciPy's C conversions, spans for aliasing, axes moved, outputs of the
 same kind) everywhere but the device call itself, which tests/python/test_gpu.py covers."""
 import contextlib

@@ -124,7 +124,7 @@ def test_cupy_stream_order(cp, rng):
 
 
 def test_cupy_replay_stream_order(cp, rng):
-    """A replayed call (python/halo/__init__.py, _replayable) runs on the stream current at that
+    """A replayed call (python/halo/_replay.py, _replayable) runs on the stream current at that
     call, not the one of the call it replays: recorded on the default stream, replayed on a
     non-blocking stream held by a spinning kernel before the input's last update."""
     x0 = random_array(rng, (2048, 2048), np.float32)

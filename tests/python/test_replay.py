@@ -1,5 +1,5 @@
 """Repeated calls on NumPy arrays replay the core call of an earlier call with equal arguments
-(python/halo/__init__.py, _replayable): bit for bit the full path's result on new data, into a
+(python/halo/_replay.py, _replayable): bit for bit the full path's result on new data, into a
 new array or the output given, the same errors for arguments that differ only in type,
 last_run() as the full path sets it, and weights changed in place are seen."""
 import numpy as np

@@ -1,0 +1,333 @@
+"""Running filters on the core: an array's axes as the core takes them, one call of halo::apply
+(recorded for the replay), a filter's passes with SciPy's rounding between them, separable filters
+fused into one call where that gives SciPy's result, and complex data by its real parts."""
+
+import functools
+import math
+
+import numpy as np
+
+from ._arguments import _allocate, _mode, _real_cval
+from ._dtypes import _F64, _c_types, _compute_dtype, _scipy_order, _stored, _ties_as_scipy_1d
+from ._halo import Error
+from ._replay import _local, _spoil_record
+
+# A separable filter goes to the core as one N-D filter (which the core runs as fused 1-D passes)
+# up to this many weights; beyond, as one call per axis.
+_MAX_FUSED_TAPS = 1 << 22
+
+
+@functools.lru_cache(maxsize=1024)
+def _layout(shape, wshape):
+    """How the core sees an array of `shape` under a filter of `wshape`: (batch, axes), axes a
+    tuple of (extent, axis of the array, or None for a run of unfiltered axes merged into one).
+    Adjacent axes the filter does not reach (extent 1) merge, and a leading such run becomes the
+    core's batch, so any rank runs where at most 3 filtered or merged axes remain."""
+    axes = []
+    run = 1
+    for a, (n, k) in enumerate(zip(shape, wshape)):
+        if k == 1:
+            run *= n
+            continue
+        if run > 1:
+            axes.append((run, None))
+        run = 1
+        axes.append((n, a))
+    if run > 1 or not axes:
+        axes.append((run, None))
+    batch = 1
+    if len(axes) > 1 and axes[0][1] is None:
+        batch = axes.pop(0)[0]
+    return batch, tuple(axes)
+
+
+def _fits_core(shape, wshape):
+    """Whether the core takes this filter in one call without moving axes."""
+    return len(_layout(tuple(shape), tuple(wshape))[1]) <= 3
+
+
+@functools.lru_cache(maxsize=1024)
+def _core_plan(shape, wshape, modes, origins):
+    """(core shape with the batch first, core filter shape, modes, origins) of _layout, or None
+    where more than 3 axes remain."""
+    batch, axes = _layout(shape, wshape)
+    if len(axes) > 3:
+        return None
+    return ((batch,) + tuple(n for n, _ in axes),
+            tuple(1 if a is None else wshape[a] for _, a in axes),
+            ["constant" if a is None else modes[a] for _, a in axes],
+            [0 if a is None else int(origins[a]) for _, a in axes])
+
+
+def _core(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct, every=False):
+    """One call of halo::apply: dst = src filtered by weights (both contiguous, float32 or
+    float64, same dtype and shape; weights float64 of src's rank). every: every weight is a tap
+    where NaN and infinities meet them, as in SciPy's 1-D filters (0 * inf is NaN); otherwise
+    SciPy's N-D correlate's footprint (weights with |w| <= DBL_EPSILON are no taps)."""
+    shape = tuple(src.shape)
+    plan = _core_plan(shape, weights.shape, tuple(modes), tuple(origins))
+    if plan is None:
+        return _core_transposed(xp, src, dst, weights, convolve, modes, cval, origins, opts,
+                                direct, every)
+    core_shape, wshape, cmodes, corigins = plan
+    if 0 in shape:
+        return
+    call = (core_shape, weights.reshape(wshape), convolve, cmodes, float(cval), corigins,
+            opts[0], opts[1], direct, every)
+    if len(opts) > 3:
+        _run_relaxed(xp, src, dst, call, opts[3])
+    else:
+        xp.run(src, dst, *call)
+    record = getattr(_local, "record", None)
+    if record is not None:
+        record.append((xp, src, dst, call))
+
+
+def _run_relaxed(xp, src, dst, call, exact):
+    """The core call of a pass with an integer output, whose direct sums (call[8]) are asked
+    for only so that its truncation be SciPy's. Where no strategy can sum it directly (on the
+    GPU: `fast` and `separable` have kernels for a few radii in float64, under the boundary modes
+    nothing else sums directly), it runs in float64 on a strategy that may sum otherwise (`fft`,
+    `lowrank`, `separable`'s fused passes); its sums are then rounded to the nearest integer where
+    they are integers (exact: integer inputs, integral weights and cval), which makes them exact,
+    and otherwise truncated from sums within rounding of SciPy's (docs/PYTHON.md, dtypes)."""
+    try:
+        xp.run(src, dst, *call)
+        return
+    except Error:
+        try:
+            xp.choose(xp.dtype(src), call)
+        except Error as e:
+            refused = e
+        else:
+            raise  # the run's own error, not the choice
+    relaxed = call[:8] + (False,) + call[9:]
+    try:
+        xp.choose(_F64, relaxed)
+    except Error as e:
+        if str(e) == str(refused):  # not the strategies (no GPU usable, say)
+            raise refused from None
+        raise Error(f"{refused}; and in float64 without direct sums: {e}") from None
+    s64 = xp.contiguous(src, _F64)
+    d64 = dst if xp.dtype(dst) == _F64 else xp.empty(tuple(src.shape), _F64, src)
+    xp.run(s64, d64, *relaxed)
+    if exact:
+        xp.rint(d64)
+    if d64 is not dst:
+        xp.write(dst, d64)  # exact: the integers of a float32 pass are below 2**24
+    _spoil_record()
+
+
+def _core_transposed(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct,
+                     every):
+    """_core where unfiltered axes lie between filtered ones so that more than 3 axes remain:
+    the unfiltered axes are moved to the front (the batch) in a copy, and the result back."""
+    ndim = len(src.shape)
+    filtered = [a for a in range(ndim) if weights.shape[a] != 1]
+    if len(filtered) > 3:
+        raise ValueError(f"halo filters at most 3 axes: a filter of shape {weights.shape} "
+                         f"reaches {len(filtered)} axes of an array of shape {tuple(src.shape)}")
+    perm = [a for a in range(ndim) if weights.shape[a] == 1] + filtered
+    inverse = [perm.index(a) for a in range(ndim)]
+    src_t = xp.contiguous(xp.transpose(src, perm), xp.dtype(src))
+    dst_t = xp.empty(src_t.shape, xp.dtype(src), src)
+    _core(xp, src_t, dst_t, weights.transpose(perm), convolve, [modes[a] for a in perm], cval,
+          [origins[a] for a in perm], opts, direct, every)
+    xp.write(dst, xp.transpose(dst_t, inverse))
+
+
+def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
+    """Runs passes (weights, convolve, modes, origins, divisor[, "nd" for SciPy's N-D correlate
+    rather than its 1-D filters]) on a real input and returns the
+    output (out, or a new array of out_dt). As in SciPy, a pass reads the previous one's result
+    rounded to the output dtype (summed=False), or, summed=True (laplace), every pass reads the
+    input and their results, each rounded to the output dtype, are added in the output dtype. A
+    divisor divides a pass's (exact, integer) sum in float64, as SciPy's uniform filter does."""
+    in_dt = xp.dtype(input)
+    if not (len(passes[0]) > 5 and 0 in tuple(input.shape)):
+        # SciPy's C code checks the dtypes, except in its N-D correlate of an empty array.
+        _c_types(in_dt, out_dt)
+    cdt = _compute_dtype(in_dt, out_dt, passes, cval)
+    # Integer outputs want SciPy's direct float64 sums (no FFT, no Winograd). Where the core
+    # chooses the strategy and the caller did not ask for direct sums, a pass no strategy can sum
+    # directly runs otherwise (_run_relaxed): opts gain whether its sums are integers.
+    direct = opts[2] or out_dt.kind not in "fc"
+    relax = direct and not opts[2] and not opts[1]
+    integral_cval = float(cval).is_integer()
+
+    def pass_opts(w, integral_input):
+        if not relax:
+            return opts
+        return opts + (integral_input and integral_cval and np.array_equal(w, np.rint(w)),)
+
+    src = xp.contiguous(input, cdt)
+    shape = tuple(input.shape)
+    target = None  # an array the last pass may write: the output itself where the core can
+    if out is None:
+        if out_dt == cdt and not summed:
+            target = out = xp.empty(shape, cdt, input)
+    elif (xp.dtype(out) == cdt and not summed and xp.is_contiguous(out) and xp.writeable(out)
+          and not xp.overlap(out, input)):
+        target = out
+    last = len(passes) - 1
+    if summed:
+        result = None
+        for w, convolve, modes, origins, _ in passes:
+            r = xp.empty(shape, cdt, src)
+            _core(xp, src, r, w, convolve, modes, cval, origins,
+                  pass_opts(w, in_dt.kind in "biu"), direct, True)
+            r = xp.cast(r, out_dt) if cdt != out_dt else r
+            if result is None:
+                result = r
+            else:
+                result += r
+    else:
+        cur = src
+        for i, (w, convolve, modes, origins, divisor, *nd) in enumerate(passes):
+            scipy_order = _scipy_order(xp, out_dt, w, opts, bool(nd))
+            use_target = i == last and target is not None and divisor is None
+            dst = target if use_target else xp.empty(shape, cdt, src)
+            if scipy_order == "reference":
+                _core(xp, cur, dst, w, convolve, modes, cval, origins,
+                      ("reference", "", True), True, not nd)
+            else:
+                # A pass after the first reads the previous one's integers.
+                _core(xp, cur, dst, w, convolve, modes, cval, origins,
+                      pass_opts(w, i > 0 or in_dt.kind in "biu"), direct, not nd)
+                if scipy_order == "1d":
+                    _ties_as_scipy_1d(cur, dst, w, convolve, modes, cval, origins)
+                    _spoil_record()
+            if divisor is not None:
+                dst = xp.contiguous(dst, _F64) / divisor
+            if i < last:
+                cur = dst if xp.dtype(dst) == out_dt else xp.contiguous(_stored(xp, dst, out_dt),
+                                                                         cdt)
+            else:
+                result = dst
+    if result is target:
+        return out
+    if xp.dtype(result) != out_dt:
+        result = xp.cast(result, out_dt)
+    if out is None:
+        return result
+    xp.write(out, result)
+    return out
+
+
+def _copy(xp, input, out, out_dt):
+    """SciPy's `output[...] = input[...]` (no axis to filter)."""
+    out = _allocate(xp, out, out_dt, input)
+    xp.assign(out, input)
+    return out
+
+
+def _fusable(out_dt, modes, cval, shape, wshape):
+    """Whether a separable filter can go to the core as one N-D filter and give SciPy's result
+    (within rounding): a float output (an integer one is rounded between SciPy's 1-D passes), no
+    constant mode with a cval other than 0 on a filtered axis (SciPy's later passes read cval
+    where the one filter reads cval times the earlier factors' sums), not too many weights, and
+    at most 3 axes to the core."""
+    if out_dt.kind not in "fc":
+        return False
+    if cval != 0 and any(_mode(m) == "constant" for m in modes):
+        return False
+    if math.prod(wshape) > _MAX_FUSED_TAPS:
+        return False
+    return _fits_core(shape, wshape)
+
+
+def _along(w, axis, ndim):
+    """A 1-D filter as an ndim filter along axis (extent 1 on the others)."""
+    shape = [1] * ndim
+    shape[axis] = w.shape[0]
+    return w.reshape(shape)
+
+
+_FUSED = {}
+
+
+def _fused(factors, ndim, key):
+    """The outer product of the factors as one ndim filter; cached under key (not None)."""
+    if key is not None:
+        w = _FUSED.get((ndim, key))
+        if w is not None:
+            return w
+    w = np.ones((), np.float64)
+    for a, f in factors:
+        w = w * _along(f, a, ndim)
+    if key is not None:
+        if len(_FUSED) >= 256:
+            _FUSED.clear()
+        w.flags.writeable = False
+        _FUSED[(ndim, key)] = w
+    return w
+
+
+def _separable(xp, input, out, out_dt, factors, modes, cval, opts, origins=None, key=None):
+    """A filter SciPy applies as 1-D passes, factors[i] = (axis, 1-D weights) in SciPy's order,
+    modes[axis] per axis: one N-D filter to the core where that gives SciPy's result (_fusable),
+    else one core call per pass with SciPy's rounding between passes. key: hashable, names the
+    factors (the fused filter is cached under it), or None."""
+    ndim = len(input.shape)
+    if origins is None:
+        origins = [0] * ndim
+    # The modes of the axes filtered, by the core's names; SciPy reads no other.
+    given = modes
+    modes = ["constant"] * ndim
+    for a, _ in factors:
+        modes[a] = _mode(given[a])
+    used = [modes[a] for a, _ in factors]
+    wshape = [1] * ndim
+    for a, w in factors:
+        wshape[a] = w.shape[0]
+    if len(factors) > 1 and _fusable(out_dt, used, cval, input.shape, wshape):
+        passes = [(_fused(factors, ndim, key), False, list(modes), list(origins), None)]
+    else:
+        passes = []
+        for a, w in factors:
+            o = [0] * ndim
+            o[a] = origins[a]
+            passes.append((_along(w, a, ndim), False, list(modes), o, None))
+    return _execute(xp, input, out, out_dt, passes, cval, opts)
+
+
+def _split_complex(fn, xp, input, out, out_dt, cval):
+    """A real filter fn(part, out_part, cval_part) on the real and imaginary parts of a complex
+    input (SciPy's cval: its real part for the real part, its imaginary part for the other)."""
+    out = _allocate(xp, out, out_dt, input)
+    fn(xp.real(input), xp.real(out), np.real(cval))
+    fn(xp.imag(input), xp.imag(out), np.imag(cval))
+    return out
+
+
+def _real_or_split(fn, xp, input, out, out_dt, cval):
+    """fn(input, out, out_dt, cval) of a real filter; on complex data (a complex input needs a
+    complex output, as in SciPy) fn on the real and imaginary parts (_split_complex)."""
+    if xp.dtype(input).kind == "c" or out_dt.kind == "c":
+        if out_dt.kind != "c":
+            raise RuntimeError("output must have complex dtype")
+        return _split_complex(lambda p, o, c: fn(p, o, xp.dtype(o), _real_cval(c)), xp, input,
+                              out, out_dt, cval)
+    return fn(input, out, out_dt, _real_cval(cval))
+
+
+def _complex_via_real(call, xp, input, weights, out, cval):
+    """SciPy's _complex_via_real_components: call(input, weights, output, cval) on real parts."""
+    ci = xp.dtype(input).kind == "c"
+    cw = weights.dtype.kind == "c"
+    if ci and cw:
+        re = xp.real(out)
+        call(xp.real(input), weights.real, re, np.real(cval))
+        re -= call(xp.imag(input), weights.imag, None, np.imag(cval))
+        im = xp.imag(out)
+        call(xp.real(input), weights.imag, im, np.real(cval))
+        im += call(xp.imag(input), weights.real, None, np.imag(cval))
+    elif ci:
+        call(xp.real(input), weights, xp.real(out), np.real(cval))
+        call(xp.imag(input), weights, xp.imag(out), np.imag(cval))
+    else:
+        if np.iscomplexobj(cval):
+            raise ValueError("Cannot provide a complex-valued cval when the input is real.")
+        call(input, weights.real, xp.real(out), cval)
+        call(input, weights.imag, xp.imag(out), cval)
+    return out

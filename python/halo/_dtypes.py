@@ -1,0 +1,136 @@
+"""The dtype rules: which dtypes SciPy's C code takes, the dtype the core computes in, and how an
+integer output's truncation is made SciPy's (the order of its additions, its bool intermediates)."""
+
+import numpy as np
+
+from ._arguments import _mode
+
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+# Input dtypes that float32 holds exactly: with a float32 or float16 output, the core runs float32.
+_SMALL = frozenset(np.dtype(t) for t in (np.bool_, np.int8, np.uint8, np.int16, np.uint16,
+                                         np.float16, np.float32))
+
+
+# dtype kinds SciPy's C filters read and write; halo also takes float16 (SciPy refuses it), and a
+# complex output of a real filter (docs/PYTHON.md, "What differs").
+_C_KINDS = frozenset("biuf")
+
+
+def _c_types(in_dt, out_dt):
+    """SciPy's C code refuses arrays of other kinds (objects, datetimes, strings): RuntimeError."""
+    for dt in (in_dt, out_dt):
+        if dt.kind not in _C_KINDS and not (dt.kind == "c" and dt == out_dt):
+            raise RuntimeError(f"array type {dt!r} not supported")
+
+
+_ABSMAX = {}
+
+
+def _absmax(dt):
+    m = _ABSMAX.get(dt)
+    if m is None:
+        # A bool intermediate holds a byte (SciPy's), up to 255.
+        m = _ABSMAX[dt] = 255 if dt.kind == "b" else max(abs(int(np.iinfo(dt).min)),
+                                                         int(np.iinfo(dt).max))
+    return m
+
+
+def _compute_dtype(in_dt, out_dt, passes, cval):
+    """The dtype the core computes in. SciPy computes in float64 and stores in the output dtype:
+    float32 is enough for a float32 or float16 output from an input float32 holds exactly; an
+    integer output takes float64 (its truncation then matches SciPy's) unless every sum is an
+    integer below 2**24 (small integers, integral weights and cval), exact in float32."""
+    if out_dt.kind == "f":
+        return _F32 if out_dt.itemsize <= 4 and in_dt in _SMALL else _F64
+    if in_dt.kind in "biu" and in_dt.itemsize <= 2 and out_dt.itemsize <= 2:
+        reach = max(_absmax(in_dt), _absmax(out_dt))
+        c = float(cval)
+        if not (c.is_integer() and abs(c) <= reach):
+            return _F64
+        for p in passes:
+            w = p[0]
+            if not np.array_equal(w, np.rint(w)) or reach * float(np.abs(w).sum()) >= 2 ** 24:
+                return _F64
+        return _F32
+    return _F64
+
+
+def _scipy_order(xp, out_dt, w, opts, nd):
+    """How a pass makes its truncation to an integer output SciPy's where its weights are not
+    integers (integral weights on integers sum exactly in any order): a sum that lands within
+    rounding of an integer (a Gaussian over a constant region, weights such as 1/9 or 0.1)
+    truncates to one side or the other depending on the order of the additions. SciPy's
+    correlate and convolve (nd: True) add the taps in C order, which the core's reference
+    strategy does too ("reference", for NumPy arrays where no backend or strategy was asked
+    for); its 1-D filters in their own order, which _ties_as_scipy_1d repeats for the sums near
+    an integer ("1d", NumPy arrays). None: nothing to do (float outputs, integral weights, GPU
+    arrays: docs/PYTHON.md)."""
+    if out_dt.kind not in "biu" or xp.name != "numpy" or np.array_equal(w, np.rint(w)):
+        return None
+    if not nd:
+        return "1d"
+    return "reference" if opts[0] in ("auto", "cpu") and not opts[1] else None
+
+
+_NUMPY_PAD = {"reflect": "symmetric", "mirror": "reflect", "nearest": "edge", "wrap": "wrap",
+              "constant": "constant"}
+
+
+def _ties_as_scipy_1d(src, dst, weights, convolve, modes, cval, origins):
+    """dst (float64 sums of a 1-D pass over src, by the core) recomputed with SciPy's arithmetic
+    (NI_Correlate1D: symmetric and antisymmetric weights as sums of pairs, outermost pair first;
+    others from the last tap) where it lies within rounding of an integer, so that truncation
+    gives SciPy's integer. The line is extended as SciPy extends it (numpy.pad's equivalent
+    mode); only the elements near an integer are recomputed."""
+    long_axes = [a for a, k in enumerate(weights.shape) if k > 1]
+    if not long_axes or dst.size == 0:
+        return
+    axis = long_axes[0]
+    w = weights.reshape(-1)
+    k = w.shape[0]
+    origin = int(origins[axis])
+    if convolve:  # SciPy's convolve1d: the weights reversed, the origin mirrored
+        w = w[::-1]
+        origin = -origin - (0 if k & 1 else 1)
+    scale = float(np.abs(w).sum()) * max(float(np.abs(src).max()), abs(cval))
+    near = np.abs(dst - np.rint(dst)) <= (k + 2) * 2.0 ** -40 * scale
+    idx = np.nonzero(near)
+    if idx[0].size == 0:
+        return
+    size1 = k // 2
+    size2 = k - size1 - 1
+    pad = [(0, 0)] * src.ndim
+    pad[axis] = (size1 + origin, size2 - origin)
+    mode = _NUMPY_PAD[_mode(modes[axis])]
+    ext = np.pad(src, pad, mode, **({"constant_values": cval} if mode == "constant" else {}))
+    base = idx[axis] + size1
+
+    def at(jj):  # SciPy's iline[jj] for each element near an integer
+        j = list(idx)
+        j[axis] = base + jj
+        return ext[tuple(j)]
+
+    eps = np.finfo(np.float64).eps
+    symmetric = 0
+    if k & 1:
+        if all(abs(w[size1 + i] - w[size1 - i]) <= eps for i in range(1, size1 + 1)):
+            symmetric = 1
+        elif all(abs(w[size1 + i] + w[size1 - i]) <= eps for i in range(1, size1 + 1)):
+            symmetric = -1
+    if symmetric:
+        acc = at(0) * w[size1]
+        for jj in range(-size1, 0):
+            pair = at(jj) + at(-jj) if symmetric > 0 else at(jj) - at(-jj)
+            acc = acc + pair * w[size1 + jj]
+    else:
+        acc = at(size2) * w[size1 + size2]
+        for jj in range(-size1, size2):
+            acc = acc + at(jj) * w[size1 + jj]
+    dst[idx] = acc
+
+
+def _stored(xp, x, dt):
+    """x as SciPy's C code stores it in an intermediate array of dtype dt and reads it back: a
+    bool element keeps the byte of the truncated value (255 for -1), not 0 or 1."""
+    return xp.cast(x, np.dtype(np.uint8) if dt.kind == "b" else dt)

@@ -1,0 +1,284 @@
+"""The public filters, scipy.ndimage's signatures: their arguments checked as SciPy checks them,
+then run as passes of core calls (_calls), and replayed when repeated (_replay)."""
+
+from collections.abc import Iterable
+
+import numpy as np
+try:  # NumPy 2
+    from numpy.lib.array_utils import normalize_axis_index
+except ImportError:  # NumPy 1
+    from numpy.core.multiarray import normalize_axis_index
+
+from ._arguments import (_allocate, _mode, _normalize_sequence, _options, _origin_1d, _origins_nd,
+                         _output, _real_cval, _uniform_axis)
+from ._arrays import host_weights, kind_name, kind_of
+from ._calls import _along, _complex_via_real, _copy, _execute, _real_or_split, _separable
+from ._replay import _on_input_device, _replayable
+from ._weights import (_DIFF, _PREWITT_SMOOTH, _SECOND, _SOBEL_SMOOTH, _box_factors,
+                       _gaussian_factors, _gaussian_weights, _laplace_weights)
+
+
+# ---------------------------------------------------------------------------------------------
+# correlate, convolve, correlate1d, convolve1d
+# ---------------------------------------------------------------------------------------------
+def _correlate1d(input, weights, axis, output, mode, cval, origin, convolve, opts):
+    xp, input = kind_of(input)
+    weights = host_weights(weights)
+    if xp.dtype(input).kind == "c" or weights.dtype.kind == "c":
+        if weights.dtype.kind == "c" and not convolve:
+            weights = weights.conj()  # as numpy.correlate: the weights conjugated
+        out, out_dt = _output(output, xp, input, complex_output=True)
+        out = _allocate(xp, out, out_dt, input)
+
+        def call(part, w, o, c):
+            return _correlate1d(part, w, axis, o, mode, c, origin, convolve, opts)
+
+        return _complex_via_real(call, xp, input, weights, out, cval)
+    out, out_dt = _output(output, xp, input)
+    weights = np.asarray(weights, dtype=np.float64)
+    if weights.ndim != 1 or weights.shape[0] < 1:
+        raise RuntimeError("no filter weights given")
+    ndim = len(input.shape)
+    axis = normalize_axis_index(axis, ndim)
+    origin = _origin_1d(origin, len(weights), convolve)
+    modes = ["constant"] * ndim
+    modes[axis] = _mode(mode)
+    origins = [0] * ndim
+    origins[axis] = origin
+    passes = [(_along(weights, axis, ndim), convolve, modes, origins, None)]
+    return _execute(xp, input, out, out_dt, passes, _real_cval(cval), opts)
+
+
+def _correlate(input, weights, output, mode, cval, origin, convolve, opts):
+    xp, input = kind_of(input)
+    weights = host_weights(weights)
+    if xp.dtype(input).kind == "c" or weights.dtype.kind == "c":
+        if weights.dtype.kind == "c" and not convolve:
+            weights = weights.conj()
+        out, out_dt = _output(output, xp, input, complex_output=True)
+        out = _allocate(xp, out, out_dt, input)
+
+        def call(part, w, o, c):
+            return _correlate(part, w, o, mode, c, origin, convolve, opts)
+
+        return _complex_via_real(call, xp, input, weights, out, cval)
+    ndim = len(input.shape)
+    origins = _normalize_sequence(origin, ndim)
+    weights = np.asarray(weights, dtype=np.float64)
+    wshape = [k for k in weights.shape if k > 0]
+    if len(wshape) != ndim:
+        raise RuntimeError("filter weights array has incorrect shape.")
+    origins = _origins_nd(origins, wshape, convolve)
+    if weights.size == 0:
+        raise RuntimeError("no filter weights given")
+    out, out_dt = _output(output, xp, input)
+    if not isinstance(mode, str) and isinstance(mode, Iterable):
+        raise RuntimeError("A sequence of modes is not supported")
+    _mode(mode)
+    passes = [(weights, convolve, [mode] * ndim, origins, None, "nd")]
+    return _execute(xp, input, out, out_dt, passes, _real_cval(cval), opts)
+
+
+@_replayable
+@_on_input_device
+def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *,
+                backend="auto", strategy=None, direct_sums=False):
+    """scipy.ndimage.correlate1d: a 1-D correlation along the given axis."""
+    return _correlate1d(input, weights, axis, output, mode, cval, origin, False,
+                        _options(backend, strategy, direct_sums))
+
+
+@_replayable
+@_on_input_device
+def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *,
+               backend="auto", strategy=None, direct_sums=False):
+    """scipy.ndimage.convolve1d: a 1-D convolution along the given axis."""
+    if kind_name(weights) not in ("cupy", "torch", "torch (CPU)"):
+        # SciPy's convolve1d first reverses the weights as given: weights[::-1] of a number or
+        # None is a TypeError there, of a 0-d array an IndexError.
+        weights[::-1]
+    return _correlate1d(input, weights, axis, output, mode, cval, origin, True,
+                        _options(backend, strategy, direct_sums))
+
+
+@_replayable
+@_on_input_device
+def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *,
+              backend="auto", strategy=None, direct_sums=False):
+    """scipy.ndimage.correlate: a multidimensional correlation (weights of the input's rank)."""
+    return _correlate(input, weights, output, mode, cval, origin, False,
+                      _options(backend, strategy, direct_sums))
+
+
+@_replayable
+@_on_input_device
+def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *,
+             backend="auto", strategy=None, direct_sums=False):
+    """scipy.ndimage.convolve: a multidimensional convolution (weights of the input's rank)."""
+    return _correlate(input, weights, output, mode, cval, origin, True,
+                      _options(backend, strategy, direct_sums))
+
+
+# ---------------------------------------------------------------------------------------------
+# Gaussian filters
+# ---------------------------------------------------------------------------------------------
+
+
+@_replayable
+@_on_input_device
+def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0,
+                      truncate=4.0, *, radius=None, backend="auto", strategy=None,
+                      direct_sums=False):
+    """scipy.ndimage.gaussian_filter1d: a 1-D Gaussian filter (or a derivative, order > 0)."""
+    weights = _gaussian_weights(sigma, order, truncate, radius)[0]
+    return _correlate1d(input, weights, axis, output, mode, cval, 0, False,
+                        _options(backend, strategy, direct_sums))
+
+
+@_replayable
+@_on_input_device
+def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
+                    *, radius=None, backend="auto", strategy=None, direct_sums=False):
+    """scipy.ndimage.gaussian_filter: a multidimensional Gaussian filter, per axis sigma, order,
+    mode and radius."""
+    opts = _options(backend, strategy, direct_sums)
+    xp, input = kind_of(input)
+    out, out_dt = _output(output, xp, input)
+    ndim = len(input.shape)
+    modes = _normalize_sequence(mode, ndim)
+    factors, key = _gaussian_factors(ndim, sigma, order, truncate, radius)
+    if not factors:
+        return _copy(xp, input, out, out_dt)
+    return _real_or_split(
+        lambda i, o, dt, c: _separable(xp, i, o, dt, factors, modes, c, opts, key=key), xp,
+        input, out, out_dt, cval)
+
+
+# ---------------------------------------------------------------------------------------------
+# Uniform filters
+# ---------------------------------------------------------------------------------------------
+def _uniform_passes(xp, input, out, out_dt, axes, cval, opts):
+    """axes: (axis, size, origin, mode) in SciPy's order, already checked."""
+    ndim = len(input.shape)
+    modes = ["constant"] * ndim
+    origins = [0] * ndim
+    for a, size, origin, mode in axes:
+        modes[a] = mode
+        origins[a] = origin
+    if out_dt.kind not in "fc":
+        # SciPy sums the window exactly (a running sum of integers) and divides in float64: the
+        # core sums with weights 1, the division follows, then the truncation of each pass.
+        passes = []
+        for a, size, origin, mode in axes:
+            o = [0] * ndim
+            o[a] = origin
+            passes.append((_along(np.ones(size), a, ndim), False, modes, o, float(size)))
+        return _execute(xp, input, out, out_dt, passes, cval, opts)
+    key = tuple(("box", a, size) for a, size, _, _ in axes)
+    return _separable(xp, input, out, out_dt, _box_factors(key), modes, cval, opts, origins, key)
+
+
+def _uniform(xp, input, out, out_dt, axes, cval, opts):
+    return _real_or_split(lambda i, o, dt, c: _uniform_passes(xp, i, o, dt, axes, c, opts), xp,
+                          input, out, out_dt, cval)
+
+
+@_replayable
+@_on_input_device
+def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *,
+                     backend="auto", strategy=None, direct_sums=False):
+    """scipy.ndimage.uniform_filter1d: a 1-D uniform (box, mean) filter along the given axis."""
+    opts = _options(backend, strategy, direct_sums)
+    xp, input = kind_of(input)
+    axis = normalize_axis_index(axis, len(input.shape))
+    if size < 1:
+        raise RuntimeError("incorrect filter size")
+    out, out_dt = _output(output, xp, input, complex_output=xp.dtype(input).kind == "c")
+    return _uniform(xp, input, out, out_dt, [(axis, *_uniform_axis(size, origin, mode))], cval,
+                    opts)
+
+
+@_replayable
+@_on_input_device
+def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *,
+                   backend="auto", strategy=None, direct_sums=False):
+    """scipy.ndimage.uniform_filter: a multidimensional uniform filter, per axis size, origin
+    and mode."""
+    opts = _options(backend, strategy, direct_sums)
+    xp, input = kind_of(input)
+    out, out_dt = _output(output, xp, input, complex_output=xp.dtype(input).kind == "c")
+    ndim = len(input.shape)
+    sizes = _normalize_sequence(size, ndim)
+    origins = _normalize_sequence(origin, ndim)
+    modes = _normalize_sequence(mode, ndim)
+    axes = [(a, sizes[a], origins[a], modes[a]) for a in range(ndim) if sizes[a] > 1]
+    if not axes:
+        return _copy(xp, input, out, out_dt)
+    # SciPy's uniform_filter passes int(size) to uniform_filter1d.
+    axes = [(a, *_uniform_axis(int(s), o, m)) for a, s, o, m in axes]
+    return _uniform(xp, input, out, out_dt, axes, cval, opts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Derivatives: sobel, prewitt, laplace
+# ---------------------------------------------------------------------------------------------
+
+
+def _gradient(input, axis, output, mode, cval, smooth, opts):
+    xp, input = kind_of(input)
+    ndim = len(input.shape)
+    axis = normalize_axis_index(axis, ndim)
+    out, out_dt = _output(output, xp, input)
+    modes = _normalize_sequence(mode, ndim)
+    factors = [(axis, _DIFF)] + [(a, smooth) for a in range(ndim) if a != axis]
+    key = ("gradient", axis, float(smooth[1]))
+    return _real_or_split(
+        lambda i, o, dt, c: _separable(xp, i, o, dt, factors, modes, c, opts, key=key), xp,
+        input, out, out_dt, cval)
+
+
+@_replayable
+@_on_input_device
+def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, backend="auto",
+          strategy=None, direct_sums=False):
+    """scipy.ndimage.sobel: the Sobel derivative along axis, smoothed [1, 2, 1] across."""
+    return _gradient(input, axis, output, mode, cval, _SOBEL_SMOOTH,
+                     _options(backend, strategy, direct_sums))
+
+
+@_replayable
+@_on_input_device
+def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, backend="auto",
+            strategy=None, direct_sums=False):
+    """scipy.ndimage.prewitt: the Prewitt derivative along axis, smoothed [1, 1, 1] across."""
+    return _gradient(input, axis, output, mode, cval, _PREWITT_SMOOTH,
+                     _options(backend, strategy, direct_sums))
+
+
+def _laplace_real(xp, input, out, out_dt, modes, cval, opts):
+    ndim = len(input.shape)
+    if out_dt.kind in "fc" and ndim <= 3:
+        # One N-D filter, the cross; "nd": its zero weights are no taps, as SciPy's per-axis
+        # passes never read off their axis (a NaN or infinity reaches only the cross).
+        passes = [(_laplace_weights(ndim), False, list(modes), [0] * ndim, None, "nd")]
+        return _execute(xp, input, out, out_dt, passes, cval, opts)
+    # SciPy's sum of per-axis results, each rounded to the output dtype.
+    passes = [(_along(_SECOND, a, ndim), False, list(modes), [0] * ndim, None)
+              for a in range(ndim)]
+    return _execute(xp, input, out, out_dt, passes, cval, opts, summed=True)
+
+
+@_replayable
+@_on_input_device
+def laplace(input, output=None, mode="reflect", cval=0.0, *, backend="auto", strategy=None,
+            direct_sums=False):
+    """scipy.ndimage.laplace: the sum of the second differences [1, -2, 1] along every axis."""
+    opts = _options(backend, strategy, direct_sums)
+    xp, input = kind_of(input)
+    out, out_dt = _output(output, xp, input)
+    ndim = len(input.shape)
+    if ndim == 0:
+        return _copy(xp, input, out, out_dt)
+    modes = [_mode(m) for m in _normalize_sequence(mode, ndim)]
+    return _real_or_split(lambda i, o, dt, c: _laplace_real(xp, i, o, dt, modes, c, opts), xp,
+                          input, out, out_dt, cval)
