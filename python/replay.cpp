@@ -1,4 +1,4 @@
-// The replay table. halo._replayable (python/halo/__init__.py) calls replay() first on every call
+// The replay table. halo._replayable (python/halo/_replay.py) calls replay() first on every call
 // of a filter: it keys the call by the function, the input's type, dtype and shape, and the other
 // arguments' values with their types, and on a hit runs the core call that an earlier call with
 // an equal key made (a Prepared), on this input, into a new array of the input's kind or the

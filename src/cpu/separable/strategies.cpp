@@ -1,0 +1,396 @@
+/* strategy: cpu_separable — a rank-1 filter (an outer product of 1-D factors) as 1-D passes on
+ * the CPU: OpenMP threads, Highway SIMD (dynamic dispatch, as `cpu`).
+ *
+ * The factors come from detail::separable_windows(): one centred window per canonical axis
+ * (z, y, x), every mode, origin and op folded in. A pass of window w (K = 2R + 1 taps) is one
+ * kernel, Combine: dst[j] = sum_i w[i] * rows[i][j], where rows[i] is the i-th input row of an
+ * output row (the y and z passes) or the input row shifted by i (the x pass). Symmetric windows
+ * (Gaussians, boxes, most derivatives) add the two inputs of a weight first: half the FMAs.
+ *
+ * x and y are fused: a unit (item, plane, strip of rows, chunk of columns) filters each input row
+ * it needs along x into a ring of K_y rows held in L2, and each output row along y from the
+ * ring, so the array is read once and written once. Rows outside the array are the rows the
+ * y mode maps them to, or rows of cval * sum(w_x) in constant mode; columns outside come from a
+ * short padded copy at the two ends of the row. The z pass runs after, in place on the output:
+ * a unit is a chunk of columns of every plane of an item, marching along z with a ring of K_z
+ * copied rows (the planes past the end that the mode maps to are copied before anything is
+ * written). Filters along one axis are that pass alone, reading the input.
+ *
+ * A box (every window whole multiples of a step, the steps' product 1/d: uniform_filter, box:K,
+ * folded or not) sums with the whole numbers in every pass, box factors by running sums of the
+ * raw inputs, and the last pass divides by d once, so that a mean of a constant region is the
+ * constant exactly (SciPy sums, then divides once). The last pass's kernels probe the outputs
+ * they store and note a NaN or an infinity (NonFinite::noted).
+ *
+ * strategy: cpu_lowrank — a filter of low rank as a sum of T separable terms
+ * (detail::low_rank_terms: the axis lines of a Laplacian or sharpen, else an SVD in float64), on
+ * the same kernels and units. It is a sibling strategy in this file rather than a mode of
+ * cpu_separable because it shares the Worker, the passes and the blocking (only the x-y unit
+ * differs), while a name of its own keeps `auto`'s choice, --strategy, the tests' sweep and the
+ * accuracy form (Summation::low_rank) apart from the rank-1 passes, whose behaviour is unchanged.
+ * Fused: a unit reads each input row once per term that needs it, filters it along x into that
+ * term's ring (terms without an x window read the input rows directly), and each output row is
+ * the sum of the terms' y passes (two partial-sum rows in cache), written once: no DRAM pass per
+ * term. In 3-D the axis lines' z term runs after, as z's pass of the input added to the output.
+ */
+#include <memory>
+
+#include "cpu/separable/engine.hpp"
+
+namespace halo::cpu {
+std::unique_ptr<Strategy> make_separable_strategy();
+std::unique_ptr<Strategy> make_lowrank_strategy();
+
+namespace sep {
+
+// ---------------------------------------------------------------------------------------------
+// cpu_lowrank: a sum of separable terms (detail::low_rank_terms).
+// ---------------------------------------------------------------------------------------------
+
+// A problem's terms by stage: those of the x-y stage (z window {1}), and those along z alone,
+// added into one z window (radius rz). why_not: what this strategy cannot run.
+struct LowRankSplit {
+  std::optional<detail::LowRankTerms> terms;
+  std::vector<detail::AxisWindows> xy;
+  std::vector<double> z;  // empty: no term along z
+  int rz = 0;
+  std::int64_t taps = 0;  // of every pass, per output
+  std::string why_not;
+  // Every term a single pass (a 1-D filter along one axis): each output is then a plain sum of
+  // its taps, in some order (Summation::direct).
+  bool single_passes = true;
+  std::size_t count() const { return xy.size() + (z.empty() ? 0 : 1); }
+};
+
+// The most terms run (each keeps a ring of rows per thread).
+constexpr std::size_t kMaxTerms = 32;
+
+bool is_one(const std::vector<double>& w) { return w.size() == 1 && w[0] == 1.0; }
+
+LowRankSplit compute_split(const Problem& p) {
+  LowRankSplit s;
+  const Dims3 k = p.filter_dims3();
+  const int long_axes = (k.z > 1) + (k.y > 1) + (k.x > 1);
+  if (long_axes < 2) {
+    s.why_not = "the filter has fewer than two axes longer than 1 (one pass: cpu or cpu_separable)";
+    return s;
+  }
+  s.terms = detail::low_rank_terms(p);
+  if (!s.terms) {
+    s.why_not = long_axes == 3
+                    ? "a filter of three long axes runs as a sum of terms only where its "
+                      "weights lie on the lines through one point (a Laplacian)"
+                    : "the filter has more than " + std::to_string(detail::kMaxSvdTaps) +
+                          " taps (no SVD) or no nonzero weight";
+    return s;
+  }
+  for (const detail::AxisWindows& t : s.terms->terms) {
+    s.taps += t.taps;
+    s.single_passes = s.single_passes && t.long_axes <= 1;
+    for (int a = 0; a < 3; ++a)
+      if (t.radius[std::size_t(a)] > (1 << 16)) s.why_not = "a term's radius exceeds 65536";
+    if (is_one(t.w[0])) {
+      s.xy.push_back(t);
+    } else if (is_one(t.w[1]) && is_one(t.w[2])) {
+      // Along z alone: added into one window.
+      const int r = std::max(s.rz, t.radius[0]);
+      std::vector<double> z(std::size_t(2 * r + 1), 0.0);
+      for (std::size_t i = 0; i < s.z.size(); ++i) z[std::size_t(r - s.rz) + i] += s.z[i];
+      for (std::size_t i = 0; i < t.w[0].size(); ++i)
+        z[std::size_t(r - t.radius[0]) + i] += t.w[0][i];
+      s.z = std::move(z);
+      s.rz = r;
+    } else {
+      s.why_not =
+          "a term spans z and another axis (or an origin moves a 3-D cross off the "
+          "output): 3-D sums of such terms are not implemented";
+    }
+  }
+  if (s.why_not.empty() && s.count() < 2)
+    s.why_not = "the filter is rank 1 (an outer product of 1-D factors: cpu_separable)";
+  if (s.why_not.empty() && s.count() > kMaxTerms)
+    s.why_not =
+        std::to_string(s.count()) + " separable terms: more than " + std::to_string(kMaxTerms);
+  return s;
+}
+
+// The split (an SVD of up to kMaxSvdTaps weights) of the last problem this thread asked about,
+// shared, not copied: choose() asks every strategy's can_implement and priority, and apply()
+// then the workspace and the run, all of the same weights, and a small run (a Python call on an
+// 8x8 image) must not pay for the analysis or its copies each time.
+std::shared_ptr<const LowRankSplit> split_terms(const Problem& p) {
+  struct Memo {
+    std::vector<double> w;
+    std::int64_t key[8] = {};
+    std::shared_ptr<const LowRankSplit> split;
+  };
+  thread_local Memo memo;
+  const Dims3 k = p.filter_dims3(), a = p.anchor3();
+  // The dtype too: the SVD's tolerance is the dtype's; and the footprint, which decides whether
+  // terms may leave zero weights out (detail::low_rank_terms).
+  const std::int64_t key[8] = {k.z, k.y, k.x, a.z, a.y, a.x, std::int64_t(p.dtype()),
+                               std::int64_t(p.footprint())};
+  if (memo.split && std::equal(key, key + 8, memo.key) && memo.w == p.correlation_weights())
+    return memo.split;
+  memo.split = std::make_shared<const LowRankSplit>(compute_split(p));
+  memo.w = p.correlation_weights();
+  std::copy(key, key + 8, memo.key);
+  return memo.split;
+}
+
+template <class T>
+Job<T> make_lowrank_job(const Problem& p, const LowRankSplit& s, const void* in, void* out) {
+  Job<T> j = job_of<T>(p, in, out);
+  const int rank = p.rank();
+  const Boundary mz = rank == 3 ? p.mode(0) : Boundary::constant;
+  const Boundary my = rank >= 2 ? p.mode(rank - 2) : Boundary::constant;
+  const Boundary mx = p.mode(rank - 1);
+  const bool direct = p.direct_sums();
+  // No box forms: each term's passes are plain sums of their taps (Summation::low_rank).
+  j.x = make_pass<T>({1.0}, 0, mx, false, direct, true);
+  j.y = make_pass<T>({1.0}, 0, my, true, direct, true);
+  j.z = s.z.empty() ? make_pass<T>({1.0}, 0, mz, true, direct, true)
+                    : make_pass<T>(s.z, s.rz, mz, true, direct, true);
+  j.zadd = j.z.on;
+  j.cval = T(p.cval());
+  for (const detail::AxisWindows& t : s.xy) {
+    typename Job<T>::Term q;
+    q.y = make_pass<T>(t.w[1], t.radius[1], my, true, direct, true);
+    q.x = make_pass<T>(t.w[2], t.radius[2], mx, false, direct, true);
+    q.cval_x = T(p.cval() * sum(t.w[2]));
+    j.terms.push_back(std::move(q));
+  }
+  block(j, p, double(s.taps));
+  return j;
+}
+
+// What a stage costs beside its taps, in taps of the same problem (fit on the 2-core development
+// machine, docs/notes/tuning.md "Separable passes (CPU)"): the fused x-y stage about one (a 3x3
+// filter on 2048^2 ran 2.2x faster than `cpu`'s dense sum), the z stage in place after it about six
+// (2x2x2 on 160^3: 17.0 ms against 10.8 for `cpu`; 3x3x3: 12.4 against 15.0).
+constexpr double kXyStageTaps = 1, kZStageTaps = 6;
+
+class SeparableStrategy final : public Strategy {
+ public:
+  std::string name() const override { return "cpu_separable"; }
+  Backend backend() const override { return Backend::cpu; }
+  std::string description() const override {
+    return "rank-1 filters as 1-D passes (x and y fused through a ring of rows, then z in "
+           "place), OpenMP threads + Highway SIMD";
+  }
+  Status can_implement(const Problem& p) const override {
+    const auto win = detail::separable_windows(p);
+    if (!win) return Status::failure("the filter is not an outer product of 1-D factors");
+    if (win->long_axes == 0) return Status::failure("the filter has no axis longer than 1");
+    if (p.direct_sums() && win->long_axes > 1)
+      return Status::failure("direct sums required: the passes sum each output in stages");
+    for (int a = 0; a < 3; ++a)
+      if (win->radius[a] > (1 << 16)) return Status::failure("a factor's radius exceeds 65536");
+    return Status::success();
+  }
+  // Above `cpu` (10) where the passes' taps and per-stage cost beat the dense filter's taps; a
+  // filter along one axis is `cpu`'s (one pass either way).
+  int priority(const Problem& p) const override {
+    const auto win = detail::separable_windows(p);
+    if (!win) return 5;
+    // A box along one axis: its box form beats the direct sum and the FFT (1-D box 255 on
+    // 2^24: 45.7 ms by cpu_fft; docs/notes/tuning.md).
+    if (win->long_axes == 1 && has_box(p, *win)) return 25;
+    if (win->long_axes < 2) return 5;
+    const bool xy = win->radius[1] > 0 || win->radius[2] > 0, z = win->radius[0] > 0;
+    const double cost = double(win->taps) + (xy ? kXyStageTaps : 0) + (xy && z ? kZStageTaps : 0);
+    return cost < double(p.taps()) ? 20 : 5;
+  }
+  // Whether a factor of p takes a box form (running sums; along x doubling under direct sums).
+  static bool has_box(const Problem& p, const detail::AxisWindows& win) {
+    return dispatch_dtype(p.dtype(), [&](auto d) {
+      using T = typename decltype(d)::storage;
+      const Job<T> j = make_job<T>(p, win, nullptr, nullptr);
+      return j.x.box || j.y.box || j.z.box;
+    });
+  }
+  Summation summation(const Problem& p) const override {
+    const auto win = detail::separable_windows(p);
+    if (!win) return Summation::direct;
+    const bool running = dispatch_dtype(p.dtype(), [&](auto d) {
+      const Job<typename decltype(d)::storage> j =
+          make_job<typename decltype(d)::storage>(p, *win, nullptr, nullptr);
+      return j.y.box || j.z.box || (j.x.box && j.x.restart > 0);
+    });
+    return running              ? Summation::running
+           : win->long_axes > 1 ? Summation::separable
+                                : Summation::direct;
+  }
+  std::string plan(const Problem& p) const override {
+    const auto win = detail::separable_windows(p);
+    if (!win) return {};
+    return dispatch_dtype(p.dtype(), [&](auto d) {
+      using T = typename decltype(d)::storage;
+      const Job<T> j = make_job<T>(p, *win, nullptr, nullptr);
+      std::string s;
+      auto pass = [](const char* a, const Pass<T>& q) {
+        if (q.box)
+          return std::string(a) + " (box of " + std::to_string(q.bk) + " taps: " +
+                 (q.restart == 0 ? std::string("sums by doubling")
+                  : a[0] == 'x'  ? "running sums of vectors restarted every " +
+                                      std::to_string(q.restart)
+                                 : "running sums restarted every " + std::to_string(q.restart)) +
+                 ")";
+        return std::string(a) + " (" + std::to_string(q.K()) + " taps" +
+               (q.sym ? ", symmetric" : "") + ")";
+      };
+      if (j.xy()) {
+        s += j.x.on && j.y.on ? pass("x", j.x) + " and " + pass("y", j.y) + " fused" +
+                                    " through a ring of rows, " + std::to_string(j.cw) +
+                                    " columns x " + std::to_string(j.strip) + " rows per unit"
+             : j.x.on ? pass("x", j.x) + " alone"
+                      : pass("y", j.y) + " alone";
+      }
+      if (j.z.on)
+        s += std::string(j.xy() ? ", then " : "") + pass("z", j.z) +
+             (j.xy() ? " in place on the output" : " alone") + ", " + std::to_string(j.zcw) +
+             " columns per unit";
+      return s + "; " + std::to_string(j.threads) + " threads";
+    });
+  }
+  std::vector<MemoryUse> workspace(const Problem& p) const override {
+    const auto win = detail::separable_windows(p);
+    if (!win) return {};
+    return dispatch_dtype(p.dtype(), [&](auto d) {
+      using T = typename decltype(d)::storage;
+      const Job<T> j = make_job<T>(p, *win, nullptr, nullptr);
+      const double per = double(Scratch<T>::sizes(j).bytes()) + 64;
+      return std::vector<MemoryUse>{
+          {"ring and row buffers of " + std::to_string(j.threads) + " threads", per * j.threads,
+           MemorySpace::host}};
+    });
+  }
+  void run(const Problem& p, const Buffers& b, void*) const override {
+    dispatch_dtype(p.dtype(), [&](auto d) { run_typed<typename decltype(d)::storage>(p, b); });
+  }
+  // The last pass's stores note non-finite outputs.
+  NonFinite nonfinite(const Problem&) const override { return NonFinite::noted; }
+};
+
+// What a term costs beside its taps, in taps (its ring, the partial sums' row), and the model
+// of a run's time on one core, for the priority against cpu_fft's model: ns per output and per
+// modelled tap, fit to LoG 9x9 .. 33x33 on 2048^2 float32 on the development VM and scaled to
+// cpu_fft's (quiet-machine) figures; float64 taken as twice float32, as the other CPU models
+// measured it (docs/notes/tuning.md, "Sums of separable terms").
+constexpr double kTermTaps = 1;
+// The z stage of a sum (z's pass of the input added to the output: two arrays read, one
+// written, after the x-y stage), in taps: the 7-point Laplacian on 160^3 ran 43-60 ms against
+// 30-44 for `cpu`'s 27 dense taps, so its 3 terms' 9 taps must model above 27.
+constexpr double kZAddStageTaps = 20;
+constexpr double kLowRankOutputNs[2] = {1.6, 3.2}, kLowRankTapNs[2] = {0.056, 0.112};  // f32, f64
+
+class LowRankStrategy final : public Strategy {
+ public:
+  std::string name() const override { return "cpu_lowrank"; }
+  Backend backend() const override { return Backend::cpu; }
+  std::string description() const override {
+    return "filters of low rank as sums of separable terms (axis lines, or an SVD in float64): "
+           "per unit each input row filtered along x into each term's ring, each output row the "
+           "sum of the terms' y passes, written once; OpenMP threads + Highway SIMD";
+  }
+  Status can_implement(const Problem& p) const override {
+    const auto held = split_terms(p);
+    const LowRankSplit& s = *held;
+    if (!s.why_not.empty()) return Status::failure(s.why_not);
+    if (p.direct_sums() && !s.single_passes)
+      return Status::failure(
+          "direct sums required: a sum of separable terms sums each output in stages");
+    return Status::success();
+  }
+  // The passes' taps and per-term and per-stage costs, in taps.
+  static double cost(const LowRankSplit& s) {
+    return double(s.taps) + kTermTaps * double(s.count()) + kXyStageTaps +
+           (s.z.empty() ? 0 : kZAddStageTaps);
+  }
+  // Above `cpu` (10) where the cost beats the dense taps, and above `cpu_fft` (20) where the
+  // model's time also beats the transforms'.
+  int priority(const Problem& p) const override {
+    if (!can_implement(p)) return 5;
+    const double c = cost(*split_terms(p));
+    if (!(c < double(p.taps()))) return 5;
+    const int d = p.dtype() == DType::f64 ? 1 : 0;
+    const double ns = double(p.elements()) * (kLowRankOutputNs[d] + c * kLowRankTapNs[d]);
+    try {
+      return ns < fft_tiling(p).fft_ns ? 22 : 15;
+    } catch (const Error&) {
+      return 22;  // no transform fits
+    }
+  }
+  Summation summation(const Problem& p) const override {
+    const auto held = split_terms(p);
+    const LowRankSplit& s = *held;
+    return s.why_not.empty() && !s.single_passes ? Summation::low_rank : Summation::direct;
+  }
+  std::string plan(const Problem& p) const override {
+    const auto held = split_terms(p);
+    const LowRankSplit& s = *held;
+    if (!s.why_not.empty()) return {};
+    return dispatch_dtype(p.dtype(), [&](auto d) {
+      using T = typename decltype(d)::storage;
+      const Job<T> j = make_lowrank_job<T>(p, s, nullptr, nullptr);
+      auto pass = [](const Pass<T>& q) {
+        if (!q.on) return std::string("-");
+        return std::to_string(q.K()) + (q.sym ? " sym" : "");
+      };
+      std::string t;
+      for (const auto& q : j.terms)
+        t += (t.empty() ? "" : " + ") + ("[x " + pass(q.x) + ", y " + pass(q.y) + "]");
+      char buf[96];
+      if (s.terms->axis_lines)
+        std::snprintf(buf, sizeof buf, "axis lines, exact");
+      else
+        std::snprintf(buf, sizeof buf, "SVD, dropped singular values %.1e of the largest",
+                      s.terms->dropped / s.terms->largest);
+      std::string out = std::to_string(s.count()) + " separable terms (" + buf + "): " + t;
+      if (j.z.on) out += " + [z " + pass(j.z) + "]";
+      out += " taps; x and y fused per unit of " + std::to_string(j.cw) + " columns x " +
+             std::to_string(j.strip) + " rows, each output row written once";
+      if (j.z.on)
+        out += ", then z's pass of the input added to the output, " + std::to_string(j.zcw) +
+               " columns per unit";
+      return out + "; " + std::to_string(j.threads) + " threads";
+    });
+  }
+  std::vector<MemoryUse> workspace(const Problem& p) const override {
+    const auto held = split_terms(p);
+    const LowRankSplit& s = *held;
+    if (!s.why_not.empty()) return {};
+    return dispatch_dtype(p.dtype(), [&](auto d) {
+      using T = typename decltype(d)::storage;
+      const Job<T> j = make_lowrank_job<T>(p, s, nullptr, nullptr);
+      const double per = double(Scratch<T>::sizes(j).bytes()) + 64;
+      return std::vector<MemoryUse>{{"rings and row buffers of " + std::to_string(j.threads) +
+                                         " threads (" + std::to_string(s.count()) + " terms)",
+                                     per * j.threads, MemorySpace::host}};
+    });
+  }
+  void run(const Problem& p, const Buffers& b, void*) const override {
+    const auto held = split_terms(p);
+    const LowRankSplit& s = *held;
+    if (!s.why_not.empty()) throw Error("cpu_lowrank: " + s.why_not);
+    dispatch_dtype(p.dtype(), [&](auto d) {
+      using T = typename decltype(d)::storage;
+      Job<T> j = make_lowrank_job<T>(p, s, b.input, b.output);
+      if (b.nonfinite) j.buffers = &b;
+      run_job(j, p, "cpu_lowrank");
+    });
+  }
+  // The last term's stores (or the z stage's) note non-finite outputs.
+  NonFinite nonfinite(const Problem&) const override { return NonFinite::noted; }
+};
+
+}  // namespace sep
+
+std::unique_ptr<Strategy> make_separable_strategy() {
+  return std::make_unique<sep::SeparableStrategy>();
+}
+std::unique_ptr<Strategy> make_lowrank_strategy() {
+  return std::make_unique<sep::LowRankStrategy>();
+}
+
+}  // namespace halo::cpu
