@@ -24,7 +24,7 @@
 #include "core/dtype.hpp"
 #include "core/factor.hpp"
 #include "core/parse.hpp"
-#include "cpu/fft.hpp"
+#include "cpu/fft/fft.hpp"
 #include "cpu/reference.hpp"
 #include "halo/halo.hpp"
 

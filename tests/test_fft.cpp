@@ -1,4 +1,4 @@
-// The FFT strategies, `cpu_fft` (src/cpu/fft.cpp, FFTW) and the CUDA `fft` (src/cuda/fft.cu,
+// The FFT strategies, `cpu_fft` (src/cpu/fft/fft.cpp, FFTW) and the CUDA `fft` (src/cuda/fft.cu,
 // cuFFT; skipped without a device), beyond the generic sweep: sizes at their tile edges, primes,
 // 1-element axes, filters larger than the input, even and off-centre filters, every mode and
 // per-axis mixes with cval and origins at their limits, both ops, both dtypes, batches, badly

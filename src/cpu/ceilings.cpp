@@ -7,8 +7,8 @@
 // Threads take the work in pieces, dynamically, as the `cpu` strategy takes its units: a thread
 // whose core is shared with another process then holds up no more than its last piece.
 // The copy runs two ways and keeps the faster: memcpy, and a loop of non-temporal stores like the
-// `cpu` strategy's writes of large outputs (src/cpu/fast.cpp: no read-for-ownership of the
-// destination), so the copy ceiling is not below what the strategy itself can stream.
+// `cpu` strategy's writes of large outputs (src/cpu/direct/direct.cpp: no read-for-ownership of
+// the destination), so the copy ceiling is not below what the strategy itself can stream.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>

@@ -26,7 +26,7 @@
 #include "core/dtype.hpp"
 #include "core/factor.hpp"
 #include "core/nonfinite.hpp"
-#include "cpu/fft.hpp"
+#include "cpu/fft/fft.hpp"
 #include "hwy/aligned_allocator.h"
 #include "hwy/cache_control.h"
 

@@ -86,7 +86,7 @@ struct Job {
 #endif  // HALO_CPU_FAST_COMMON
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "cpu/fast.cpp"
+#define HWY_TARGET_INCLUDE "cpu/direct/direct.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"

@@ -23,7 +23,7 @@
  * through the transforms; such a tile is summed directly from its window instead (in float64),
  * so non-finite inputs give what the reference gives.
  */
-#include "cpu/fft.hpp"
+#include "cpu/fft/fft.hpp"
 
 #include <fftw3.h>
 #include <omp.h>

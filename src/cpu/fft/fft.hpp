@@ -24,8 +24,8 @@ FftTiling fft_tiling(const Problem& p);
 // (x halved), computed in float64 with FFTW.
 std::vector<double> filter_spectrum(const Problem& p, const FftTiling& t);
 
-// dst[i] = src[i] for i < n, in SIMD (cpu/fast.cpp's dynamic dispatch); returns whether every
-// value was finite: how a tile's outputs are copied out and probed (NonFinite::noted).
+// dst[i] = src[i] for i < n, in SIMD (cpu/direct/direct.cpp's dynamic dispatch); returns whether
+// every value was finite: how a tile's outputs are copied out and probed (NonFinite::noted).
 bool copy_finite(const float* src, float* dst, std::int64_t n);
 bool copy_finite(const double* src, double* dst, std::int64_t n);
 
