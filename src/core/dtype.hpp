@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <type_traits>
 #include <utility>
 
 #include "halo/halo.hpp"
@@ -59,6 +61,27 @@ decltype(auto) dispatch_dtype(DType t, F&& f) {
 #undef HALO_DISPATCH_CASE
   }
   throw Error("unknown dtype " + std::to_string(static_cast<int>(t)));
+}
+
+// A per-dtype constant of a model or a bound, written out for the dtypes it was measured or
+// derived for: `f32` for float32, `f64` for float64. Any other dtype is an Error naming `what`,
+// so that a new dtype must add its own value rather than silently taking another's.
+template <class V>
+V per_dtype(DType t, V f32, V f64, const char* what) {
+  if (t == DType::f32) return f32;
+  if (t == DType::f64) return f64;
+  std::string name = std::to_string(static_cast<int>(t));
+  for (const DTypeInfo& d : dtypes())
+    if (d.dtype == t) name = d.name;
+  throw Error(std::string(what) + " has no value for dtype " + name);
+}
+// The same for code templated on the storage type: a compile error for any other type.
+template <class T, class V>
+constexpr V per_type(V f32, V f64) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "a per-type constant needs a value for this storage type");
+  if constexpr (std::is_same_v<T, float>) return f32;
+  else return f64;
 }
 
 // dispatch_dtype for code that takes an input and an output buffer of the dtype:

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/dtype.hpp"
+
 namespace halo::detail {
 
 std::optional<RankOneFactors> rank_one_factors(const Filter& filter, double rel_tol) {
@@ -336,8 +338,8 @@ std::vector<double> term_weights(const Problem& p, const AxisWindows& t) {
 }
 
 std::optional<LowRankTerms> low_rank_terms(const Problem& p, double rel_tol) {
-  const bool f32 = p.dtype() == DType::f32;
-  if (rel_tol < 0) rel_tol = f32 ? kLowRankTolF32 : kLowRankTolF64;
+  if (rel_tol < 0)
+    rel_tol = per_dtype(p.dtype(), kLowRankTolF32, kLowRankTolF64, "the low-rank tolerance");
   const Frame f(p);
   const std::int64_t taps = f.k[0] * f.k[1] * f.k[2];
   int long_axes = 0, a = -1, b = -1;
@@ -395,7 +397,7 @@ std::optional<LowRankTerms> low_rank_terms(const Problem& p, double rel_tol) {
       w[std::size_t(a)] = f.window(a, u);
       w[std::size_t(b)] = f.window(b, v);
       // Symmetric to 1e-14 of the largest weight (float64), or to float32's rounding there.
-      const double sym = f32 ? 0x1p-24 : 1e-14;
+      const double sym = per_dtype(p.dtype(), 0x1p-24, 1e-14, "the low-rank symmetry tolerance");
       symmetrise(w[std::size_t(a)], sym);
       symmetrise(w[std::size_t(b)], sym);
       r->terms.push_back(make_term(std::move(w), every));

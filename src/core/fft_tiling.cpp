@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/detail.hpp"
+#include "core/dtype.hpp"
 
 namespace halo::detail {
 namespace {
@@ -204,8 +205,7 @@ FftTiling cuda_fft_tiles(const Problem& p) {
 }
 
 FftTiling cuda_fft_tiling(const Problem& p) {
-  const bool f64 = p.dtype() == DType::f64;
-  FftCost m = f64 ? kCudaCost64 : kCudaCost32;
+  FftCost m = per_dtype(p.dtype(), kCudaCost32, kCudaCost64, "fft's cost model");
   const FastTuning& t = p.tuning();
   FftTiling shared = cuda_fft_rows(p);
   if (shared.tiles == 0) shared = cuda_fft_tiles(p);
@@ -223,7 +223,8 @@ FftTiling cuda_fft_tiling(const Problem& p) {
   FftTiling best = fft_tiling(p, m);
   best.fft_ns += kSetupNs;
   best.direct_ns =
-      2.0 * double(p.elements()) * double(p.taps()) / (f64 ? kDirectFlops64 : kDirectFlops32);
+      2.0 * double(p.elements()) * double(p.taps()) /
+      per_dtype(p.dtype(), kDirectFlops32, kDirectFlops64, "fft's direct-sum rate");
   return best;
 }
 

@@ -19,6 +19,8 @@ namespace {
 // element (which the compiler vectorises).
 template <class T>
 bool finite_row(const T* row, std::int64_t n) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "finite_row tests the exponent bits of IEEE single and double only");
   using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
   constexpr U exp = sizeof(T) == 4 ? U(0x7f800000u) : U(0x7ff0000000000000ull);
   bool bad = false;

@@ -730,7 +730,7 @@ void run_typed(const Problem& p, const Buffers& b) {
     }
   const auto mult = least > 0 ? detail::multiples(w64, detail::fold_slack(most / least))
                               : std::nullopt;
-  const double tol = sizeof(T) == 4 ? detail::kWholeReciprocalTolF32 : detail::kWholeReciprocalTol;
+  const double tol = per_type<T>(detail::kWholeReciprocalTolF32, detail::kWholeReciprocalTol);
   const double divisor = mult ? detail::whole_reciprocal(mult->step, tol) : 0;
   const bool power = divisor > 0 && std::exp2(std::round(std::log2(divisor))) == divisor;
   std::vector<T> w;

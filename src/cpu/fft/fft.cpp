@@ -307,7 +307,7 @@ double fftw_run_bytes(const FftTiling& t, double real_bytes) {
 }  // namespace
 
 FftTiling fft_tiling(const Problem& p) {
-  const CostModel m = p.dtype() == DType::f64 ? kCost<double> : kCost<float>;
+  const CostModel m = per_dtype(p.dtype(), kCost<float>, kCost<double>, "cpu_fft's cost model");
   FftTiling best = detail::fft_tiling(p, detail::FftCost{m.a, m.b, m.c, double(kTileCap),
                                                          kNominalThreads, "cpu_fft", false, kMinX});
   // Set-up: the spectrum (one transform in float64) and the plans.

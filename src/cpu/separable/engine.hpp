@@ -524,7 +524,7 @@ Job<T> make_job(const Problem& p, const detail::AxisWindows& win, const void* in
     step *= m->step;
   }
   const double divisor = detail::whole_reciprocal(
-      step, sizeof(T) == 4 ? detail::kWholeReciprocalTolF32 : detail::kWholeReciprocalTol);
+      step, per_type<T>(detail::kWholeReciprocalTolF32, detail::kWholeReciprocalTol));
   if (divisor == 0) w = win.w;
   j.z = make_pass<T>(w[0], win.radius[0], mz, true, direct);
   j.y = make_pass<T>(w[1], win.radius[1], my, true, direct);

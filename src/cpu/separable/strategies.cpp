@@ -313,8 +313,10 @@ class LowRankStrategy final : public Strategy {
     if (!can_implement(p)) return 5;
     const double c = cost(*split_terms(p));
     if (!(c < double(p.taps()))) return 5;
-    const int d = p.dtype() == DType::f64 ? 1 : 0;
-    const double ns = double(p.elements()) * (kLowRankOutputNs[d] + c * kLowRankTapNs[d]);
+    const char* what = "cpu_lowrank's cost model";
+    const double ns = double(p.elements()) *
+                      (per_dtype(p.dtype(), kLowRankOutputNs[0], kLowRankOutputNs[1], what) +
+                       c * per_dtype(p.dtype(), kLowRankTapNs[0], kLowRankTapNs[1], what));
     try {
       return ns < fft_tiling(p).fft_ns ? 22 : 15;
     } catch (const Error&) {
