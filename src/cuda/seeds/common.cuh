@@ -30,8 +30,8 @@ std::unique_ptr<Strategy> make_tiled_input_strategy();
 std::unique_ptr<Strategy> make_tiled_output_strategy();
 std::unique_ptr<Strategy> make_tiled_output_twostep_strategy();
 std::unique_ptr<Strategy> make_cached_strategy();
-std::unique_ptr<Strategy> make_separable_strategy();  // src/cuda/separable.cu
-std::unique_ptr<Strategy> make_lowrank_strategy();    // src/cuda/separable.cu
+std::unique_ptr<Strategy> make_separable_strategy();  // src/cuda/separable/strategies.cu
+std::unique_ptr<Strategy> make_lowrank_strategy();    // src/cuda/separable/strategies.cu
 std::unique_ptr<Strategy> make_fft_strategy();        // src/cuda/fft.cu
 namespace fast {
 std::unique_ptr<Strategy> make_strategy();  // src/cuda/fast/strategy.cu

@@ -1,0 +1,353 @@
+// strategy: separable, and strategy: lowrank (a sum of separable terms), on the passes of this
+// folder (the overview: geometry.cuh).
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cuda/separable/plan.cuh"
+
+namespace halo::cuda {
+namespace sep {
+namespace {
+
+// make_plan(p), kept for the last few problems of this thread and their device: a run asks for
+// the plan several times (can_implement, priority, workspace, run), and a repeated run of the
+// same problem again. The reference is valid until the next call.
+const SepPlan& plan_of(const Problem& p) {
+  thread_local detail::ProblemMemo<SepPlan> memo;
+  const int device = detail::current_cuda_device();
+  if (const SepPlan* plan = memo.find(p, device)) return *plan;
+  return memo.put(p, device, make_plan(p));
+}
+
+class SeparableStrategy final : public Strategy {
+ public:
+  std::string name() const override { return "separable"; }
+  Backend backend() const override { return Backend::cuda; }
+  std::string description() const override {
+    return "rank-1 filters as 1-D passes: x and y fused in one kernel (rows filtered into a "
+           "shared-memory ring, columns from it), in 3-D z too (a ring of filtered planes), or z "
+           "as a second pass; every boundary mode";
+  }
+  Status can_implement(const Problem& p) const override {
+    const SepPlan& plan = plan_of(p);
+    return plan.why_not.empty() ? Status::success() : Status::failure(plan.why_not);
+  }
+  // Whether p runs as one fused x-y pass whose tiles come by tensor maps (rows 16-byte aligned
+  // in length; the base address is the caller's).
+  bool fused_by_maps(const Problem& p) const {
+    const SepPlan& plan = plan_of(p);
+    return plan.why_not.empty() && plan.passes.size() == 1 && sep_pass_tma(plan.passes[0], p) &&
+           plan.passes[0].g.nx % 4 == 0;
+  }
+  // Above `fast` where its dense window is larger than it runs at copy speed: beyond 9x9 in 2-D
+  // (fast 0.80 ms at r = 4, 1.09 at r = 5; these passes 0.78-0.84 at radii 4 to 16 by tensor
+  // maps, about 0.9-1.0 through registers), from 9x9 where the tiles come by tensor maps, and
+  // 3x3x3 in 3-D (on 512^3, fast 0.45 ms at r = 1, 0.76 at r = 2, 1.94 at r = 3; one pass by
+  // the tensor-map tiles 0.45 at each), or where `fast` has no kernel (H100, docs/notes/tuning.md,
+  // Separable passes and Volumes by tensor-map tiles). Below it on 1-D arrays, whose kernels
+  // `fast` tunes further, except box factors of kBoxRowsOverFast taps or more on long rows.
+  // The tuning's crossovers (FastTuning::sep_radius_2d ...) replace the H100's.
+  int priority(const Problem& p) const override {
+    constexpr int kBelowFft = 104;
+    const FastTuning& tune = p.tuning();
+    if (p.rank() == 1) {
+      // Box rows cost the same at every k; fast's FMAs grow with it. Long rows grow with k
+      // too: beyond kLongRowsOverFft taps, below `fft` (40).
+      const SepPlan& plan = plan_of(p);
+      if (plan.why_not.empty() && plan.passes[0].lrow &&
+          long_taps_of(plan.passes[0], plan.win) > tune.long_rows_taps.value_or(kLongRowsOverFft))
+        return 35;
+      const bool long_box = plan.why_not.empty() && plan.passes.size() == 1 &&
+                            box_rows(plan.passes[0]) &&
+                            plan.passes[0].g.xk >= tune.box_rows_taps.value_or(kBoxRowsOverFast);
+      return long_box ? 110 : 50;
+    }
+    const int r = int(std::min<std::int64_t>(p.max_radius(), 1 << 20));
+    const int rc = fast::compiled_radius(p.rank(), p.dtype(), r);
+    // A filter along x alone beyond fast's radii (not a box): below `fft` (105) where its row
+    // transforms beat this x pass by the model (detail::cuda_fft_tiling; 16384^2, 129 taps: 1.08
+    // ms against 1.92).
+    const SepPlan& plan = plan_of(p);
+    if (rc < 0 && plan.why_not.empty() && plan.passes.size() == 1 && plan.win.radius[0] == 0 &&
+        plan.win.radius[1] == 0 && !plan.passes[0].g.xbox) {
+      const Strategy* fft = find_strategy("fft");
+      if (fft && fft->priority(p) > kBelowFft) return kBelowFft;
+    }
+    // fast's radius of copy speed; in 2-D 3 where the fused pass takes tiles by tensor maps
+    // (radius 4 on 16384^2: 0.80 ms as fast's under zero ghosts, 0.80 against 0.84 under reflect)
+    const int dense_top = p.rank() == 2 ? tune.sep_radius_2d.value_or(fused_by_maps(p) ? 3 : 4)
+                                        : tune.sep_radius_3d.value_or(1);
+    return rc < 0 || rc > dense_top ? 110 : 90;
+  }
+  Summation summation(const Problem& p) const override {
+    const SepPlan& plan = plan_of(p);
+    if (!plan.why_not.empty()) return Summation::direct;
+    for (const SepPass& s : plan.passes)
+      if (s.g.xbox || s.g.ybox || s.colk) return Summation::running;
+    return plan.win.long_axes > 1 ? Summation::separable : Summation::direct;
+  }
+  Traffic model(const Problem& p) const override {
+    const SepPlan& plan = plan_of(p);
+    double taps = 0;
+    for (const SepPass& s : plan.passes) taps += pass_taps(s, plan.win);
+    return {p.bytes() * double(std::max<std::size_t>(plan.passes.size(), 1)),
+            2.0 * taps * double(p.elements())};
+  }
+  std::vector<MemoryUse> workspace(const Problem& p) const override {
+    const SepPlan& plan = plan_of(p);
+    if (plan.passes.size() < 2) return {};
+    return {{"scratch array between the x-y and z passes",
+             double(p.elements()) * double(dtype_size(p.dtype())), MemorySpace::device}};
+  }
+  std::string plan(const Problem& p) const override {
+    const SepPlan& plan = plan_of(p);
+    if (!plan.why_not.empty()) return plan.why_not;
+    return "rank-1 filter: " + describe_factors(p, plan.win) + "; " + describe_passes(plan, p);
+  }
+  void run(const Problem& p, const Buffers& b, void* stream) const override {
+    const SepPlan& plan = plan_of(p);
+    if (!plan.why_not.empty())
+      throw Error("strategy 'separable' cannot run " + p.describe() + ": " + plan.why_not);
+    const auto st = static_cast<cudaStream_t>(stream);
+    const int sms = fast::current_device_facts().multiprocessors;
+    const NonFiniteNote note = NonFiniteNote::of(b);  // the last pass's kernels note
+    dispatch_buffers(p.dtype(), b.input, b.output, [&](auto* in, auto* out) {
+      using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
+      if (plan.passes.size() == 1) {
+        run_pass<T>(in, out, plan.passes[0], plan.win, p, st, sms, note);
+        return;
+      }
+      // Freed in stream order, after the passes that read it, without waiting for them.
+      DeviceBuffer scratch(std::size_t(p.elements()) * sizeof(T),
+                           "the scratch array of the separable passes of " + p.describe(), st);
+      run_pass<T>(in, static_cast<T*>(scratch.p), plan.passes[0], plan.win, p, st, sms, {});
+      run_pass<T>(static_cast<const T*>(scratch.p), out, plan.passes[1], plan.win, p, st, sms,
+                  note);
+    });
+  }
+  // Every kernel that writes the output notes a non-finite one it stores.
+  NonFinite nonfinite(const Problem&) const override { return NonFinite::noted; }
+};
+
+// ---------------------------------------------------------------------------------------------
+// strategy: lowrank — a filter of low rank as a sum of T separable terms (detail::low_rank_terms:
+// the axis lines of a Laplacian or cross, else an SVD in float64: a Laplacian of Gaussian, a
+// difference of Gaussians), each term run as a rank-1 filter's passes above. Every term after
+// the first adds its last pass's sums into the output (SepGeom::add), so DRAM sees T reads of
+// the input, T writes and T - 1 reads of the output, against the FFT's transforms or the dense
+// sum's K^2 taps per output.
+// ---------------------------------------------------------------------------------------------
+struct LowRankPlan {
+  std::vector<SepPlan> terms;  // in the analysis' order (the largest singular value first)
+  bool axis_lines = false;
+  double dropped = 0;         // SVD: the dropped singular values' sum over the largest
+  bool single_passes = true;  // every term one 1-D pass: each output a plain sum of its taps
+  std::string why_not;        // non-empty: cannot run
+};
+
+// The most terms run: each is a pass over DRAM, so beyond a few the FFT wins anyway.
+constexpr std::size_t kMaxGpuTerms = 32;
+
+LowRankPlan make_lowrank_plan(const Problem& p) {
+  LowRankPlan lp;
+  const Dims3 k = p.filter_dims3();
+  if ((k.z > 1) + (k.y > 1) + (k.x > 1) < 2) {
+    lp.why_not = "the filter has fewer than two axes longer than 1 (one pass: separable or fast)";
+    return lp;
+  }
+  const auto lr = detail::low_rank_terms(p);
+  if (!lr) {
+    lp.why_not = "the filter is neither axis lines through one point nor, with two long axes, "
+                 "an SVD of at most " +
+                 std::to_string(detail::kMaxSvdTaps) + " taps";
+    return lp;
+  }
+  if (lr->terms.size() < 2) {
+    lp.why_not = "the filter is rank 1 (an outer product of 1-D factors: separable)";
+    return lp;
+  }
+  if (lr->terms.size() > kMaxGpuTerms) {
+    lp.why_not = std::to_string(lr->terms.size()) + " separable terms: more than " +
+                 std::to_string(kMaxGpuTerms);
+    return lp;
+  }
+  for (const detail::AxisWindows& t : lr->terms) lp.single_passes &= t.long_axes <= 1;
+  if (p.direct_sums() && !lp.single_passes) {
+    lp.why_not = "direct sums required: a sum of separable terms sums each output in stages";
+    return lp;
+  }
+  lp.axis_lines = lr->axis_lines;
+  lp.dropped = lr->largest > 0 ? lr->dropped / lr->largest : 0;
+  for (std::size_t i = 0; i < lr->terms.size(); ++i) {
+    SepPlan sp = make_plan(p, lr->terms[i], true);
+    const std::string term = "term " + std::to_string(i + 1) + " of " +
+                             std::to_string(lr->terms.size()) + ": ";
+    if (!sp.why_not.empty()) {
+      lp.why_not = term + sp.why_not;
+      return lp;
+    }
+    const SepPass& last = sp.passes.back();
+    if (last.colk || last.lng || last.lrow || last.vol) {
+      lp.why_not = term + "a factor longer than the fused kernel's radii (" +
+                   std::to_string(sep_top(p.dtype())) +
+                   ") in the last pass, which cannot add into the output";
+      return lp;
+    }
+    lp.terms.push_back(std::move(sp));
+  }
+  return lp;
+}
+
+// make_lowrank_plan(p) for the last few problems of this thread and their device (the SVD of up
+// to kMaxSvdTaps weights is not repeated per question).
+const LowRankPlan& lowrank_plan_of(const Problem& p) {
+  thread_local detail::ProblemMemo<LowRankPlan> memo;
+  const int device = detail::current_cuda_device();
+  if (const LowRankPlan* plan = memo.find(p, device)) return *plan;
+  return memo.put(p, device, make_lowrank_plan(p));
+}
+
+// The time model `auto` weighs the terms by (H100): each pass moves its arrays at copy speed
+// (2980 B/ns: a 16384^2 float32 copy in 0.72 ms) and runs its compiled taps at the fused
+// kernel's FMA rate (60 TFLOP/s in float32: 2-D Gaussians of sigma 2, 4 and 8 in 0.93, 1.06 and
+// 1.75 ms, docs/BENCHMARKS.md; half in float64). One copy's time stands in for `fast` where its
+// model says less: it runs at copy speed at best.
+constexpr double kSepBytesPerNs = 2980, kSepFlopsPerNs[2] = {60e3, 30e3};  // f32, f64
+
+double lowrank_ns(const Problem& p, const LowRankPlan& lp) {
+  const double n = double(p.elements()), size = double(dtype_size(p.dtype()));
+  const double flops = kSepFlopsPerNs[p.dtype() == DType::f64 ? 1 : 0];
+  double ns = 0;
+  for (std::size_t i = 0; i < lp.terms.size(); ++i) {
+    const SepPlan& sp = lp.terms[i];
+    for (std::size_t j = 0; j < sp.passes.size(); ++j) {
+      const bool adds = i > 0 && j + 1 == sp.passes.size();
+      ns += n * size * (adds ? 3 : 2) / kSepBytesPerNs +
+            2 * n * pass_taps(sp.passes[j], sp.win) / flops;
+    }
+  }
+  return ns;
+}
+
+class LowRankStrategy final : public Strategy {
+ public:
+  std::string name() const override { return "lowrank"; }
+  Backend backend() const override { return Backend::cuda; }
+  std::string description() const override {
+    return "filters of low rank as sums of separable terms (axis lines, or an SVD in float64), "
+           "each term's x and y fused in one pass as `separable`'s, every term after the first "
+           "adding into the output";
+  }
+  Status can_implement(const Problem& p) const override {
+    const LowRankPlan& lp = lowrank_plan_of(p);
+    return lp.why_not.empty() ? Status::success() : Status::failure(lp.why_not);
+  }
+  // Above `fft` (105) and `fast` (100) where the model's time of the terms beats both theirs
+  // (the FFT's scaled by FastTuning::fft_cost), else below them.
+  int priority(const Problem& p) const override {
+    constexpr int kBelow = 5, kAbove = 107;
+    const LowRankPlan& lp = lowrank_plan_of(p);
+    if (!lp.why_not.empty()) return kBelow;
+    const double ns = lowrank_ns(p, lp);
+    const double copy = p.bytes() / kSepBytesPerNs;
+    const Strategy* fast = find_strategy("fast");
+    const bool fast_runs = fast && fast->can_implement(p).ok;
+    double best = std::numeric_limits<double>::infinity();
+    try {
+      const detail::FftTiling t = detail::cuda_fft_tiling(p);
+      best = t.fft_ns * p.tuning().fft_cost.value_or(100) / 100.0;
+      if (fast_runs) best = std::min(best, std::max(copy, fast::window_ns(p, t.direct_ns)));
+    } catch (const Error&) {
+      if (fast_runs) return kBelow;  // no transform fits: leave it to the direct sum
+    }
+    return ns < best ? kAbove : kBelow;
+  }
+  Summation summation(const Problem& p) const override {
+    const LowRankPlan& lp = lowrank_plan_of(p);
+    return lp.why_not.empty() && !lp.single_passes ? Summation::low_rank : Summation::direct;
+  }
+  Traffic model(const Problem& p) const override {
+    const LowRankPlan& lp = lowrank_plan_of(p);
+    double bytes = 0, taps = 0;
+    for (std::size_t i = 0; i < lp.terms.size(); ++i)
+      for (const SepPass& s : lp.terms[i].passes) {
+        const bool adds = i > 0 && &s == &lp.terms[i].passes.back();
+        bytes += p.bytes() * (adds ? 1.5 : 1.0);
+        taps += pass_taps(s, lp.terms[i].win);
+      }
+    return {bytes, 2.0 * taps * double(p.elements())};
+  }
+  std::vector<MemoryUse> workspace(const Problem& p) const override {
+    const LowRankPlan& lp = lowrank_plan_of(p);
+    for (const SepPlan& sp : lp.terms)
+      if (sp.passes.size() > 1)
+        return {{"scratch array between a term's passes",
+                 double(p.elements()) * double(dtype_size(p.dtype())), MemorySpace::device}};
+    return {};
+  }
+  std::string plan(const Problem& p) const override {
+    const LowRankPlan& lp = lowrank_plan_of(p);
+    if (!lp.why_not.empty()) return lp.why_not;
+    char form[96];
+    if (lp.axis_lines)
+      std::snprintf(form, sizeof form, "axis lines, exact");
+    else
+      std::snprintf(form, sizeof form, "SVD, dropped singular values %.1e of the largest",
+                    lp.dropped);
+    std::string s = std::to_string(lp.terms.size()) + " separable terms (" + form + ")";
+    for (std::size_t i = 0; i < lp.terms.size(); ++i)
+      s += "; term " + std::to_string(i + 1) + ", " + describe_factors(p, lp.terms[i].win) +
+           ": " + describe_passes(lp.terms[i], p);
+    char model[64];
+    std::snprintf(model, sizeof model, "; modelled %.3g ms", lowrank_ns(p, lp) * 1e-6);
+    return s + "; each term after the first adds its last pass into the output" + model;
+  }
+  void run(const Problem& p, const Buffers& b, void* stream) const override {
+    const LowRankPlan& lp = lowrank_plan_of(p);
+    if (!lp.why_not.empty())
+      throw Error("strategy 'lowrank' cannot run " + p.describe() + ": " + lp.why_not);
+    const auto st = static_cast<cudaStream_t>(stream);
+    const int sms = fast::current_device_facts().multiprocessors;
+    // Every term's last pass notes the outputs it stores: the last term's are the outputs, and
+    // a non-finite sum stays non-finite when later terms add to it.
+    const NonFiniteNote note = NonFiniteNote::of(b);
+    dispatch_buffers(p.dtype(), b.input, b.output, [&](auto* in, auto* out) {
+      using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
+      std::optional<DeviceBuffer> scratch;  // between a term's two passes, where one has two
+      for (std::size_t i = 0; i < lp.terms.size(); ++i) {
+        const SepPlan& sp = lp.terms[i];
+        SepPass last = sp.passes.back();
+        last.g.add = i > 0;
+        if (sp.passes.size() == 1) {
+          run_pass<T>(in, out, last, sp.win, p, st, sms, note);
+          continue;
+        }
+        if (!scratch)
+          scratch.emplace(std::size_t(p.elements()) * sizeof(T),
+                          "the scratch array of the low-rank terms of " + p.describe(), st);
+        T* mid = static_cast<T*>(scratch->p);
+        run_pass<T>(in, mid, sp.passes[0], sp.win, p, st, sms, {});
+        run_pass<T>(mid, out, last, sp.win, p, st, sms, note);
+      }
+    });
+  }
+  // Every term's last pass notes a non-finite output it stores (run()).
+  NonFinite nonfinite(const Problem&) const override { return NonFinite::noted; }
+};
+
+}  // namespace
+
+}  // namespace sep
+
+std::unique_ptr<Strategy> make_separable_strategy() {
+  return std::make_unique<sep::SeparableStrategy>();
+}
+std::unique_ptr<Strategy> make_lowrank_strategy() {
+  return std::make_unique<sep::LowRankStrategy>();
+}
+
+}  // namespace halo::cuda
