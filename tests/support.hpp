@@ -327,7 +327,7 @@ std::vector<double> fft_tolerances(const Problem& p, const std::vector<T>& in,
   const double log2_len = std::log2(double(t.fft[0]) * double(t.fft[1]) * double(t.fft[2]));
   std::vector<double> tol(in.size());
   if (t.shared && t.fft[0] == 1 && t.fft[1] == 1) {
-    // The row transforms (src/cuda/fft_rows.cu): segments of T = N - K + 1 outputs along each
+    // The row transforms (src/cuda/fft/rows.cu): segments of T = N - K + 1 outputs along each
     // row, consecutive segments paired across the rows' ends; a pair's outputs are bounded
     // through the norm of its complex signal, (||x_a||^2 + ||x_b||^2)^(1/2), its two windows.
     const std::int64_t seg = t.fft[2] - k[2] + 1, segs = (n[2] + seg - 1) / seg;

@@ -26,7 +26,7 @@
 #include <thread>
 
 #include "core/detail.hpp"
-#include "cuda/border.hpp"
+#include "cuda/border/border.hpp"
 #include "cuda/seeds/launch.hpp"
 #include "support.hpp"
 

@@ -1,9 +1,10 @@
-// The FFT strategies, `cpu_fft` (src/cpu/fft/fft.cpp, FFTW) and the CUDA `fft` (src/cuda/fft.cu,
-// cuFFT; skipped without a device), beyond the generic sweep: sizes at their tile edges, primes,
-// 1-element axes, filters larger than the input, even and off-centre filters, every mode and
-// per-axis mixes with cval and origins at their limits, both ops, both dtypes, batches, badly
-// scaled and non-finite data; each against the float64 reference within the FFT bound of
-// support.hpp (fft_tolerances, docs/ACCURACY.md "FFT"). And when `auto` takes them.
+// The FFT strategies, `cpu_fft` (src/cpu/fft/fft.cpp, FFTW) and the CUDA `fft`
+// (src/cuda/fft/strategy.cu, cuFFT; skipped without a device), beyond the generic sweep: sizes at
+// their tile edges, primes, 1-element axes, filters larger than the input, even and off-centre
+// filters, every mode and per-axis mixes with cval and origins at their limits, both ops, both
+// dtypes, batches, badly scaled and non-finite data; each against the float64 reference within
+// the FFT bound of support.hpp (fft_tolerances, docs/ACCURACY.md "FFT"). And when `auto` takes
+// them.
 #include <gtest/gtest.h>
 #include <omp.h>
 

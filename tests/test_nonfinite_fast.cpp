@@ -26,7 +26,7 @@
 #include <sstream>
 
 #include "core/parse.hpp"
-#include "cuda/border.hpp"
+#include "cuda/border/border.hpp"
 #include "cuda/fast/policy.hpp"
 #include "support.hpp"
 

@@ -146,7 +146,7 @@ constexpr double kTilesPerPairNs = 110;
 
 }  // namespace
 
-// The row transforms (src/cuda/fft_rows.cu): a pair of segments per transform of N complex
+// The row transforms (src/cuda/fft/rows.cu): a pair of segments per transform of N complex
 // points, N of 1024, 2048 or 4096: the N of least modelled time, or where FastTuning::fft_tile is
 // set the least N of at least 2^fft_tile points that fits the filter; none (tiles = 0) where the
 // problem is not a float32 filter along x alone, the tuning turns them off, or no N fits.
@@ -162,7 +162,7 @@ FftTiling cuda_fft_rows(const Problem& p) {
   double best_ns = -1;
   for (int64_t N : {1024, 2048, 4096}) {
     if (N < k.x || N < least || (least && best_ns >= 0)) continue;
-    // Segments of seg outputs, those of consecutive rows paired (src/cuda/fft_rows.cu).
+    // Segments of seg outputs, those of consecutive rows paired (src/cuda/fft/rows.cu).
     const int64_t seg = N - k.x + 1, segs = (n.x + seg - 1) / seg;
     const double pairs = std::ceil(double(segs) * double(n.y * n.z * p.batch()) / 2);
     const double per_point = N == 1024 ? 0.0010 : N == 2048 ? 0.0013 : 0.0019;
@@ -181,7 +181,7 @@ FftTiling cuda_fft_rows(const Problem& p) {
   return best;
 }
 
-// The 2-D tile transforms (src/cuda/fft_tiles.cu): a pair of tiles of (64 - ky + 1) x
+// The 2-D tile transforms (src/cuda/fft/tiles.cu): a pair of tiles of (64 - ky + 1) x
 // (128 - kx + 1) outputs per complex transform of 64 x 128 points, for float32 filters of
 // 2..33 rows and 2..65 columns (kz = 1: each plane of a volume on its own); none (tiles = 0)
 // elsewhere, where the tuning turns them off or asks for transforms beyond 2^13 points.

@@ -34,7 +34,7 @@
 
 #include "core/detail.hpp"
 #include "core/dtype.hpp"
-#include "cuda/border.hpp"
+#include "cuda/border/border.hpp"
 #include "cuda/check.cuh"
 #include "cuda/fast/kernels.cuh"
 

@@ -32,7 +32,7 @@ std::unique_ptr<Strategy> make_tiled_output_twostep_strategy();
 std::unique_ptr<Strategy> make_cached_strategy();
 std::unique_ptr<Strategy> make_separable_strategy();  // src/cuda/separable/strategies.cu
 std::unique_ptr<Strategy> make_lowrank_strategy();    // src/cuda/separable/strategies.cu
-std::unique_ptr<Strategy> make_fft_strategy();        // src/cuda/fft.cu
+std::unique_ptr<Strategy> make_fft_strategy();        // src/cuda/fft/strategy.cu
 namespace fast {
 std::unique_ptr<Strategy> make_strategy();  // src/cuda/fast/strategy.cu
 }  // namespace fast

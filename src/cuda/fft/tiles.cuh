@@ -1,4 +1,4 @@
-// fft's 2-D tile transforms in shared memory (fft_tiles.cu): the CUDA `fft` strategy's path for
+// fft's 2-D tile transforms in shared memory (tiles.cu): the CUDA `fft` strategy's path for
 // float32 2-D filters that fit its 64 x 128 tiles, where detail::cuda_fft_tiling sets
 // FftTiling::shared with fft = {1, 64, 128}.
 #pragma once

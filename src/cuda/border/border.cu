@@ -28,7 +28,7 @@
 #include "core/boundary.hpp"
 #include "core/detail.hpp"
 #include "core/dtype.hpp"
-#include "cuda/border.hpp"
+#include "cuda/border/border.hpp"
 #include "cuda/check.cuh"
 #include "cuda/fast/rows.cuh"  // Taps, Finish
 

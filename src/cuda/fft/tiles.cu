@@ -30,8 +30,8 @@
 #include "cuda/device_buffer.cuh"
 #include "cuda/fast/kernels.cuh"
 #include "cuda/fast/rows.cuh"
-#include "cuda/fft_block.cuh"
-#include "cuda/fft_tiles.cuh"
+#include "cuda/fft/block.cuh"
+#include "cuda/fft/tiles.cuh"
 
 namespace halo::cuda {
 namespace {

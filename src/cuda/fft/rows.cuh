@@ -1,4 +1,4 @@
-// fft's row transforms in shared memory (fft_rows.cu): the CUDA `fft` strategy's path for
+// fft's row transforms in shared memory (rows.cu): the CUDA `fft` strategy's path for
 // filters along x alone in float32, where detail::cuda_fft_tiling sets FftTiling::rows.
 #pragma once
 

@@ -1,4 +1,4 @@
-// What the shared-memory transforms (fft_rows.cu, fft_tiles.cu) share: DFTs of 2 to 16 values in
+// What the shared-memory transforms (rows.cu, tiles.cu) share: DFTs of 2 to 16 values in
 // registers, radix 2 with constant factors, the twiddles between passes riding in the first
 // butterflies as fused multiply-adds (docs/ACCURACY.md, FFT: transforms in shared memory); the
 // read of an element through a mode; the grid of a kernel that strides over pairs.

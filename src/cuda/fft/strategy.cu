@@ -23,8 +23,8 @@
  * Every kernel that writes the output probes the values it stores and notes a non-finite one
  * (cuda/nonfinite.cuh; NonFinite::noted): the direct sums of flagged tiles, and overflows.
  * Float32 filters along x alone and 2-D filters up to 33 x 65 take another path
- * (FftTiling::shared): one kernel that transforms pairs of row segments (fft_rows.cu) or pairs of
- * 64 x 128 tiles (fft_tiles.cu) in shared memory.
+ * (FftTiling::shared): one kernel that transforms pairs of row segments (rows.cu) or pairs of
+ * 64 x 128 tiles (tiles.cu) in shared memory.
  * DRAM traffic per tile element: the gather's write, the transforms' passes over the buffer
  * (cuFFT's multi-kernel plans read and write it about twice each way), the product, the
  * scatter's read; the input is read about (N / T)^d times and the output written once.
@@ -46,8 +46,8 @@
 #include "core/fft_tiling.hpp"
 #include "cuda/device_buffer.cuh"
 #include "cuda/fast/kernels.cuh"
-#include "cuda/fft_rows.cuh"
-#include "cuda/fft_tiles.cuh"
+#include "cuda/fft/rows.cuh"
+#include "cuda/fft/tiles.cuh"
 #include "cuda/nonfinite.cuh"
 #include "cuda/seeds/common.cuh"
 

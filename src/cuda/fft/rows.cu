@@ -36,8 +36,8 @@
 #include "cuda/device_buffer.cuh"
 #include "cuda/fast/kernels.cuh"
 #include "cuda/fast/rows.cuh"
-#include "cuda/fft_block.cuh"
-#include "cuda/fft_rows.cuh"
+#include "cuda/fft/block.cuh"
+#include "cuda/fft/rows.cuh"
 
 namespace halo::cuda {
 namespace {
