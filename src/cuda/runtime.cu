@@ -14,6 +14,7 @@
 #include "core/nonfinite.hpp"
 #include "cuda/check.cuh"
 #include "cuda/seeds/common.cuh"
+#include "cuda/strategies.hpp"
 #include "cuda/device_buffer.cuh"
 
 namespace halo {

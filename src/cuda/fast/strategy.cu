@@ -37,6 +37,7 @@
 #include "cuda/border/border.hpp"
 #include "cuda/check.cuh"
 #include "cuda/fast/kernels.cuh"
+#include "cuda/strategies.hpp"
 
 #include <cudaTypedefs.h>
 

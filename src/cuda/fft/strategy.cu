@@ -50,6 +50,7 @@
 #include "cuda/fft/tiles.cuh"
 #include "cuda/nonfinite.cuh"
 #include "cuda/seeds/common.cuh"
+#include "cuda/strategies.hpp"
 
 namespace halo::cuda {
 namespace {

@@ -23,19 +23,14 @@ using i64 = std::int64_t;
 // The limits of the current device (defined in runtime.cu); H100 values where none can be asked.
 DeviceLimits current_device_limits();
 
-// The factories, one per strategy file (runtime.cu registers them).
+// The factories, one per seed file (runtime.cu registers them; the other strategies' factories:
+// cuda/strategies.hpp).
 std::unique_ptr<Strategy> make_basic_strategy();
 std::unique_ptr<Strategy> make_constant_strategy();
 std::unique_ptr<Strategy> make_tiled_input_strategy();
 std::unique_ptr<Strategy> make_tiled_output_strategy();
 std::unique_ptr<Strategy> make_tiled_output_twostep_strategy();
 std::unique_ptr<Strategy> make_cached_strategy();
-std::unique_ptr<Strategy> make_separable_strategy();  // src/cuda/separable/strategies.cu
-std::unique_ptr<Strategy> make_lowrank_strategy();    // src/cuda/separable/strategies.cu
-std::unique_ptr<Strategy> make_fft_strategy();        // src/cuda/fft/strategy.cu
-namespace fast {
-std::unique_ptr<Strategy> make_strategy();  // src/cuda/fast/strategy.cu
-}  // namespace fast
 
 // The problem's correlation weights (float64) in the dtype T the kernels compute in.
 template <class T>

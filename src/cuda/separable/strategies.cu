@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuda/separable/plan.cuh"
+#include "cuda/strategies.hpp"
 
 namespace halo::cuda {
 namespace sep {
