@@ -603,8 +603,9 @@ class FftStrategy final : public Strategy {
       tile += (tile.empty() ? "" : "x") + std::to_string(t.tile[a]);
       fft += (fft.empty() ? "" : "x") + std::to_string(t.fft[a]);
     }
+    const char* library = per_dtype(p.dtype(), "fftw3f", "fftw3", "cpu_fft's library");
     return "overlap-save tiles of " + tile + " outputs, transforms of " + fft + " (FFTW, " +
-           (p.dtype() == DType::f64 ? "fftw3" : "fftw3f") + ", estimate plans), " +
+           library + ", estimate plans), " +
            std::to_string(t.tiles * p.batch()) + " tiles on " + std::to_string(team_size(p, t)) +
            " threads";
   }

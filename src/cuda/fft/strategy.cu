@@ -597,8 +597,9 @@ class FftStrategy final : public Strategy {
       tile += (tile.empty() ? "" : "x") + std::to_string(t.tile[a]);
       fft += (fft.empty() ? "" : "x") + std::to_string(t.fft[a]);
     }
+    const char* kind = per_dtype(p.dtype(), "R2C/C2R", "D2Z/Z2D", "fft's transform kind");
     return "overlap-save tiles of " + tile + " outputs, transforms of " + fft + " (cuFFT, " +
-           (p.dtype() == DType::f64 ? "D2Z/Z2D" : "R2C/C2R") + ", in place), " +
+           kind + ", in place), " +
            std::to_string(t.tiles * p.batch()) + " tiles in batches of " +
            std::to_string(detail::cuda_fft_batch(p, t)) + model;
   }

@@ -109,7 +109,7 @@ inline int sep_radius(DType t, int r) {
 #undef HALO_CASE
   return r == 0 ? 0 : best;
 }
-inline int sep_top(DType t) { return t == DType::f64 ? 16 : 64; }
+inline int sep_top(DType t) { return per_dtype(t, 64, 16, "separable's compiled radii"); }
 // A pass along x alone (1-D signals, 1-D filters along x) also has radii 96 and 128 in f32: its
 // kernel has no ring of y rows, so long factors cost no more shared memory than a wider tile.
 #define HALO_SEP_ROW_RADII_F32(X) HALO_SEP_RADII_F32(X) X(96) X(128)

@@ -217,11 +217,12 @@ const LowRankPlan& lowrank_plan_of(const Problem& p) {
 // kernel's FMA rate (60 TFLOP/s in float32: 2-D Gaussians of sigma 2, 4 and 8 in 0.93, 1.06 and
 // 1.75 ms, docs/BENCHMARKS.md; half in float64). One copy's time stands in for `fast` where its
 // model says less: it runs at copy speed at best.
-constexpr double kSepBytesPerNs = 2980, kSepFlopsPerNs[2] = {60e3, 30e3};  // f32, f64
+constexpr double kSepBytesPerNs = 2980, kSepFlopsPerNsF32 = 60e3, kSepFlopsPerNsF64 = 30e3;
 
 double lowrank_ns(const Problem& p, const LowRankPlan& lp) {
   const double n = double(p.elements()), size = double(dtype_size(p.dtype()));
-  const double flops = kSepFlopsPerNs[p.dtype() == DType::f64 ? 1 : 0];
+  const double flops =
+      per_dtype(p.dtype(), kSepFlopsPerNsF32, kSepFlopsPerNsF64, "separable's FMA rate");
   double ns = 0;
   for (std::size_t i = 0; i < lp.terms.size(); ++i) {
     const SepPlan& sp = lp.terms[i];
