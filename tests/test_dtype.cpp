@@ -29,10 +29,27 @@ TEST(DTypeTable, ADtypeWithoutAValueIsAnErrorNamingTheConstant) {
 TEST(DTypeTable, EveryRowDispatchesToItsOwnType) {
   for (const DTypeInfo& d : dtypes()) {
     const std::size_t size =
-        dispatch_dtype(d.dtype, [](auto t) { return sizeof(typename decltype(t)::storage); });
+        dispatch_dtype<AllDTypes>(d.dtype,
+                                  [](auto t) { return sizeof(typename decltype(t)::storage); });
     EXPECT_EQ(size, d.size) << d.name;
     EXPECT_EQ(dtype_size(d.dtype), d.size) << d.name;
   }
+}
+
+// Code dispatches over the dtypes it lists: any other is an Error naming the dtype, never the
+// code of another dtype.
+TEST(DTypeTable, DispatchIsOverTheListedDtypesOnly) {
+  const auto size = [](auto t) { return sizeof(typename decltype(t)::storage); };
+  EXPECT_EQ(dispatch_dtype<DTypeList<DType::f64>>(DType::f64, size), 8u);
+  try {
+    dispatch_dtype<DTypeList<DType::f64>>(DType::f32, size);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("dtype f32: this code is not written for it"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(dispatch_dtype(static_cast<DType>(int(DType::f64) + 1), size), Error);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The element types halo computes in: one table of their facts (dtype_info) and one way from a
 // runtime DType to code templated on the type (dispatch_dtype). A new dtype is a row of
-// HALO_DTYPES and a row of the table in types.cpp; every `dispatch_dtype` then instantiates for
-// it, and a strategy that cannot run it says so in can_implement.
+// HALO_DTYPES and a row of the table in types.cpp; code written for it lists it in the
+// DTypeList it dispatches over (FloatDTypes by default), and nothing else instantiates it.
 #pragma once
 
 #include <cstddef>
@@ -48,19 +48,48 @@ constexpr DType dtype_of() {
   return StorageTraits<T>::dtype;
 }
 
-// f(DTypeTraits<t>{}) for the runtime dtype t: the one branch on a DType that code templated on
-// the element type needs, e.g.
+// A list of dtypes: those a piece of templated code is written for.
+template <DType... Ds>
+struct DTypeList {};
+namespace detail {
+template <int, DType... Ds>
+struct DTypeListOf {
+  using type = DTypeList<Ds...>;
+};
+}  // namespace detail
+// Every row of the table.
+#define HALO_DTYPE_ITEM(name, type, acc) , DType::name
+using AllDTypes = typename detail::DTypeListOf<0 HALO_DTYPES(HALO_DTYPE_ITEM)>::type;
+#undef HALO_DTYPE_ITEM
+// The dtypes the kernels are written for, and what dispatch_dtype instantiates unless told
+// otherwise: a dtype added to the table is instantiated only by the code that lists it.
+using FloatDTypes = DTypeList<DType::f32, DType::f64>;
+
+// The table's name of t ("f32"), or its number where the table has no row for it.
+inline std::string dtype_name(DType t) {
+  for (const DTypeInfo& d : dtypes())
+    if (d.dtype == t) return d.name;
+  return std::to_string(static_cast<int>(t));
+}
+
+namespace detail {
+template <class F, DType D0, DType... Ds>
+decltype(auto) dispatch_in(DTypeList<D0, Ds...>, DType t, F&& f) {
+  if (t == D0) return std::forward<F>(f)(DTypeTraits<D0>{});
+  if constexpr (sizeof...(Ds) > 0)
+    return dispatch_in(DTypeList<Ds...>{}, t, std::forward<F>(f));
+  else
+    throw Error("dtype " + dtype_name(t) + ": this code is not written for it");
+}
+}  // namespace detail
+
+// f(DTypeTraits<t>{}) for the runtime dtype t, instantiated for the dtypes of List (by default
+// FloatDTypes): the one branch on a DType that code templated on the element type needs, e.g.
 //   dispatch_dtype(p.dtype(), [&](auto d) { using T = typename decltype(d)::storage; ... });
-template <class F>
+// A dtype outside List is an Error, never another dtype's code.
+template <class List = FloatDTypes, class F>
 decltype(auto) dispatch_dtype(DType t, F&& f) {
-  switch (t) {
-#define HALO_DISPATCH_CASE(name, type, acc) \
-  case DType::name:                         \
-    return std::forward<F>(f)(DTypeTraits<DType::name>{});
-    HALO_DTYPES(HALO_DISPATCH_CASE)
-#undef HALO_DISPATCH_CASE
-  }
-  throw Error("unknown dtype " + std::to_string(static_cast<int>(t)));
+  return detail::dispatch_in(List{}, t, std::forward<F>(f));
 }
 
 // A per-dtype constant of a model or a bound, written out for the dtypes it was measured or
@@ -70,10 +99,7 @@ template <class V>
 V per_dtype(DType t, V f32, V f64, const char* what) {
   if (t == DType::f32) return f32;
   if (t == DType::f64) return f64;
-  std::string name = std::to_string(static_cast<int>(t));
-  for (const DTypeInfo& d : dtypes())
-    if (d.dtype == t) name = d.name;
-  throw Error(std::string(what) + " has no value for dtype " + name);
+  throw Error(std::string(what) + " has no value for dtype " + dtype_name(t));
 }
 // The same for code templated on the storage type: a compile error for any other type.
 template <class T, class V>
@@ -86,9 +112,9 @@ constexpr V per_type(V f32, V f64) {
 
 // dispatch_dtype for code that takes an input and an output buffer of the dtype:
 // f(static_cast<const T*>(in), static_cast<T*>(out)), T the storage type of t.
-template <class F>
+template <class List = FloatDTypes, class F>
 decltype(auto) dispatch_buffers(DType t, const void* in, void* out, F&& f) {
-  return dispatch_dtype(t, [&](auto d) -> decltype(auto) {
+  return dispatch_dtype<List>(t, [&](auto d) -> decltype(auto) {
     using T = typename decltype(d)::storage;
     return f(static_cast<const T*>(in), static_cast<T*>(out));
   });
