@@ -28,6 +28,13 @@
 #include "cpu/reference.hpp"
 #include "halo/halo.hpp"
 
+// Skips the test, saying why, where no CUDA device is usable (tests of the GPU strategies).
+#define SKIP_WITHOUT_GPU()                                                  \
+  do {                                                                      \
+    std::string why_no_gpu_;                                                \
+    if (!::halo::cuda_available(&why_no_gpu_)) GTEST_SKIP() << why_no_gpu_; \
+  } while (0)
+
 namespace halo::test {
 
 // One test problem: rank, extents (canonical z, y, x order of Extents), filter extents, batch.
@@ -67,14 +74,15 @@ inline Filter random_filter(std::vector<std::int64_t> shape) {
   return Filter(random_vector<double>(n), shape);
 }
 
-// The outer product of random 1-D factors of the given extents (a rank-1 filter); the factors in
-// *factors if asked.
-inline Filter random_outer_product(const std::vector<std::int64_t>& shape,
-                                   std::vector<std::vector<double>>* factors = nullptr) {
-  std::vector<std::vector<double>> f;
-  for (std::int64_t k : shape) f.push_back(random_vector<double>(k));
+// The rank-1 filter whose weights are the products of the 1-D factors (one per axis, the first
+// axis outermost).
+inline Filter outer_product(const std::vector<std::vector<double>>& f) {
+  std::vector<std::int64_t> shape;
   std::int64_t n = 1;
-  for (std::int64_t k : shape) n *= k;
+  for (const auto& v : f) {
+    shape.push_back(std::int64_t(v.size()));
+    n *= shape.back();
+  }
   std::vector<double> w(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {
     double prod = 1;
@@ -85,8 +93,17 @@ inline Filter random_outer_product(const std::vector<std::int64_t>& shape,
     }
     w[i] = prod;
   }
-  if (factors) *factors = f;
   return Filter(w, shape);
+}
+
+// The outer product of random 1-D factors of the given extents (a rank-1 filter); the factors in
+// *factors if asked.
+inline Filter random_outer_product(const std::vector<std::int64_t>& shape,
+                                   std::vector<std::vector<double>>* factors = nullptr) {
+  std::vector<std::vector<double>> f;
+  for (std::int64_t k : shape) f.push_back(random_vector<double>(k));
+  if (factors) *factors = f;
+  return outer_product(f);
 }
 
 // Poison: a finite value far beyond any result (the bytes 0x7E: 8.4e37 in float32, 1.6e301 in

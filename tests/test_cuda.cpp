@@ -33,12 +33,6 @@
 namespace halo::test {
 namespace {
 
-#define SKIP_WITHOUT_GPU()                                      \
-  do {                                                          \
-    std::string why_no_gpu_;                                    \
-    if (!::halo::cuda_available(&why_no_gpu_)) GTEST_SKIP() << why_no_gpu_; \
-  } while (0)
-
 #define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
 
 std::vector<const Strategy*> cuda_strategies() {

@@ -66,15 +66,7 @@ Filter make_filter(Kind kind, const std::vector<std::int64_t>& k) {
         if (e > 2) v[std::size_t(std::uniform_int_distribution<std::int64_t>(0, e - 1)(rng()))] = 0;
         f.push_back(v);
       }
-      std::vector<double> w(std::size_t(n), 1.0);
-      for (std::int64_t i = 0; i < n; ++i) {
-        std::int64_t rest = i;
-        for (int a = int(k.size()) - 1; a >= 0; --a) {
-          w[std::size_t(i)] *= f[std::size_t(a)][std::size_t(rest % k[std::size_t(a)])];
-          rest /= k[std::size_t(a)];
-        }
-      }
-      return Filter(w, k);
+      return outer_product(f);
     }
     case Kind::box:
       return Filter(std::vector<double>(std::size_t(n), 1.0 / double(n)), k);

@@ -33,12 +33,6 @@
 namespace halo::test {
 namespace {
 
-#define SKIP_WITHOUT_GPU()                                                  \
-  do {                                                                      \
-    std::string why_no_gpu_;                                                \
-    if (!::halo::cuda_available(&why_no_gpu_)) GTEST_SKIP() << why_no_gpu_; \
-  } while (0)
-
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kPoison = 1.25e37;  // finite: a NaN poison would be repaired, not caught
 

@@ -31,12 +31,6 @@ namespace {
 
 constexpr double kPoison = 1.25e37;  // finite: a NaN poison would be repaired, not caught
 
-#define SKIP_WITHOUT_GPU()                                                  \
-  do {                                                                      \
-    std::string why_no_gpu_;                                                \
-    if (!::halo::cuda_available(&why_no_gpu_)) GTEST_SKIP() << why_no_gpu_; \
-  } while (0)
-
 // The outer product of random factors, each with a zero weight where it has three or more taps
 // (not at its ends, which would shorten it).
 Filter rank1_with_zeros(const std::vector<std::int64_t>& k) {
@@ -47,17 +41,7 @@ Filter rank1_with_zeros(const std::vector<std::int64_t>& k) {
     if (e >= 3) v[std::size_t(e / 2 - 1)] = 0;
     f.push_back(v);
   }
-  std::int64_t n = 1;
-  for (std::int64_t e : k) n *= e;
-  std::vector<double> w(std::size_t(n), 1.0);
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::int64_t rest = i;
-    for (int a = int(k.size()) - 1; a >= 0; --a) {
-      w[std::size_t(i)] *= f[std::size_t(a)][std::size_t(rest % k[std::size_t(a)])];
-      rest /= k[std::size_t(a)];
-    }
-  }
-  return Filter(w, k);
+  return outer_product(f);
 }
 
 // A dense filter with about a third of its weights zero.
