@@ -9,6 +9,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -45,9 +46,12 @@ struct Case {
   std::int64_t batch = 1;
 };
 
-// A fresh seed per process (never a fixed one), printed on failure so a case can be replayed.
+// A fresh seed per process (never a fixed one), printed on failure so a case can be replayed:
+// HALO_TEST_SEED=<seed> runs the tests on that seed instead.
 inline std::uint64_t fresh_seed() {
   static const std::uint64_t s = [] {
+    if (const char* e = std::getenv("HALO_TEST_SEED"))
+      return std::uint64_t(std::strtoull(e, nullptr, 10));
     std::random_device rd;
     return (std::uint64_t(rd()) << 32) ^ rd();
   }();

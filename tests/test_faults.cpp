@@ -118,12 +118,13 @@ double size_at(const std::string& text, std::size_t at) {
 
 // Under a limit that refuses `args`, reads the run's estimate and what was available, then runs
 // it with the estimate (and 2%) available: it must run.
-// The limit is 64 MiB above the least one under which the CLI starts and reports an error: the
-// loader maps cuFFT and the CUDA runtime first in a CUDA build (about 400 MB of address space).
-void expect_the_estimate_suffices(const std::string& args) {
-  const long starts = lowest(1024, 4 * 1024 * 1024, [&](long kb) {
-    return limited(kb, "apply no-such-file.npy out.npy --filter box:3").code == 1;
-  });
+// The limit is 64 MiB above the least one under which `small` (a run of the same backend on a
+// tiny array) succeeds: the loader maps cuFFT and the CUDA runtime first in a CUDA build (about
+// 400 MB of address space), and the CPU backend's OpenMP threads need their stacks (8 MiB each:
+// 126 MB on 16 cores).
+void expect_the_estimate_suffices(const std::string& small, const std::string& args) {
+  const long starts =
+      lowest(1024, 4 * 1024 * 1024, [&](long kb) { return limited(kb, small).code == 0; });
   const long kb = starts + 64 * 1024;
   const SplitResult refused = limited(kb, args);
   ASSERT_EQ(refused.code, 1) << args << "\n" << refused.err;
@@ -146,12 +147,14 @@ TEST_F(Faults, TheEstimateCoversTheFiltersCopies) {
   io::write_npy(path("a50.npy"), DType::f32, {50}, a50.data());
   io::write_npy(path("a10.npy"), DType::f32, {10, 10}, a10.data());
   // A named filter far larger than the array (folded to 99 taps), and a weights file.
-  expect_the_estimate_suffices("apply " + path("a50.npy") + " " + path("out.npy") +
+  const std::string small =
+      "apply " + path("a10.npy") + " " + path("small.npy") + " --filter box:3 --backend cpu";
+  expect_the_estimate_suffices(small, "apply " + path("a50.npy") + " " + path("out.npy") +
                                " --filter box:6000000 --backend cpu");
   const std::vector<float> w = random_vector<float>(2500 * 2500);
   io::write_npy(path("w.npy"), DType::f32, {2500, 2500}, w.data());
-  expect_the_estimate_suffices("apply " + path("a10.npy") + " " + path("out.npy") + " --filter " +
-                               path("w.npy") + " --backend cpu");
+  expect_the_estimate_suffices(small, "apply " + path("a10.npy") + " " + path("out.npy") +
+                                          " --filter " + path("w.npy") + " --backend cpu");
 }
 
 TEST_F(Faults, AWeightsFileIsSizedFromItsHeaderBeforeItsDataIsRead) {
@@ -304,9 +307,10 @@ TEST_F(Faults, StandardInputIsAnInput) {
 TEST_F(Faults, ANamedFilterThatIsAlsoAFileIsAmbiguous) {
   const std::vector<float> img = random_vector<float>(8 * 8);
   io::write_npy(path("img.npy"), DType::f32, {8, 8}, img.data());
-  const std::vector<float> w(9, 1.f / 9);
-  io::write_npy(path("laplacian"), DType::f32, {3, 3}, w.data());
-  io::write_npy(path("weights"), DType::f32, {3, 3}, w.data());
+  // box:3's own weights (float64 1/9), so the three runs below are one filter on any backend.
+  const std::vector<double> w(9, 1.0 / 9);
+  io::write_npy(path("laplacian"), DType::f64, {3, 3}, w.data());
+  io::write_npy(path("weights"), DType::f64, {3, 3}, w.data());
   const std::string in_dir = "cd '" + dir_.string() + "' &&";
   const SplitResult both = run_cli_split("apply img.npy out.npy --filter laplacian", in_dir);
   EXPECT_EQ(both.code, 1);

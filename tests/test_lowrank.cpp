@@ -617,6 +617,15 @@ TEST(LowRankCuda, RefusesWhatItCannotRunAndSaysWhy) {
   EXPECT_NE(reason(Problem(2, {9, 9, 1}, 1, random_filter({1, 5}), DType::f32))
                 .find("fewer than two"),
             std::string::npos);
+  // A term of one tap (here the centre's 1.5, the SVD's second term beside the corner's): no
+  // pass to run it (this crashed the planner once), under either footprint.
+  for (Footprint fp : {Footprint::nonzero, Footprint::every}) {
+    Problem one(2, {16, 5, 1}, 1, Filter({0, 0, 0, 1.5, -0.935575, 0}, {3, 2}), DType::f32);
+    one.set_footprint(fp);
+    const std::string why = reason(one);
+    if (fp == Footprint::nonzero)
+      EXPECT_NE(why.find("one tap has nothing to separate"), std::string::npos) << why;
+  }
   // A y factor beyond the fused kernel's radius 64: its last pass cannot add.
   EXPECT_NE(reason(Problem(2, {300, 300, 1}, 1, random_low_rank({131, 3}, 2), DType::f32))
                 .find("cannot add into the output"),

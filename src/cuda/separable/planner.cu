@@ -194,7 +194,8 @@ SepPlan make_plan(const Problem& p, const detail::AxisWindows& win_in, bool term
   }
   plan.win = win_in;
   const detail::AxisWindows* win = &plan.win;
-  if (win->long_axes == 0) {
+  // One tap: no axis to pass along (a low-rank term can be one scaled tap, its radii all 0).
+  if (win->long_axes == 0 || win->radius == std::array<int, 3>{0, 0, 0}) {
     plan.why_not = "a filter of one tap has nothing to separate";
     return plan;
   }
