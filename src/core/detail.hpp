@@ -65,6 +65,11 @@ std::vector<double> centred_window(const Problem& p, int R);
 // The median of v (the mean of the middle two for an even count); v must not be empty.
 double median(std::vector<double> v);
 
+// The strategy `auto` takes for p among backend `be`'s (whether or not a device of that backend
+// is present: CUDA strategies then plan as on an H100); nullptr and the strategies' reasons,
+// appended to `reasons`, where none can run p.
+const Strategy* choose_within(Backend be, const Problem& p, std::string* reasons = nullptr);
+
 // The current CUDA device's ordinal, or -1 where none is current (or halo has no CUDA).
 int current_cuda_device();
 

@@ -39,9 +39,11 @@ bool seed_kernel(const std::string& name) {
   return false;
 }
 
+}  // namespace
+
 // Best strategy of backend `be` that can implement p; nullptr and the reasons if none: those of
 // the strategies beyond the seed kernels where there are any, else the seed kernels'.
-const Strategy* best_of(Backend be, const Problem& p, std::string* reasons) {
+const Strategy* detail::choose_within(Backend be, const Problem& p, std::string* reasons) {
   const Strategy* best = nullptr;
   int best_priority = 0;
   std::string own, seeds;
@@ -62,7 +64,6 @@ const Strategy* best_of(Backend be, const Problem& p, std::string* reasons) {
   if (!best && reasons) *reasons += (reasons->empty() ? "" : "; ") + (own.empty() ? seeds : own);
   return best;
 }
-}  // namespace
 
 const std::vector<const Strategy*>& strategies() {
   static const std::vector<const Strategy*> v = [] {
@@ -107,7 +108,11 @@ RunInfo choose(const Problem& p, const Options& opt, MemorySpace space) {
 
   Backend be = opt.backend;
   std::string why_no_cuda;
-  const bool have_cuda = cuda_available(&why_no_cuda);
+  // A run held to the CPU never asks (asking starts the CUDA runtime).
+  const bool have_cuda =
+      (be != Backend::cpu && be != Backend::reference) || space == MemorySpace::device
+          ? cuda_available(&why_no_cuda)
+          : false;
   if (space == MemorySpace::device) {
     if (be != Backend::automatic && be != Backend::cuda)
       throw Error(std::string("backend ") + to_string(be) + " cannot read device memory");
@@ -120,7 +125,7 @@ RunInfo choose(const Problem& p, const Options& opt, MemorySpace space) {
   if (be == Backend::automatic) {
     if (have_cuda) {
       std::string reasons;
-      if (const Strategy* s = best_of(Backend::cuda, p, &reasons)) {
+      if (const Strategy* s = detail::choose_within(Backend::cuda, p, &reasons)) {
         info = {s->name(), Backend::cuda, "auto: best CUDA strategy for this problem"};
         return info;
       }
@@ -131,9 +136,9 @@ RunInfo choose(const Problem& p, const Options& opt, MemorySpace space) {
     be = Backend::cpu;
   }
   std::string reasons;
-  const Strategy* s = best_of(be, p, &reasons);
+  const Strategy* s = detail::choose_within(be, p, &reasons);
   if (!s && be == Backend::cpu && opt.backend == Backend::automatic) {
-    s = best_of(Backend::reference, p, &reasons);
+    s = detail::choose_within(Backend::reference, p, &reasons);
   }
   if (!s)
     throw Error(std::string("no ") + to_string(be) + " strategy can run " + p.describe() +
@@ -172,7 +177,11 @@ RunInfo choose_again(const Problem& p, const Options& opt, MemorySpace space) {
     RunInfo info;
   };
   thread_local detail::ProblemMemo<Choice> memo;
-  const int device = cuda_available() ? detail::current_cuda_device() : -1;
+  // A run held to the CPU never starts the CUDA runtime (its context maps hundreds of MB of
+  // address space and takes a GPU's memory).
+  const Strategy* named = opt.strategy.empty() ? nullptr : find_strategy(opt.strategy);
+  const bool cpu_only = opt.backend == Backend::cpu || (named && named->backend() == Backend::cpu);
+  const int device = !cpu_only && cuda_available() ? detail::current_cuda_device() : -1;
   const int threads = omp_get_max_threads();
   const auto same_options = [&](const Choice& c) {
     return c.strategy == opt.strategy && c.backend == opt.backend && c.space == space &&

@@ -70,6 +70,10 @@ constexpr unsigned kAxisZ = 1u, kAxisY = 2u, kAxisX = 4u;
 // The current device's facts for the policy (multiprocessors, compute capability, whether the
 // driver's tensor-map encoder was found); throws halo::Error if no device answers.
 DeviceFacts current_device_facts();
+// The facts that plans, choices and their descriptions are made from: the current device's, or
+// an H100's (the DeviceFacts defaults, the first target) where no device answers, so that a
+// machine without a GPU plans, chooses and explains as on an H100.
+DeviceFacts planning_facts();
 
 // Blocks of `kernel` (launched with `threads` threads and `dynamic_smem` bytes of dynamic shared
 // memory) resident on the whole GPU (`sms` multiprocessors) at once. Sets the kernel's dynamic

@@ -95,13 +95,6 @@ CUtensorMapL2promotion promotion(int bytes) {
   }
 }
 
-// The facts that plan() and summation() describe: the current device's, or an H100's (the
-// DeviceFacts defaults, the first target) where no device answers, so that a machine without a
-// GPU still explains what `fast` would do.
-DeviceFacts facts_for_plans() {
-  return cuda_available() ? current_device_facts() : DeviceFacts{};
-}
-
 }  // namespace
 
 DeviceFacts current_device_facts() {
@@ -120,6 +113,10 @@ DeviceFacts current_device_facts() {
   f.tensor_map_encoder = tensor_map_encoder() != nullptr;
   known[dev] = f;
   return f;
+}
+
+DeviceFacts planning_facts() {
+  return cuda_available() ? current_device_facts() : DeviceFacts{};
 }
 
 int occupancy(const void* kernel, int threads, std::size_t dynamic_smem) {
@@ -197,7 +194,7 @@ class FastStrategy final : public Strategy {
         return "a tiny array under the boundary modes: one launch of the border pass's "
                "one-thread-per-output kernel over the whole array";
     }
-    const DeviceFacts dev = facts_for_plans();
+    const DeviceFacts dev = planning_facts();
     const FastPolicy pol = fast_policy(p, dev);
     if (pol.radius < 0) return can_implement(p).reason;
     const FastPolicy unaligned = fast_policy(p, dev, Alignment{false, false});
@@ -224,7 +221,7 @@ class FastStrategy final : public Strategy {
   // On aligned arrays, as plan(): arrays that are not take the direct sums of the feeds without
   // a tensor map, whose rounding the Winograd bound covers too.
   Summation summation(const Problem& p) const override {
-    return fast_policy(p, facts_for_plans()).summation();
+    return fast_policy(p, planning_facts()).summation();
   }
   Traffic model(const Problem& p) const override {
     // Each element read from DRAM about once and written once; the FLOPs of the padded window.
