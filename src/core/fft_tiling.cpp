@@ -10,6 +10,7 @@
 
 #include "core/detail.hpp"
 #include "core/dtype.hpp"
+#include "core/profile.hpp"
 
 namespace halo::detail {
 namespace {
@@ -118,31 +119,22 @@ FftTiling fft_tiling(const Problem& p, const FftCost& m) {
 namespace {
 
 // A tile element costs its gather, the transforms' passes over the tile buffer, the product and
-// the write: 26 ps per element of 512 x 512 transforms in float32 on the H100 (7.9 ms for the
-// 1156 tiles of a 31 x 31 filter on 16384^2), taken as 8 ps plus 1 ps per stage (log2 L).
-// Per tile: nothing (the transforms run batched). float64: twice the bytes. Powers of 2 only:
-// cuFFT's mixed-radix lengths measured up to 1.45x slower per element (384 x 576 and 400 x 576
-// against 512 x 512: docs/notes/tuning.md, FFT on the GPU). Transforms along x of 32 or more: the
-// model counts no cost for narrow tiles, whose gathers read 4 bytes per 32-byte sector (a filter
-// along y alone took tiles of 1 column: 351 ms for 255 taps on 16384^2).
-constexpr FftCost kCudaCost32 = {0.001, 0.008, 0.0, 0, 1, "fft", true, 32};
-constexpr FftCost kCudaCost64 = {0.002, 0.016, 0.0, 0, 1, "fft", true, 32};
-// The direct sum (`fast`) at its measured FMA rates: 48 TFLOP/s in float32 (a 31x31 filter on
-// 16384^2 in 10.65 ms), 24 in float64.
-constexpr double kDirectFlops32 = 48e3, kDirectFlops64 = 24e3;  // FLOP per ns
-// Batches of transforms, launches and the filter's spectrum: about 100 us before the first tile.
-constexpr double kSetupNs = 1e5;
-// The row transforms (H100, 2^28 float32, filters of 17 to 1025 taps: 0.88-1.40 ms; docs/notes/
-// tuning.md, "Row transforms in shared memory"): 1.34 ps per element read or written (the copy's
-// rate), the windows' N / T inputs per output read, plus 1.0, 1.3 and 1.9 ps per point of a
-// pair's transforms for N = 1024, 2048 and 4096 (the longer ones at fewer blocks per SM); the
-// launches, the twiddles and the spectrum about 20 us.
-constexpr double kRowsMoveNs = 0.00134, kRowsSetupNs = 2e4;
-// The 2-D tile transforms: 110 ns a pair (8192 points). Measured 65-90 ns on the H100 (16384^2,
-// dense filters of 5x5 to 31x31: 1.5-3.0 ms; docs/notes/tuning.md, "Tile transforms in shared
-// memory"); the higher figure keeps `fast` at 15x15, where it runs 25% above the direct sum's
-// modelled FMA rate (1.90 ms against 2.16 for the tiles).
-constexpr double kTilesPerPairNs = 110;
+// the write: a ps figure plus one per stage (log2 L), per element (profile::Gpu). Per tile:
+// nothing (the transforms run batched). Powers of 2 only: cuFFT's mixed-radix lengths measured up
+// to 1.45x slower per element (384 x 576 and 400 x 576 against 512 x 512: docs/notes/tuning.md,
+// FFT on the GPU). Transforms along x of 32 or more: the model counts no cost for narrow tiles,
+// whose gathers read 4 bytes per 32-byte sector (a filter along y alone took tiles of 1 column).
+FftCost cuda_cost(DType t) {
+  const profile::Gpu& g = profile::gpu();
+  const double a = per_dtype(t, g.fft_stage_ns_f32, g.fft_stage_ns_f64, "fft's cost model");
+  const double b = per_dtype(t, g.fft_element_ns_f32, g.fft_element_ns_f64, "fft's cost model");
+  return {a, b, 0.0, 0, 1, "fft", true, 32};
+}
+// The row transforms (float32): each element read or written at the copy's rate (the windows'
+// N / T inputs per output read), then each pair's transform per point (profile::Gpu).
+double rows_move_ns(double elements) {
+  return elements * double(sizeof(float)) / profile::gpu().copy_bytes_per_ns;
+}
 
 }  // namespace
 
@@ -165,10 +157,10 @@ FftTiling cuda_fft_rows(const Problem& p) {
     // Segments of seg outputs, those of consecutive rows paired (src/cuda/fft/rows.cu).
     const int64_t seg = N - k.x + 1, segs = (n.x + seg - 1) / seg;
     const double pairs = std::ceil(double(segs) * double(n.y * n.z * p.batch()) / 2);
-    const double per_point = N == 1024 ? 0.0010 : N == 2048 ? 0.0013 : 0.0019;
+    const double per_point = profile::gpu().fft_rows_point_ns[N == 1024 ? 0 : N == 2048 ? 1 : 2];
     // The DRAM traffic (each segment reads N inputs for its T outputs) and the transforms.
     const double ns =
-        kRowsMoveNs * elements * (1 + double(N) / double(seg)) + pairs * double(N) * per_point;
+        rows_move_ns(elements * (1 + double(N) / double(seg))) + pairs * double(N) * per_point;
     if (best_ns >= 0 && ns >= best_ns) continue;
     best_ns = ns;
     best.shared = true;
@@ -176,7 +168,7 @@ FftTiling cuda_fft_rows(const Problem& p) {
     best.tile = {1, 1, std::min(2 * seg, n.x)};
     best.tiles = (segs * n.y * n.z + 1) / 2;
     best.window_scale = segs * n.y * n.z * p.batch() > 1 ? std::sqrt(2.0) : 1.0;
-    best.fft_ns = ns + kRowsSetupNs;
+    best.fft_ns = ns + profile::gpu().fft_rows_setup_ns;
   }
   return best;
 }
@@ -200,31 +192,34 @@ FftTiling cuda_fft_tiles(const Problem& p) {
   best.tile = {1, std::min(ty, n.y), std::min(2 * tx, n.x)};
   best.tiles = rows * pairs * n.z;
   best.window_scale = n.x > tx ? std::sqrt(2.0) : 1.0;
-  best.fft_ns = double(best.tiles) * double(p.batch()) * kTilesPerPairNs + kRowsSetupNs;
+  best.fft_ns = double(best.tiles) * double(p.batch()) * profile::gpu().fft_tile_pair_ns +
+                profile::gpu().fft_rows_setup_ns;
   return best;
 }
 
 FftTiling cuda_fft_tiling(const Problem& p) {
-  FftCost m = per_dtype(p.dtype(), kCudaCost32, kCudaCost64, "fft's cost model");
+  FftCost m = cuda_cost(p.dtype());
   const FastTuning& t = p.tuning();
   FftTiling shared = cuda_fft_rows(p);
   if (shared.tiles == 0) shared = cuda_fft_tiles(p);
   if (shared.tiles > 0) {
-    shared.direct_ns = 2.0 * double(p.elements()) * double(p.taps()) / kDirectFlops32;
+    shared.direct_ns =
+        2.0 * double(p.elements()) * double(p.taps()) / profile::gpu().direct_flops_f32;
     // The rows of a 2-D or 3-D array go to `separable`'s x pass, which measured the copy plus
     // the taps at that rate, not overlapped (16384^2, 65, 97, 129 and 257 taps: 1.29, 1.59,
     // 1.92, 4.08 ms; modelled 1.45, 1.81, 2.16, 3.59; docs/notes/tuning.md, "Row transforms in
     // shared memory").
     if (p.rank() > 1 && shared.fft[1] == 1)
-      shared.direct_ns += kRowsMoveNs * 2.0 * double(p.elements());
+      shared.direct_ns += rows_move_ns(2.0 * double(p.elements()));
     return shared;
   }
   m.cap = double(int64_t(1) << (t.fft_tile ? *t.fft_tile : p.rank() == 1 ? 16 : 18));
   FftTiling best = fft_tiling(p, m);
-  best.fft_ns += kSetupNs;
+  best.fft_ns += profile::gpu().fft_setup_ns;
   best.direct_ns =
       2.0 * double(p.elements()) * double(p.taps()) /
-      per_dtype(p.dtype(), kDirectFlops32, kDirectFlops64, "fft's direct-sum rate");
+      per_dtype(p.dtype(), profile::gpu().direct_flops_f32, profile::gpu().direct_flops_f64,
+                "fft's direct-sum rate");
   return best;
 }
 

@@ -48,6 +48,7 @@
 #include "core/dtype.hpp"
 #include "core/factor.hpp"
 #include "core/nonfinite.hpp"
+#include "core/profile.hpp"
 
 namespace halo::cpu {
 namespace {
@@ -248,28 +249,24 @@ struct Plan {
 };
 
 // ---------------------------------------------------------------------------------------------
-// The cost model (ns on one core of the development machine: docs/notes/tuning.md, cpu_fft).
+// The cost model (ns on one core, profile::Cpu): a tile of N elements costs N (a log2 N + b) + c
+// for the two transforms, the gather, the product with the spectrum and the write (FFTW's larger
+// transforms run more efficiently, which nearly makes up for their log); the direct `cpu`
+// strategy costs per output and per output and tap of a 1-D, 2-D, 3-D filter.
 // ---------------------------------------------------------------------------------------------
-// A tile of N elements: N (a log2 N + b) for the two transforms, the gather, the product with the
-// spectrum and the write (about 7 ns an element in f32 from 64^2 to 640^2: FFTW's larger
-// transforms run more efficiently, which nearly makes up for their log), and c per tile. The
-// direct `cpu` strategy: per output, and per output and tap, of a 1-D, 2-D, 3-D filter (fitted
-// near the crossover; 1-D runs one row per block: more loads per multiply-add).
 struct CostModel {
-  double a, b, c;            // FFT tile
-  double output[3], tap[3];  // direct sum
+  double a, b, c;                  // FFT tile
+  const double *output, *tap;      // direct sum, per rank - 1
 };
-template <class T>
-constexpr CostModel kCost = {0.25, 3.2, 1000.0, {0.6, 2.0, 2.0}, {0.038, 0.0225, 0.028}};
-template <>
-constexpr CostModel kCost<double> = {0.4, 4.0, 1000.0, {2.0, 4.5, 4.5}, {0.065, 0.044, 0.062}};
+CostModel cost_model(bool f64) {
+  const profile::Cpu& c = profile::cpu();
+  return f64 ? CostModel{c.fft_a_f64, c.fft_b_f64, c.fft_c_f64, c.output_ns_f64, c.tap_ns_f64}
+             : CostModel{c.fft_a_f32, c.fft_b_f32, c.fft_c_f32, c.output_ns_f32, c.tap_ns_f32};
+}
 
 // Elements per tile at most (2^18: a 512 x 512 tile, 1 MiB real + 1 MiB complex in f32), unless
 // the filter needs longer transforms.
 constexpr int64_t kTileCap = int64_t(1) << 18;
-// Below this direct time (ns, one core) `auto` keeps the direct sum: the FFT's set-up (plans, the
-// spectrum) and its looser bound buy nothing on a sub-millisecond problem.
-constexpr double kMinDirectNs = 2e5;
 // The shortest transform along x where the axis is longer: a tile's gathers then copy runs of
 // at least 8 elements of each row (a filter along y or z took tiles one column wide, whose
 // gathers read one element per cache line: 2x the modelled time; 2048^2, 255-1023 taps along
@@ -307,11 +304,11 @@ double fftw_run_bytes(const FftTiling& t, double real_bytes) {
 }  // namespace
 
 FftTiling fft_tiling(const Problem& p) {
-  const CostModel m = per_dtype(p.dtype(), kCost<float>, kCost<double>, "cpu_fft's cost model");
+  const CostModel m = cost_model(p.dtype() == DType::f64);
   FftTiling best = detail::fft_tiling(p, detail::FftCost{m.a, m.b, m.c, double(kTileCap),
                                                          kNominalThreads, "cpu_fft", false, kMinX});
   // Set-up: the spectrum (one transform in float64) and the plans.
-  best.fft_ns += 2 * tile_ns(kCost<double>, double(best.elements())) + 5e4;
+  best.fft_ns += 2 * tile_ns(cost_model(true), double(best.elements())) + 5e4;
   const int r = p.rank() - 1;
   best.direct_ns = double(p.elements()) * (double(p.taps()) * m.tap[r] + m.output[r]);
   return best;
@@ -591,8 +588,8 @@ class FftStrategy final : public Strategy {
     if (p.rank() > 1)
       if (const auto win = detail::separable_windows(p); win && win->long_axes > 1) return kBelow;
     const FftTiling t = fft_tiling(p);
-    if (t.direct_ns < kMinDirectNs) return kBelow;
-    const double cost = p.tuning().cpu_fft_cost.value_or(100) / 100.0;  // a machine's scale
+    if (t.direct_ns < profile::cpu().min_fft_direct_ns) return kBelow;
+    const double cost = p.tuning().cpu_fft_cost.value_or(profile::cpu().fft_cost_percent) / 100.0;
     return t.fft_ns * cost < t.direct_ns ? kAbove : kBelow;
   }
   std::string plan(const Problem& p) const override {

@@ -35,6 +35,7 @@
  */
 #include <memory>
 
+#include "core/profile.hpp"
 #include "cpu/separable/engine.hpp"
 
 namespace halo::cpu {
@@ -164,11 +165,7 @@ Job<T> make_lowrank_job(const Problem& p, const LowRankSplit& s, const void* in,
   return j;
 }
 
-// What a stage costs beside its taps, in taps of the same problem (fit on the 2-core development
-// machine, docs/notes/tuning.md "Separable passes (CPU)"): the fused x-y stage about one (a 3x3
-// filter on 2048^2 ran 2.2x faster than `cpu`'s dense sum), the z stage in place after it about six
-// (2x2x2 on 160^3: 17.0 ms against 10.8 for `cpu`; 3x3x3: 12.4 against 15.0).
-constexpr double kXyStageTaps = 1, kZStageTaps = 6;
+// What a stage costs beside its taps, in taps of the same problem (profile::Cpu).
 
 class SeparableStrategy final : public Strategy {
  public:
@@ -198,7 +195,9 @@ class SeparableStrategy final : public Strategy {
     if (win->long_axes == 1 && has_box(p, *win)) return 25;
     if (win->long_axes < 2) return 5;
     const bool xy = win->radius[1] > 0 || win->radius[2] > 0, z = win->radius[0] > 0;
-    const double cost = double(win->taps) + (xy ? kXyStageTaps : 0) + (xy && z ? kZStageTaps : 0);
+    const profile::Cpu& c = profile::cpu();
+    const double cost =
+        double(win->taps) + (xy ? c.xy_stage_taps : 0) + (xy && z ? c.z_stage_taps : 0);
     return cost < double(p.taps()) ? 20 : 5;
   }
   // Whether a factor of p takes a box form (running sums; along x doubling under direct sums).
@@ -272,17 +271,7 @@ class SeparableStrategy final : public Strategy {
   NonFinite nonfinite(const Problem&) const override { return NonFinite::noted; }
 };
 
-// What a term costs beside its taps, in taps (its ring, the partial sums' row), and the model
-// of a run's time on one core, for the priority against cpu_fft's model: ns per output and per
-// modelled tap, fit to LoG 9x9 .. 33x33 on 2048^2 float32 on the development VM and scaled to
-// cpu_fft's (quiet-machine) figures; float64 taken as twice float32, as the other CPU models
-// measured it (docs/notes/tuning.md, "Sums of separable terms").
-constexpr double kTermTaps = 1;
-// The z stage of a sum (z's pass of the input added to the output: two arrays read, one
-// written, after the x-y stage), in taps: the 7-point Laplacian on 160^3 ran 43-60 ms against
-// 30-44 for `cpu`'s 27 dense taps, so its 3 terms' 9 taps must model above 27.
-constexpr double kZAddStageTaps = 20;
-constexpr double kLowRankOutputNs[2] = {1.6, 3.2}, kLowRankTapNs[2] = {0.056, 0.112};  // f32, f64
+// What a term costs beside its taps and the model of a run's time (profile::Cpu).
 
 class LowRankStrategy final : public Strategy {
  public:
@@ -304,19 +293,21 @@ class LowRankStrategy final : public Strategy {
   }
   // The passes' taps and per-term and per-stage costs, in taps.
   static double cost(const LowRankSplit& s) {
-    return double(s.taps) + kTermTaps * double(s.count()) + kXyStageTaps +
-           (s.z.empty() ? 0 : kZAddStageTaps);
+    const profile::Cpu& c = profile::cpu();
+    return double(s.taps) + c.term_taps * double(s.count()) + c.xy_stage_taps +
+           (s.z.empty() ? 0 : c.z_add_stage_taps);
   }
   // Above `cpu` (10) where the cost beats the dense taps, and above `cpu_fft` (20) where the
   // model's time also beats the transforms'.
   int priority(const Problem& p) const override {
     if (!can_implement(p)) return 5;
-    const double c = cost(*split_terms(p));
-    if (!(c < double(p.taps()))) return 5;
+    const double taps = cost(*split_terms(p));
+    if (!(taps < double(p.taps()))) return 5;
     const char* what = "cpu_lowrank's cost model";
+    const profile::Cpu& c = profile::cpu();
     const double ns = double(p.elements()) *
-                      (per_dtype(p.dtype(), kLowRankOutputNs[0], kLowRankOutputNs[1], what) +
-                       c * per_dtype(p.dtype(), kLowRankTapNs[0], kLowRankTapNs[1], what));
+                      (per_dtype(p.dtype(), c.lowrank_output_ns_f32, c.lowrank_output_ns_f64, what) +
+                       taps * per_dtype(p.dtype(), c.lowrank_tap_ns_f32, c.lowrank_tap_ns_f64, what));
     try {
       return ns < fft_tiling(p).fft_ns ? 22 : 15;
     } catch (const Error&) {

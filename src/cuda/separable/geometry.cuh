@@ -328,9 +328,6 @@ constexpr int kBoxMaxTaps = 2 * 128 + 1;             // the longest row factor (
 constexpr int kBoxTile = kBoxSeg + kBoxMaxTaps - 1;  // inputs of a segment, at most
 constexpr int kBoxChunks = kBoxSeg / kBoxRun + kBoxMaxTaps / kBoxRun;
 constexpr int kBoxRowMin = kSepWide;  // shorter rows take separable_kernel's strips
-// 1-D boxes of this many taps or more run as box rows rather than in `fast` (H100, 2^28 floats:
-// docs/notes/tuning.md, "Box rows"); FastTuning::box_rows_taps measured on another device.
-constexpr int kBoxRowsOverFast = 66;
 
 struct BoxRowGeom {
   i64 nx, segs, work;  // rows of nx elements, nx apart; segments per row; rows * segs
@@ -401,10 +398,6 @@ inline std::size_t long_shared_bytes(int k) {
 // ---------------------------------------------------------------------------------------------
 constexpr int kLongRowSeg = kLongThreads * kLongRun;  // outputs per segment
 constexpr int kLongRowMin = kSepWide;                 // shorter rows take the strip kernel
-// 1-D arrays: long rows up to this many taps, `fft` beyond (H100, 2^28 float32: 257 taps
-// 3.83 ms against 4.72, 513 taps 7.00 against 4.69; docs/notes/tuning.md, "Long rows");
-// FastTuning::long_rows_taps measured on another device.
-constexpr int kLongRowsOverFft = 321;
 
 struct LongRowGeom {
   i64 nx, segs, work;  // rows of nx elements, nx apart; segments per row; rows * segs

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/profile.hpp"
 #include "cuda/separable/plan.cuh"
 #include "cuda/strategies.hpp"
 
@@ -22,6 +23,19 @@ const SepPlan& plan_of(const Problem& p) {
   const int device = detail::current_cuda_device();
   if (const SepPlan* plan = memo.find(p, device)) return *plan;
   return memo.put(p, device, make_plan(p));
+}
+
+// Whether the transforms in shared memory beat the direct sum of p by the model `fft` is weighed
+// by (detail::cuda_fft_tiling, scaled by FastTuning::fft_cost), where `fast` has no kernel for p.
+bool row_transforms_win(const Problem& p) {
+  if (p.direct_sums()) return false;
+  try {
+    const detail::FftTiling t = detail::cuda_fft_tiling(p);
+    const double cost = p.tuning().fft_cost.value_or(profile::gpu().fft_cost_percent) / 100.0;
+    return t.shared && t.fft_ns * cost < t.direct_ns;
+  } catch (const Error&) {
+    return false;  // no transform fits
+  }
 }
 
 class SeparableStrategy final : public Strategy {
@@ -50,21 +64,21 @@ class SeparableStrategy final : public Strategy {
   // 3x3x3 in 3-D (on 512^3, fast 0.45 ms at r = 1, 0.76 at r = 2, 1.94 at r = 3; one pass by
   // the tensor-map tiles 0.45 at each), or where `fast` has no kernel (H100, docs/notes/tuning.md,
   // Separable passes and Volumes by tensor-map tiles). Below it on 1-D arrays, whose kernels
-  // `fast` tunes further, except box factors of kBoxRowsOverFast taps or more on long rows.
+  // `fast` tunes further, except box factors of profile::Gpu::box_rows_taps or more on long rows.
   // The tuning's crossovers (FastTuning::sep_radius_2d ...) replace the H100's.
   int priority(const Problem& p) const override {
     constexpr int kBelowFft = 104;
     const FastTuning& tune = p.tuning();
     if (p.rank() == 1) {
       // Box rows cost the same at every k; fast's FMAs grow with it. Long rows grow with k
-      // too: beyond kLongRowsOverFft taps, below `fft` (40).
+      // too: beyond profile::Gpu::long_rows_taps, below `fft` (40).
       const SepPlan& plan = plan_of(p);
       if (plan.why_not.empty() && plan.passes[0].lrow &&
-          long_taps_of(plan.passes[0], plan.win) > tune.long_rows_taps.value_or(kLongRowsOverFft))
+          long_taps_of(plan.passes[0], plan.win) > tune.long_rows_taps.value_or(profile::gpu().long_rows_taps))
         return 35;
       const bool long_box = plan.why_not.empty() && plan.passes.size() == 1 &&
                             box_rows(plan.passes[0]) &&
-                            plan.passes[0].g.xk >= tune.box_rows_taps.value_or(kBoxRowsOverFast);
+                            plan.passes[0].g.xk >= tune.box_rows_taps.value_or(profile::gpu().box_rows_taps);
       return long_box ? 110 : 50;
     }
     const int r = int(std::min<std::int64_t>(p.max_radius(), 1 << 20));
@@ -74,14 +88,15 @@ class SeparableStrategy final : public Strategy {
     // ms against 1.92).
     const SepPlan& plan = plan_of(p);
     if (rc < 0 && plan.why_not.empty() && plan.passes.size() == 1 && plan.win.radius[0] == 0 &&
-        plan.win.radius[1] == 0 && !plan.passes[0].g.xbox) {
-      const Strategy* fft = find_strategy("fft");
-      if (fft && fft->priority(p) > kBelowFft) return kBelowFft;
-    }
+        plan.win.radius[1] == 0 && !plan.passes[0].g.xbox && row_transforms_win(p))
+      return kBelowFft;
     // fast's radius of copy speed; in 2-D 3 where the fused pass takes tiles by tensor maps
     // (radius 4 on 16384^2: 0.80 ms as fast's under zero ghosts, 0.80 against 0.84 under reflect)
-    const int dense_top = p.rank() == 2 ? tune.sep_radius_2d.value_or(fused_by_maps(p) ? 3 : 4)
-                                        : tune.sep_radius_3d.value_or(1);
+    const profile::Gpu& g = profile::gpu();
+    const int dense_top =
+        p.rank() == 2 ? tune.sep_radius_2d.value_or(fused_by_maps(p) ? g.sep_radius_2d_maps
+                                                                     : g.sep_radius_2d)
+                      : tune.sep_radius_3d.value_or(g.sep_radius_3d);
     return rc < 0 || rc > dense_top ? 110 : 90;
   }
   Summation summation(const Problem& p) const override {
@@ -212,23 +227,21 @@ const LowRankPlan& lowrank_plan_of(const Problem& p) {
   return memo.put(p, device, make_lowrank_plan(p));
 }
 
-// The time model `auto` weighs the terms by (H100): each pass moves its arrays at copy speed
-// (2980 B/ns: a 16384^2 float32 copy in 0.72 ms) and runs its compiled taps at the fused
-// kernel's FMA rate (60 TFLOP/s in float32: 2-D Gaussians of sigma 2, 4 and 8 in 0.93, 1.06 and
-// 1.75 ms, docs/BENCHMARKS.md; half in float64). One copy's time stands in for `fast` where its
-// model says less: it runs at copy speed at best.
-constexpr double kSepBytesPerNs = 2980, kSepFlopsPerNsF32 = 60e3, kSepFlopsPerNsF64 = 30e3;
+// The time model `auto` weighs the terms by (profile::Gpu): each pass moves its arrays at copy
+// speed and runs its compiled taps at the fused kernel's FMA rate. One copy's time stands in for
+// `fast` where its model says less: it runs at copy speed at best.
 
 double lowrank_ns(const Problem& p, const LowRankPlan& lp) {
   const double n = double(p.elements()), size = double(dtype_size(p.dtype()));
+  const profile::Gpu& g = profile::gpu();
   const double flops =
-      per_dtype(p.dtype(), kSepFlopsPerNsF32, kSepFlopsPerNsF64, "separable's FMA rate");
+      per_dtype(p.dtype(), g.passes_flops_f32, g.passes_flops_f64, "separable's FMA rate");
   double ns = 0;
   for (std::size_t i = 0; i < lp.terms.size(); ++i) {
     const SepPlan& sp = lp.terms[i];
     for (std::size_t j = 0; j < sp.passes.size(); ++j) {
       const bool adds = i > 0 && j + 1 == sp.passes.size();
-      ns += n * size * (adds ? 3 : 2) / kSepBytesPerNs +
+      ns += n * size * (adds ? 3 : 2) / g.copy_bytes_per_ns +
             2 * n * pass_taps(sp.passes[j], sp.win) / flops;
     }
   }
@@ -255,13 +268,13 @@ class LowRankStrategy final : public Strategy {
     const LowRankPlan& lp = lowrank_plan_of(p);
     if (!lp.why_not.empty()) return kBelow;
     const double ns = lowrank_ns(p, lp);
-    const double copy = p.bytes() / kSepBytesPerNs;
+    const double copy = p.bytes() / profile::gpu().copy_bytes_per_ns;
     const Strategy* fast = find_strategy("fast");
     const bool fast_runs = fast && fast->can_implement(p).ok;
     double best = std::numeric_limits<double>::infinity();
     try {
       const detail::FftTiling t = detail::cuda_fft_tiling(p);
-      best = t.fft_ns * p.tuning().fft_cost.value_or(100) / 100.0;
+      best = t.fft_ns * p.tuning().fft_cost.value_or(profile::gpu().fft_cost_percent) / 100.0;
       if (fast_runs) best = std::min(best, std::max(copy, fast::window_ns(p, t.direct_ns)));
     } catch (const Error&) {
       if (fast_runs) return kBelow;  // no transform fits: leave it to the direct sum
