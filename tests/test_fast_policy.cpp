@@ -739,5 +739,23 @@ TEST(FastPolicy, EqualRunsByCostCoverEveryTilePlaneOnce) {
             }
 }
 
+// A box filter (every weight 1/K) never takes the Winograd columns, whose stores skip the
+// division of a box's sums, even where the tuning forces them; the same extents of other weights
+// do.
+TEST(FastPolicy, BoxFiltersNeverTakeTheWinogradColumns) {
+  for (int r : {3, 4, 5, 7}) {
+    const std::int64_t k = 2 * r + 1;
+    const Filter box(std::vector<double>(std::size_t(k * k), 1.0 / double(k * k)), {k, k});
+    for (const std::string tune : {"", "winograd=1"}) {
+      Problem p(2, {300, 300, 1}, 1, box, DType::f32);
+      if (!tune.empty()) p.set_tuning(detail::parse_fast_tuning(tune, "tune"));
+      EXPECT_EQ(box_taps_of(p), k * k);
+      EXPECT_FALSE(fast_policy(p, DeviceFacts{}, Alignment{}).winograd) << r << " " << tune;
+    }
+    EXPECT_TRUE(p2(r, "winograd=1").winograd) << r;
+    EXPECT_EQ(box_taps_of(Problem(2, {300, 300, 1}, 1, ones({k, k}), DType::f32)), 0);
+  }
+}
+
 }  // namespace
 }  // namespace halo::cuda::fast

@@ -29,6 +29,7 @@
 #include "core/detail.hpp"
 #include "core/dtype.hpp"
 #include "cuda/border/border.hpp"
+#include "cuda/fast/policy.hpp"
 #include "cuda/check.cuh"
 #include "cuda/fast/rows.cuh"  // Taps, Finish
 
@@ -493,13 +494,6 @@ void border_pass(const Problem& p, const Buffers& b, void* stream, unsigned appl
                    [&](auto* i, auto* o) { border_typed(p, i, o, finish, s, applied); });
 }
 
-std::int64_t box_taps(const Problem& p) {
-  const std::vector<double>& w = p.correlation_weights();
-  if (w.empty() || !(w[0] > 0)) return 0;
-  for (const double x : w)
-    if (x != w[0]) return 0;
-  const double n = double(w.size());
-  return std::fabs(w[0] * n - 1.0) <= 8 * DBL_EPSILON ? std::int64_t(w.size()) : 0;
-}
+std::int64_t box_taps(const Problem& p) { return fast::box_taps_of(p); }
 
 }  // namespace halo::cuda

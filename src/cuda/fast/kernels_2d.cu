@@ -112,6 +112,8 @@ __global__ void __launch_bounds__(kThreads)
   for (int q = 0; q < KY; ++q)
 #pragma unroll
     for (int j = 0; j < AW; ++j) acc[q][j] = T(0);
+  // The lane's probe of every output it stores, noted once at the end (Finish).
+  T probe = T(0);
 
   // At input row s, acc[q] belongs to output row s + D - (KY-1) + q, which takes row s through
   // filter row KY-1-q of the pass; acc[0] is complete after it. The next row's loads are issued
@@ -184,7 +186,7 @@ __global__ void __launch_bounds__(kThreads)
         o[2 * p] = m[0] + m[1] + m[2];
         o[2 * p + 1] = m[1] - m[2] - m[3];
       }
-      if (full || edge) g.finish.apply(o);
+      if (full || edge) g.finish.probe_all(o, probe);  // never a box (fast_policy)
       if (full) {
         if constexpr (kStreamStores<T, R, F>)
           store16_cs(row, o[0], o[1], o[2], o[3]);
@@ -218,7 +220,7 @@ __global__ void __launch_bounds__(kThreads)
           T(&part)[kTx] = *reinterpret_cast<T(*)[kTx]>(&acc[0][c]);
           if (x0 + c < g.nx) {
             if (accumulate) add4<T>(dst + done * g.nx, x0 + c, g.nx, g.vec, part);
-            g.finish.apply(part);
+            g.finish.apply(part, probe);
             if constexpr (kStreamStores<T, R, F>) {
               if (g.vec && x0 + c + kTx <= g.nx) {
                 store16_cs(dst + done * g.nx + x0 + c, part[0], part[1], part[2], part[3]);
@@ -320,6 +322,7 @@ __global__ void __launch_bounds__(kThreads)
       step(s);
     }
   }
+  g.finish.note(probe);
 }
 
 // Where 8 columns per lane are compiled: under the TMA ring (r = 4..6) and the cp.async ring

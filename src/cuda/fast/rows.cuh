@@ -85,26 +85,30 @@ __device__ __forceinline__ T div_by(T a, T k, T y) {
 struct Finish {
   NonFiniteNote note;
   bool box = false;  // divide by K
-  float k_f = 1.f;   // K, in each dtype
+  float k_f = 1.f;   // K and RN(1/K), in each dtype (the reciprocal from the host: rcp.rn in a
+  float y_f = 1.f;   // kernel is a MUFU and a fix-up with a slow path, per stored group)
   double k_d = 1.0;
+  double y_d = 1.0;
 
   // A run's: the note of b (Buffers::nonfinite), the divisor K of a box filter (0: none).
   static Finish of(const Buffers& b, std::int64_t box_taps) {
     Finish f;
     f.note = NonFiniteNote::of(b);
     f.box = box_taps > 0;
-    if (f.box) f.k_f = float(box_taps), f.k_d = double(box_taps);
+    if (f.box) {
+      f.k_f = float(box_taps), f.k_d = double(box_taps);
+      f.y_f = 1.f / f.k_f, f.y_d = 1.0 / f.k_d;  // IEEE division: correctly rounded
+    }
     return f;
   }
 
-  // v / K (div_by, the reciprocal correctly rounded here: taken from the parameters instead,
-  // nvcc gave some kernels more registers).
+  // v / K (div_by).
   template <class T>
   __device__ __forceinline__ T divided(T v) const {
     if constexpr (sizeof(T) == 4)
-      return div_by(v, k_f, __frcp_rn(k_f));
+      return div_by(v, k_f, y_f);
     else
-      return div_by(v, k_d, __drcp_rn(k_d));
+      return div_by(v, k_d, y_d);
   }
   // A group of outputs divided where `box`, before they are stored.
   template <class T, int N>
@@ -132,6 +136,19 @@ struct Finish {
   __device__ __forceinline__ void apply(T& v) const {
     if (box) v = divided(v);
     note(probe_nonfinite(T(0), v));
+  }
+  // A group divided and added to the thread's probe, which the kernel notes once at its end
+  // (note(probe)): the kernels whose loop a compare and a store per group slowed (the 2-D rows).
+  template <class T, int N>
+  __device__ __forceinline__ void apply(T (&a)[N], T& probe) const {
+    divide(a);
+    probe_all(a, probe);
+  }
+  // The same without the division: kernels that never run a box filter (fast_policy).
+  template <class T, int N>
+  __device__ __forceinline__ void probe_all(const T (&a)[N], T& probe) const {
+#pragma unroll
+    for (int j = 0; j < N; ++j) probe = probe_nonfinite(probe, a[j]);
   }
 };
 
