@@ -18,6 +18,7 @@
 #include <halo/halo.hpp>
 #include <string>
 #include <vector>
+#include "halo/strategy.hpp"
 
 // Median over 7 rounds (after one) of fn's wall time per call, n calls queued a round.
 static double per(const std::function<void()>& fn, int n) {

@@ -30,6 +30,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "halo/halo.hpp"
+#include "halo/info.hpp"
 
 namespace {
 

@@ -38,6 +38,8 @@
 #include <vector>
 
 #include "halo/halo.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 namespace {
 

@@ -11,6 +11,8 @@
 
 #include "core/parse.hpp"
 #include "halo/halo.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 #include "prepared.hpp"
 #include "replay.hpp"
 

@@ -14,6 +14,7 @@
 
 #include "core/parse.hpp"
 #include "halo/halo.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo_python {
 

@@ -28,6 +28,8 @@
 #include "cpu/fft/fft.hpp"
 #include "cpu/reference.hpp"
 #include "halo/halo.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 // Skips the test, saying why, where no CUDA device is usable (tests of the GPU strategies).
 #define SKIP_WITHOUT_GPU()                                                  \

@@ -9,6 +9,7 @@
 #include "bench.hpp"
 #include "core/parse.hpp"
 #include "support.hpp"
+#include "halo/info.hpp"
 
 namespace halo::test {
 namespace {

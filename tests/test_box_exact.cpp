@@ -15,6 +15,7 @@
 
 #include "core/boundary.hpp"
 #include "support.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::test {
 namespace {

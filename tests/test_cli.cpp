@@ -8,6 +8,8 @@
 
 #include "io/npy.hpp"
 #include "support.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 namespace fs = std::filesystem;
 

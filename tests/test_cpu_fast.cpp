@@ -10,6 +10,8 @@
 #include <omp.h>
 
 #include "support.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::test {
 namespace {

@@ -29,6 +29,8 @@
 #include "cuda/border/border.hpp"
 #include "cuda/seeds/launch.hpp"
 #include "support.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::test {
 namespace {

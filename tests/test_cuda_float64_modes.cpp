@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "halo/halo.hpp"
+#include "halo/strategy.hpp"
 
 namespace {
 

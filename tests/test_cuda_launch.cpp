@@ -9,6 +9,8 @@
 
 #include "cuda/seeds/launch.hpp"
 #include "halo/halo.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda {
 namespace {

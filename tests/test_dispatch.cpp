@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "support.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::test {
 namespace {

@@ -11,6 +11,7 @@
 
 #include "core/detail.hpp"
 #include "support.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::test {
 namespace {

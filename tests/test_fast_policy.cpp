@@ -11,6 +11,7 @@
 #include "core/parse.hpp"
 #include "cuda/fast/policy.hpp"
 #include "halo/halo.hpp"
+#include "halo/strategy.hpp"
 #include "support.hpp"
 
 namespace halo::cuda::fast {

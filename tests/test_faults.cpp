@@ -19,6 +19,7 @@
 
 #include "io/npy.hpp"
 #include "support.hpp"
+#include "halo/strategy.hpp"
 
 namespace fs = std::filesystem;
 

@@ -13,6 +13,8 @@
 #include <tuple>
 
 #include "support.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::test {
 namespace {

@@ -15,6 +15,8 @@
 #include "core/parse.hpp"
 #include "io/npy.hpp"
 #include "support.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 namespace fs = std::filesystem;
 

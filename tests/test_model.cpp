@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "support.hpp"
+#include "halo/model.hpp"
 
 namespace halo::test {
 namespace {

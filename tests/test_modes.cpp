@@ -11,6 +11,8 @@
 #include "core/boundary.hpp"
 #include "io/npy.hpp"
 #include "support.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::test {
 namespace {

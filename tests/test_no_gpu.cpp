@@ -6,6 +6,7 @@
 #include <string>
 
 #include "support.hpp"
+#include "halo/info.hpp"
 
 namespace halo::test {
 namespace {

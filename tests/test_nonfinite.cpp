@@ -19,6 +19,8 @@
 
 #include "core/nonfinite.hpp"
 #include "support.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::test {
 namespace {

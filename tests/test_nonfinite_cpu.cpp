@@ -16,6 +16,7 @@
 
 #include "core/nonfinite.hpp"
 #include "support.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::test {
 namespace {

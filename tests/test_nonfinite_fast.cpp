@@ -29,6 +29,7 @@
 #include "cuda/border/border.hpp"
 #include "cuda/fast/policy.hpp"
 #include "support.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::test {
 namespace {

@@ -24,6 +24,7 @@
 
 #ifdef HALO_TEST_CUDA  // set by tests/CMakeLists.txt when the CUDA backend is built
 #include <cuda_runtime.h>
+#include "halo/strategy.hpp"
 #endif
 
 namespace halo::test {

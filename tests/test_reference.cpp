@@ -6,6 +6,8 @@
 #include <numeric>
 
 #include "support.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::test {
 namespace {

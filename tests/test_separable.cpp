@@ -8,6 +8,8 @@
 #include "core/factor.hpp"
 #include "core/parse.hpp"
 #include "support.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::test {
 namespace {

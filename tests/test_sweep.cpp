@@ -11,6 +11,8 @@
 #include <algorithm>
 
 #include "support.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::test {
 namespace {

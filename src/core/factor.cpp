@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "core/dtype.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::detail {
 

@@ -11,6 +11,7 @@
 #include "core/detail.hpp"
 #include "core/dtype.hpp"
 #include "core/profile.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::detail {
 namespace {

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "halo/halo.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::detail {
 

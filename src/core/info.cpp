@@ -1,6 +1,7 @@
 // version() and build_info().
 #include "core/detail.hpp"
 #include "halo/halo.hpp"
+#include "halo/info.hpp"
 
 namespace halo {
 namespace cpu {

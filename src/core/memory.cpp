@@ -17,6 +17,8 @@
 #include "core/detail.hpp"
 #include "core/memory.hpp"
 #include "halo/halo.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo {
 

@@ -1,6 +1,8 @@
 // The CUDA hooks of a build without CUDA: no strategies, no devices, and a clear reason why.
 #include "core/detail.hpp"
 #include "core/nonfinite.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::detail {
 

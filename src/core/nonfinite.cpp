@@ -10,6 +10,7 @@
 
 #include "core/detail.hpp"
 #include "core/dtype.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::detail {
 

@@ -14,6 +14,7 @@
 #include "core/boundary.hpp"
 #include "core/host_device.hpp"
 #include "halo/halo.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::detail {
 

@@ -9,6 +9,7 @@
 #include "core/detail.hpp"
 #include "core/nonfinite.hpp"
 #include "halo/halo.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo {
 

@@ -8,6 +8,8 @@
 #include "core/detail.hpp"
 #include "core/nonfinite.hpp"
 #include "halo/halo.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo {
 

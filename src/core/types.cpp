@@ -6,6 +6,7 @@
 #include "core/detail.hpp"
 #include "core/parse.hpp"
 #include "halo/halo.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo {
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "halo/halo.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::cpu {
 

@@ -1,5 +1,6 @@
 // The CPU backend's strategies. Adding one: its file, plus one line here.
 #include "core/detail.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::cpu {
 std::unique_ptr<Strategy> make_reference_strategy();

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include "halo/halo.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda {
 

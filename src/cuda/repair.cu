@@ -18,6 +18,7 @@
 #include "core/nonfinite.hpp"
 #include "cuda/check.cuh"
 #include "cuda/device_buffer.cuh"
+#include "halo/strategy.hpp"
 
 namespace halo::detail {
 namespace {

@@ -16,6 +16,8 @@
 #include "cuda/seeds/common.cuh"
 #include "cuda/strategies.hpp"
 #include "cuda/device_buffer.cuh"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo {
 namespace cuda {

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "halo/halo.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda {
 

@@ -11,6 +11,7 @@
 #include "core/dtype.hpp"
 #include "cuda/check.cuh"
 #include "cuda/device_buffer.cuh"
+#include "halo/strategy.hpp"
 
 namespace halo::detail {
 namespace {

@@ -22,6 +22,8 @@
 #include "core/nonfinite.hpp"
 #include "core/parse.hpp"
 #include "halo/halo.hpp"
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 #include "io/npy.hpp"
 
 namespace halo::tool {

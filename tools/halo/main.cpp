@@ -27,6 +27,9 @@
 #include "core/memory.hpp"
 #include "core/parse.hpp"
 #include "halo/halo.hpp"
+#include "halo/info.hpp"
+#include "halo/model.hpp"
+#include "halo/strategy.hpp"
 #include "io/npy.hpp"
 
 namespace {

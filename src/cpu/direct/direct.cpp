@@ -41,6 +41,7 @@
 
 #include "core/boundary.hpp"
 #include "core/nonfinite.hpp"
+#include "halo/strategy.hpp"
 
 #ifndef HALO_CPU_FAST_COMMON
 #define HALO_CPU_FAST_COMMON

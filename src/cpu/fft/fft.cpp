@@ -49,6 +49,7 @@
 #include "core/factor.hpp"
 #include "core/nonfinite.hpp"
 #include "core/profile.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::cpu {
 namespace {

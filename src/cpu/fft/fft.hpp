@@ -7,6 +7,7 @@
 
 #include "core/fft_tiling.hpp"
 #include "halo/halo.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::cpu {
 

@@ -31,6 +31,7 @@
 #include "hwy/cache_control.h"
 
 #include "cpu/separable/kernels.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::cpu::sep {
 

@@ -37,6 +37,7 @@
 
 #include "core/profile.hpp"
 #include "cpu/separable/engine.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::cpu {
 std::unique_ptr<Strategy> make_separable_strategy();

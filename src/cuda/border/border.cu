@@ -32,6 +32,7 @@
 #include "cuda/fast/policy.hpp"
 #include "cuda/check.cuh"
 #include "cuda/fast/rows.cuh"  // Taps, Finish
+#include "halo/strategy.hpp"
 
 namespace halo::cuda {
 namespace {

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "halo/halo.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda {
 

@@ -22,6 +22,7 @@
 
 #include "core/host_device.hpp"
 #include "halo/halo.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda::fast {
 

@@ -12,6 +12,7 @@
 #include "cuda/fast/policy.hpp"  // the shapes shared with the policy: kTx, Feed, round_up4 ...
 #include "cuda/nonfinite.cuh"
 #include "halo/halo.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda::fast {
 

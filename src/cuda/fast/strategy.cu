@@ -40,6 +40,8 @@
 #include "cuda/strategies.hpp"
 
 #include <cudaTypedefs.h>
+#include "halo/info.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda::fast {
 namespace {

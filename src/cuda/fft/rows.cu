@@ -38,6 +38,7 @@
 #include "cuda/fast/rows.cuh"
 #include "cuda/fft/block.cuh"
 #include "cuda/fft/rows.cuh"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda {
 namespace {

@@ -52,6 +52,7 @@
 #include "cuda/nonfinite.cuh"
 #include "cuda/seeds/common.cuh"
 #include "cuda/strategies.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda {
 namespace {

@@ -32,6 +32,7 @@
 #include "cuda/fast/rows.cuh"
 #include "cuda/fft/block.cuh"
 #include "cuda/fft/tiles.cuh"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda {
 namespace {

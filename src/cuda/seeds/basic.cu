@@ -19,6 +19,7 @@
  * Limits: none beyond memory (the filter lives in global memory, any size).
  */
 #include "cuda/seeds/common.cuh"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda {
 namespace {

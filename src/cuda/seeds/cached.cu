@@ -24,6 +24,7 @@
  *   can_implement refuses larger filters with the numbers.
  */
 #include "cuda/seeds/common.cuh"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda {
 namespace {

@@ -15,6 +15,7 @@
 #include "cuda/check.cuh"
 #include "cuda/seeds/launch.hpp"
 #include "halo/halo.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda {
 

@@ -17,6 +17,7 @@
  *   e.g. 127x127 or 90x90); can_implement refuses larger ones with the numbers.
  */
 #include "cuda/seeds/common.cuh"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda {
 namespace {

@@ -26,6 +26,7 @@
 #include "core/dtype.hpp"
 #include "cuda/shape.hpp"
 #include "halo/halo.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda {
 

@@ -21,6 +21,7 @@
  *   refuses the rest with the numbers.
  */
 #include "cuda/seeds/common.cuh"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda {
 namespace {

@@ -30,6 +30,7 @@
  *   memory. can_implement refuses the rest with the numbers.
  */
 #include "cuda/seeds/common.cuh"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda {
 namespace {

@@ -19,6 +19,7 @@
  *   the grid limits by grid-stride loops (a barrier ends each tile); 64-bit indices.
  */
 #include "cuda/seeds/common.cuh"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda {
 namespace {

@@ -2,6 +2,7 @@
 // rows, box columns, long columns and long rows, and their launches.
 #include "cuda/separable/device.cuh"
 #include "cuda/separable/plan.cuh"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda::sep {
 namespace {

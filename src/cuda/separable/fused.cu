@@ -3,6 +3,7 @@
 // radii (run_pass_as, the one entry point).
 #include "cuda/separable/device.cuh"
 #include "cuda/separable/plan.cuh"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda::sep {
 namespace {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cuda/separable/geometry.cuh"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda::sep {
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cuda/separable/plan.cuh"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda::sep {
 namespace {

@@ -10,6 +10,7 @@
 #include "core/profile.hpp"
 #include "cuda/separable/plan.cuh"
 #include "cuda/strategies.hpp"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda {
 namespace sep {

@@ -3,6 +3,7 @@
 // launch (launch_vol).
 #include "cuda/separable/device.cuh"
 #include "cuda/separable/plan.cuh"
+#include "halo/strategy.hpp"
 
 namespace halo::cuda::sep {
 namespace {

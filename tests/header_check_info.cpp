@@ -1,0 +1,1 @@
+#include "halo/info.hpp"  // must compile on its own: first and only include

@@ -1,0 +1,1 @@
+#include "halo/tuning.hpp"  // must compile on its own: first and only include
