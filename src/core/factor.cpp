@@ -39,7 +39,7 @@ std::optional<RankOneFactors> rank_one_factors(const Filter& filter, double rel_
       r.f[a][i] = w[base + i * stride[a]] / (a == 0 ? 1.0 : top);
   }
   // Every weight against the product of its factors, in C order: the index of each axis
-  // carried like an odometer (no divisions: a 255 x 255 filter is checked in about 0.1 ms).
+  // carried like an odometer (no division per weight, so that a large filter's check stays cheap).
   double worst = 0;
   std::int64_t idx[kMaxRank] = {0, 0, 0};
   for (std::size_t i = 0; i < w.size(); ++i) {
@@ -135,8 +135,8 @@ std::optional<AxisWindows> separable_windows(const Problem& p) {
   // plan, run): the last answer of this thread is kept, keyed by what it depends on, so that
   // the filter is factored once per run, and not again by the next run of the same filter (a
   // Python call on an 8x8 image). Comparing the weights costs a pass over them; factoring a
-  // large filter ten times a run cost milliseconds (a 255 x 255 box: 3-5 ms a run on an H100's
-  // host, more than its passes on the GPU).
+  // large filter ten times a run cost milliseconds of host time, more than its passes on the GPU
+  // (docs/notes/tuning.md, "Separable passes (`separable`, GPU)": the host's share).
   struct Last {
     bool valid = false;
     std::int64_t key[6] = {};

@@ -207,9 +207,8 @@ FftTiling cuda_fft_tiling(const Problem& p) {
     shared.direct_ns =
         2.0 * double(p.elements()) * double(p.taps()) / profile::gpu().direct_flops_f32;
     // The rows of a 2-D or 3-D array go to `separable`'s x pass, which measured the copy plus
-    // the taps at that rate, not overlapped (16384^2, 65, 97, 129 and 257 taps: 1.29, 1.59,
-    // 1.92, 4.08 ms; modelled 1.45, 1.81, 2.16, 3.59; docs/notes/tuning.md, "Row transforms in
-    // shared memory").
+    // the taps at that rate, not overlapped (docs/notes/tuning.md, "Row transforms in shared
+    // memory").
     if (p.rank() > 1 && shared.fft[1] == 1)
       shared.direct_ns += rows_move_ns(2.0 * double(p.elements()));
     return shared;

@@ -230,9 +230,9 @@ void require_memory(const std::vector<MemoryUse>& needs) {
       have = m.bytes;
       limit = m.limited_by;
     } else {
-      // Likewise on a usable GPU: cudaMemGetInfo took 7 us per call on an H100's host, a
-      // quarter of a small run's host time; a device allocation this small that fails names
-      // what it was for (DeviceBuffer).
+      // Likewise on a usable GPU: a cudaMemGetInfo call is a large share of a small run's host
+      // time (docs/notes/tuning.md, "Figures moved from source comments"); a device allocation
+      // this small that fails names what it was for (DeviceBuffer).
       constexpr double kUnmeasuredDeviceBytes = 64.0 * 1024 * 1024;
       if (total < kUnmeasuredDeviceBytes && cuda_available()) continue;
       have = detail::device_memory_free(&limit, total);

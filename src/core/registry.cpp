@@ -166,7 +166,7 @@ std::string shape_of(int rank, const Extents& e, std::int64_t batch, DType t) {
 
 namespace {
 // choose(), remembered for the last few problems of this thread: asking every strategy costs
-// 4-20 us of host time (filters factored, FFT tilings modelled), which a single GPU run of a
+// microseconds of host time (filters factored, FFT tilings modelled), which a single GPU run of a
 // millisecond waits for, and which is most of a small array's CPU run. What choose() reads besides
 // the problem is the key too: the options' strategy and backend, where the arrays are, the
 // device (its facts are fixed) and the OpenMP thread count (the CPU cost models read it).

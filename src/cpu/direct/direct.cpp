@@ -659,7 +659,8 @@ struct Workspace {
   }
 };
 
-// Below this many multiply-adds (~20-50 us on one core) a problem runs single-threaded.
+// Below this many multiply-adds (tens of microseconds on one core) a problem runs
+// single-threaded.
 constexpr double kSerialWork = double(1 << 18);
 
 // Outputs of at least this many bytes are written with non-temporal stores. With the input of

@@ -270,8 +270,8 @@ CostModel cost_model(bool f64) {
 constexpr int64_t kTileCap = int64_t(1) << 18;
 // The shortest transform along x where the axis is longer: a tile's gathers then copy runs of
 // at least 8 elements of each row (a filter along y or z took tiles one column wide, whose
-// gathers read one element per cache line: 2x the modelled time; 2048^2, 255-1023 taps along
-// y, 270-310 ms against 146-194 with 8 columns).
+// gathers read one element per cache line and ran well above the modelled time:
+// docs/notes/tuning.md, "FFT on the CPU").
 constexpr int64_t kMinX = 8;
 // The tiling counts tiles as if split over this many threads (a run of fewer tiles takes as long
 // as one of this many), so that small problems get enough tiles; fixed, not the machine's thread

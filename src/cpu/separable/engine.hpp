@@ -218,7 +218,8 @@ class Worker {
     const T* in = j_.in + plane * P;
     T* out = j_.out + plane * P;
     // Where a z stage reads this stage's output back, plain stores leave part of it in the
-    // caches for it (3-D, 256^3: 26-37 ms against 46 with non-temporal ones; docs/notes/tuning.md).
+    // caches for it, faster than non-temporal ones (docs/notes/tuning.md, "Separable passes
+    // (`cpu_separable`)": non-temporal stores).
     stream_ = j_.stream && !j_.z.on;
     if (!j_.y.on) {
       for (int64_t y = y0; y < y1; ++y)

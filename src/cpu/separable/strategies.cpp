@@ -191,8 +191,8 @@ class SeparableStrategy final : public Strategy {
   int priority(const Problem& p) const override {
     const auto win = detail::separable_windows(p);
     if (!win) return 5;
-    // A box along one axis: its box form beats the direct sum and the FFT (1-D box 255 on
-    // 2^24: 45.7 ms by cpu_fft; docs/notes/tuning.md).
+    // A box along one axis: its box form beats the direct sum and the FFT (docs/notes/tuning.md,
+    // "Separable passes (`cpu_separable`)").
     if (win->long_axes == 1 && has_box(p, *win)) return 25;
     if (win->long_axes < 2) return 5;
     const bool xy = win->radius[1] > 0 || win->radius[2] > 0, z = win->radius[0] > 0;

@@ -50,7 +50,8 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 // Arrays of at most this many outputs (the batch's items together) under a mode, filtered by at
 // most this many taps, run in one launch of the border pass's one-thread-per-output kernel
-// (whole_pass): each of its threads sums its taps in turn, 7 us for 81 (H100, 8x8 array).
+// (whole_pass): each of its threads sums its taps in turn, so at many more taps its GPU time
+// exceeds the host time it saves (docs/notes/tuning.md, "Border pass": small arrays).
 constexpr std::int64_t kWholeOutputs = 4096;
 constexpr std::size_t kWholeTaps = 32;
 

@@ -68,8 +68,8 @@ __device__ __forceinline__ void store_row_tile(float* tile, const float (&acc)[R
   }
 }
 
-// 6 blocks per SM (40 registers): 0.90 ms for the 1-D box 255, against 0.99 at 64 registers
-// (4 blocks) and 0.98 at 32 (8 blocks, spilling): docs/notes/tuning.md, "Box rows".
+// 6 blocks per SM (40 registers): faster on the 1-D box 255 than 4 blocks (64 registers) or 8
+// (32 registers, spilling): docs/notes/tuning.md, "Box rows".
 __global__ void __launch_bounds__(kBoxThreads, 6)
     box_row_kernel(const float* __restrict__ in, float* __restrict__ out, BoxRowGeom g,
                    NonFiniteNote note) {
@@ -247,7 +247,8 @@ __device__ __forceinline__ void long_group(float (&acc)[kLongRun], const float (
     for (int q = 0; q < kLongRun; ++q) acc[q] = fmaf(wv[u - q + kLongRun - 1], v[u], acc[q]);
 }
 
-// 3 blocks per SM (80 registers): 2.36 ms at 161 taps against 2.48 at 2 (108 registers).
+// 3 blocks per SM (80 registers): faster than 2 (108 registers) from 131 taps on
+// (docs/notes/tuning.md, "Long columns").
 __global__ void __launch_bounds__(kLongThreads, 3)
     long_col_kernel(const float* __restrict__ in, float* __restrict__ out, LongColGeom g,
                     const __grid_constant__ LongTaps taps, NonFiniteNote note) {

@@ -255,7 +255,8 @@ HALO_HOST_DEVICE inline bool zero_ghosts(int mode, double cval) {
 }
 
 // Whether the TMA-fed kernel of radius r takes the face-first order: not at radius 8 and below,
-// whose 80 registers (three blocks per SM) it made spill (2-D sigma 2 0.77 -> 1.03 ms).
+// whose 80 registers (three blocks per SM) it made spill, at a large cost (docs/notes/tuning.md,
+// "Separable passes": face strips first).
 HALO_HOST_DEVICE constexpr bool face_first_compiled(int r) { return r > 8; }
 
 // ---------------------------------------------------------------------------------------------
@@ -265,11 +266,11 @@ constexpr int kVolTx = 64, kVolTy = 16;  // outputs of a tile's plane
 constexpr int kVolThreads = 256;
 constexpr int kVolSteps = 4;  // output planes per z step
 // The largest radius run through registers everywhere: beyond, the two passes measured faster
-// on an H100 (512^3, radius 6: 1.82 ms against 1.23; radius 8: 1.92 against 1.20;
-// docs/notes/tuning.md, "Volumes in one pass"). Radii 5 to kVolTmaTop run in one pass (as radius
-// kVolTmaTop) where vol_tma_kernel takes them: rows a multiple of 16 bytes on a device with
-// tensor maps (0.70 ms against 1.0 for the two passes at radius 8); vol_kernel<kVolTmaTop> is
-// only the fallback for a base address that is not 16-byte aligned.
+// on an H100 (docs/notes/tuning.md, "Volumes in one pass"). Radii 5 to kVolTmaTop run in one
+// pass (as radius kVolTmaTop) where vol_tma_kernel takes them: rows a multiple of 16 bytes on a
+// device with tensor maps, where the one pass beats the two at radius 8 ("Volumes by tensor-map
+// tiles"); vol_kernel<kVolTmaTop> is only the fallback for a base address that is not 16-byte
+// aligned.
 constexpr int kVolTop = 4, kVolTmaTop = 8;
 // z halo planes a chunk loads on each side: R rounded up to half a step (the ring's slots then
 // fall in whole steps).

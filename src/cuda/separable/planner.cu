@@ -362,9 +362,9 @@ SepPlan make_plan(const Problem& p, const detail::AxisWindows& win_in, bool term
     s.g.scale = plan.units.scale(axes);
   }
   // Box factors (f32): running sums in place of the FMAs (Summation::running), where they
-  // measured faster on an H100 (docs/notes/tuning.md): down y and z always, along x in passes along
-  // x alone (1-D box 255: 3.50 -> 3.00 ms), not in the fused kernel (2-D box 31: y alone 1.12 ms,
-  // x and y 1.20, neither 1.16: the x form's scalar shared-memory reads cost more than its FMAs).
+  // measured faster on an H100 (docs/notes/tuning.md, "Box factors by running sums"): down y and
+  // z always, along x in passes along x alone, not in the fused kernel (on the 2-D box 31 the x
+  // form's scalar shared-memory reads cost more than the FMAs it saves).
   if (p.dtype() == DType::f32 && !p.direct_sums() && !term) {
     for (SepPass& s : plan.passes) {
       if (s.rx > 0 && s.ry == 0) s.g.xbox = box_fields(win->w[2], s.g.xlo, s.g.xk);

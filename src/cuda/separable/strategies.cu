@@ -60,12 +60,13 @@ class SeparableStrategy final : public Strategy {
            plan.passes[0].g.nx % 4 == 0;
   }
   // Above `fast` where its dense window is larger than it runs at copy speed: beyond 9x9 in 2-D
-  // (fast 0.80 ms at r = 4, 1.09 at r = 5; these passes 0.78-0.84 at radii 4 to 16 by tensor
-  // maps, about 0.9-1.0 through registers), from 9x9 where the tiles come by tensor maps, and
-  // 3x3x3 in 3-D (on 512^3, fast 0.45 ms at r = 1, 0.76 at r = 2, 1.94 at r = 3; one pass by
-  // the tensor-map tiles 0.45 at each), or where `fast` has no kernel (H100, docs/notes/tuning.md,
-  // Separable passes and Volumes by tensor-map tiles). Below it on 1-D arrays, whose kernels
-  // `fast` tunes further, except box factors of profile::Gpu::box_rows_taps or more on long rows.
+  // (`fast` slows from radius 5; these passes cost about the same from radius 4 to 16, less by
+  // tensor maps than through registers), from 9x9 where the tiles come by tensor maps, and
+  // beyond 3x3x3 in 3-D (the one pass by tensor-map tiles costs the same at radii 1 to 3, `fast`
+  // grows from radius 2), or where `fast` has no kernel (measured on an H100:
+  // docs/notes/tuning.md, "Separable passes" and "Volumes by tensor-map tiles"). Below it on 1-D
+  // arrays, whose kernels `fast` tunes further, except box factors of
+  // profile::Gpu::box_rows_taps or more on long rows.
   // The tuning's crossovers (FastTuning::sep_radius_2d ...) replace the H100's.
   int priority(const Problem& p) const override {
     constexpr int kBelowFft = 104;
@@ -85,14 +86,14 @@ class SeparableStrategy final : public Strategy {
     const int r = int(std::min<std::int64_t>(p.max_radius(), 1 << 20));
     const int rc = fast::compiled_radius(p.rank(), p.dtype(), r);
     // A filter along x alone beyond fast's radii (not a box): below `fft` (105) where its row
-    // transforms beat this x pass by the model (detail::cuda_fft_tiling; 16384^2, 129 taps: 1.08
-    // ms against 1.92).
+    // transforms beat this x pass by the model (detail::cuda_fft_tiling; measured:
+    // docs/notes/tuning.md, "Row transforms in shared memory").
     const SepPlan& plan = plan_of(p);
     if (rc < 0 && plan.why_not.empty() && plan.passes.size() == 1 && plan.win.radius[0] == 0 &&
         plan.win.radius[1] == 0 && !plan.passes[0].g.xbox && row_transforms_win(p))
       return kBelowFft;
     // fast's radius of copy speed; in 2-D 3 where the fused pass takes tiles by tensor maps
-    // (radius 4 on 16384^2: 0.80 ms as fast's under zero ghosts, 0.80 against 0.84 under reflect)
+    // (at radius 4 they run as fast as `fast` under zero ghosts and faster under reflect)
     const profile::Gpu& g = profile::gpu();
     const int dense_top =
         p.rank() == 2 ? tune.sep_radius_2d.value_or(fused_by_maps(p) ? g.sep_radius_2d_maps

@@ -11,7 +11,7 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Volumes in one pass: a float32 3-D filter whose three factors fit radius kVolTop, x, y and z
 // fused, so that DRAM sees one read and one write of the array instead of the two passes'
-// four transfers (Gaussians of sigma 1 and boxes of 9 on 512^3: 1.2 -> 0.78 ms on an H100). A
+// four transfers (measured: docs/notes/tuning.md, "Volumes in one pass"). A
 // block owns a tile of 64 x 16 outputs of each plane and marches along z over a chunk of
 // planes, one input plane at a time:
 //   1. the plane's tile and its halo (16 + 2R rows of 64 + 2P columns) into shared memory
