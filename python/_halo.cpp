@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/parse.hpp"
+#include "core/parse.hpp"  // internal, on purpose: strict parsing, tuning strings
 #include "halo/halo.hpp"
 #include "halo/info.hpp"
 #include "halo/strategy.hpp"

@@ -1,4 +1,4 @@
-// Internal memory helpers beside the public estimates of halo.hpp (memory.cpp).
+// Internal memory helpers beside the public estimates of halo/strategy.hpp (memory.cpp).
 #pragma once
 
 namespace halo::detail {

@@ -1,7 +1,7 @@
-// The arithmetic-intensity model of the seed notes (see halo.hpp, namespace halo::model).
+// The arithmetic-intensity model of the seed notes (halo/model.hpp, namespace halo::model).
 #include <cmath>
 
-#include "halo/halo.hpp"
+#include "halo/model.hpp"
 
 namespace halo::model {
 

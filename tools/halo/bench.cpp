@@ -16,15 +16,15 @@
 #include <random>
 #include <sstream>
 
-#include "core/detail.hpp"
-#include "core/dtype.hpp"
-#include "core/factor.hpp"
-#include "core/nonfinite.hpp"
-#include "core/parse.hpp"
+#include "core/detail.hpp"  // internal, on purpose: per-backend choice, the models' ratios
+#include "core/dtype.hpp"  // internal, on purpose: dispatch_dtype
+#include "core/factor.hpp"  // internal, on purpose: filter analysis for work_flops
+#include "core/nonfinite.hpp"  // internal, on purpose: strategy runs with the repair
+#include "core/parse.hpp"  // internal, on purpose: strict parsing, --tune
 #include "halo/halo.hpp"
 #include "halo/info.hpp"
 #include "halo/strategy.hpp"
-#include "io/npy.hpp"
+#include "io/npy.hpp"  // internal, on purpose: .npy inputs
 
 namespace halo::tool {
 namespace {

@@ -23,14 +23,14 @@
 #include <thread>
 
 #include "bench.hpp"
-#include "core/dtype.hpp"
-#include "core/memory.hpp"
-#include "core/parse.hpp"
+#include "core/dtype.hpp"  // internal, on purpose: dispatch_dtype over a file's dtype
+#include "core/memory.hpp"  // internal, on purpose: OpenMP threads started within the address limit
+#include "core/parse.hpp"  // internal, on purpose: strict numbers, lists, --tune, printable paths
 #include "halo/halo.hpp"
 #include "halo/info.hpp"
 #include "halo/model.hpp"
 #include "halo/strategy.hpp"
-#include "io/npy.hpp"
+#include "io/npy.hpp"  // internal, on purpose: the .npy files the CLI reads and writes
 
 namespace {
 

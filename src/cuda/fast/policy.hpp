@@ -8,7 +8,7 @@
 // promotion and the inputs of the chunking. The strategy's run(), plan() and summation() all read
 // it; the launchers take it instead of deciding again. Plain C++ (no CUDA types, no nvcc), so the
 // tests check it on made-up devices in every build. Tuning arrives as a value in the problem
-// (Problem::tuning(), FastTuning in halo.hpp), never through the environment. The measurements
+// (Problem::tuning(), FastTuning in halo/tuning.hpp), never through the environment. The measurements
 // behind each default are in docs/notes/tuning.md; the kernels they choose sit in
 // src/cuda/fast/kernels_1d.cu, fast/kernels_2d.cu and fast/kernels_3d.cu.
 #pragma once
