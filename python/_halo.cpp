@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/memory.hpp"  // internal, on purpose: the OpenMP threads' stack size
 #include "core/parse.hpp"  // internal, on purpose: strict parsing, tuning strings
 #include "halo/halo.hpp"
 #include "halo/info.hpp"
@@ -81,6 +82,9 @@ PYBIND11_MODULE(_halo, m) {
            py::arg("strategy"), py::arg("direct_sums"), py::arg("every") = false)
       .def("host", &Prepared::host, py::arg("input"), py::arg("output"))
       .def("device", &Prepared::device, py::arg("input"), py::arg("output"), py::arg("stream"));
+  m.def("set_openmp_stack_size", &halo::detail::set_openmp_stack_size, py::arg("text"),
+        "The OpenMP threads' stack size as OMP_STACKSIZE gives it, for the memory checks (the "
+        "core reads no environment); False if malformed.");
   m.def(
       "parse_mode", [](const std::string& s) { return halo::to_string(halo::parse_boundary(s)); },
       "The core's canonical name of a boundary mode; halo.Error (a RuntimeError) if unknown.");

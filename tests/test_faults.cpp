@@ -158,6 +158,23 @@ TEST_F(Faults, TheEstimateCoversTheFiltersCopies) {
                                           " --filter " + path("w.npy") + " --backend cpu");
 }
 
+// The stacks the OpenMP threads will have come from OMP_STACKSIZE through the CLI (the library
+// reads no environment): one thread to start, 1 GiB asked, counted as 1 GiB and a guard page.
+TEST_F(Faults, TheCliCountsTheStacksOmpStacksizeAsksFor) {
+  const std::vector<float> a10 = random_vector<float>(100);
+  io::write_npy(path("a10.npy"), DType::f32, {10, 10}, a10.data());
+  const std::string small =
+      "apply " + path("a10.npy") + " " + path("small.npy") + " --filter box:3 --backend cpu";
+  const long starts = lowest(1024, 4 * 1024 * 1024, [&](long kb) {
+    return limited(kb, small, "OMP_NUM_THREADS=2").code == 0;
+  });
+  const SplitResult r = limited(starts + 64 * 1024, small, "OMP_NUM_THREADS=2 OMP_STACKSIZE=1G");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(has(r.err, "1 OpenMP thread: their stacks need 1.07 GB")) << r.err;
+  // Malformed: libgomp's default stacks, so the run fits as before.
+  EXPECT_EQ(limited(starts + 64 * 1024, small, "OMP_NUM_THREADS=2 OMP_STACKSIZE=lots").code, 0);
+}
+
 TEST_F(Faults, AWeightsFileIsSizedFromItsHeaderBeforeItsDataIsRead) {
   // A sparse 20000x20000 float32 weights file: 1.6 GB of data, 3.2 GB in float64.
   const std::vector<float> one(1, 1.f);

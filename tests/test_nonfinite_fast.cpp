@@ -365,7 +365,7 @@ Filter box_filter(const std::vector<std::int64_t>& k) {
 
 TEST(NonFiniteFast, BoxTapsFindsBoxFilters) {
   const auto taps = [](const Filter& f, int rank, Extents ext = {50, 50, 50}) {
-    return cuda::box_taps(Problem(rank, ext, 1, f, DType::f32));
+    return cuda::fast::box_taps_of(Problem(rank, ext, 1, f, DType::f32));
   };
   EXPECT_EQ(taps(make_named_filter("box:5", 1), 1), 5);
   EXPECT_EQ(taps(make_named_filter("box:5", 2), 2), 25);

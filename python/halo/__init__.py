@@ -19,7 +19,15 @@ their GPU without copies, on the caller's current stream, and come back as the s
 # The package by role: _filters (the public filters), _arguments (SciPy's argument checks),
 # _dtypes (dtype rules), _weights (the named filters' weights), _calls (running passes on the
 # core), _replay (repeated calls replayed), _arrays (array kinds), _info (build, choices, tuning).
+import os as _os
+
 from . import _halo
+
+# The stacks libgomp gives its threads, which the core's memory checks count (it reads no
+# environment): the first of OMP_STACKSIZE and GOMP_STACKSIZE that is set and well formed.
+for _name in ("OMP_STACKSIZE", "GOMP_STACKSIZE"):
+    if _os.environ.get(_name) and _halo.set_openmp_stack_size(_os.environ[_name]):
+        break
 from ._filters import (convolve, convolve1d, correlate, correlate1d, gaussian_filter,
                        gaussian_filter1d, laplace, prewitt, sobel, uniform_filter,
                        uniform_filter1d)
@@ -37,4 +45,4 @@ __version__ = _halo.build_info()["version"]
 for _name in __all__:
     if _name != "Error":
         globals()[_name].__module__ = __name__
-del _name
+del _name, _os

@@ -223,6 +223,10 @@ FftTiling cuda_fft_tiling(const Problem& p) {
   return best;
 }
 
+double cuda_fft_weighed_ns(const Problem& p, const FftTiling& t) {
+  return t.fft_ns * p.tuning().fft_cost.value_or(profile::gpu().fft_cost_percent) / 100.0;
+}
+
 int64_t cuda_fft_batch(const Problem& p, const FftTiling& t) {
   const FastTuning& tune = p.tuning();
   const double bytes = double(tune.fft_batch ? *tune.fft_batch : 128) * 1048576.0;

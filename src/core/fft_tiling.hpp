@@ -68,6 +68,9 @@ std::int64_t fft_length_at_least(std::int64_t n);
 // x 512 in 2-D; 2^16 in 1-D), and in direct_ns the direct sum of the filter's taps at `fast`'s
 // measured FMA rate.
 FftTiling cuda_fft_tiling(const Problem& p);
+// t.fft_ns as `auto` weighs it against the direct sums: scaled by FastTuning::fft_cost percent
+// (the GPU profile's where unset), the one factor a device's measured crossovers set.
+double cuda_fft_weighed_ns(const Problem& p, const FftTiling& t);
 // Tiles per batch of cuFFT transforms: those of a buffer of FastTuning::fft_batch MiB (default
 // 128), at least one, at most the problem's.
 std::int64_t cuda_fft_batch(const Problem& p, const FftTiling& t);

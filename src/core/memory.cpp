@@ -137,17 +137,22 @@ std::string threads_text(int n) {
   return std::to_string(n) + (n == 1 ? " OpenMP thread" : " OpenMP threads");
 }
 
+// The OpenMP threads' stack size the caller gave (set_openmp_stack_size), bytes; 0: unset.
+std::atomic<double>& openmp_stack_bytes() {
+  static std::atomic<double> bytes{0};
+  return bytes;
+}
+
 // The address space the OpenMP team's threads not started yet will reserve for their stacks:
 // libgomp starts omp_get_max_threads() - 1 threads at the first parallel region and keeps them,
-// each with a stack of OMP_STACKSIZE (GOMP_STACKSIZE), or else the threads' default (ulimit -s),
-// and a guard page. A stack it cannot map ends the process ("Thread creation failed"), so a
-// limit on the address space must leave room for them.
+// each with the stack size its caller set (OMP_STACKSIZE, which the CLI and the Python module
+// pass on: set_openmp_stack_size), or else the threads' default (ulimit -s), and a guard page.
+// A stack it cannot map ends the process ("Thread creation failed"), so a limit on the address
+// space must leave room for them.
 double openmp_stacks_to_come(int* count) {
   *count = std::max(0, omp_get_max_threads() - threads_running());
   if (*count == 0) return 0;
-  double stack = 0;
-  for (const char* name : {"OMP_STACKSIZE", "GOMP_STACKSIZE"})
-    if (const char* v = std::getenv(name); v && stack == 0) stack = stack_size_text(v);
+  double stack = openmp_stack_bytes().load(std::memory_order_relaxed);
   std::size_t guard = 4096;
   pthread_attr_t attr;
   if (pthread_getattr_default_np(&attr) == 0) {
@@ -246,6 +251,13 @@ void require_memory(const std::vector<MemoryUse>& needs) {
                 " memory: this run needs " + size_text(total) + " (" + parts + ") and " +
                 size_text(have) + " is available (" + limit + ")");
   }
+}
+
+bool detail::set_openmp_stack_size(const std::string& text) {
+  const double bytes = text.empty() ? 0 : stack_size_text(text.c_str());
+  if (!text.empty() && bytes == 0) return false;
+  openmp_stack_bytes().store(bytes, std::memory_order_relaxed);
+  return true;
 }
 
 void detail::start_threads_within_address_limit() {

@@ -41,6 +41,18 @@ bool seed_kernel(const std::string& name) {
   return false;
 }
 
+// Whether opt holds a run on host arrays to the CPU (the CPU backend, the reference, or a CPU
+// strategy by name): such a run never asks for CUDA, since asking starts the CUDA runtime, whose
+// context maps hundreds of MB of address space and takes a GPU's memory.
+bool held_to_cpu(const Options& opt, MemorySpace space) {
+  if (space == MemorySpace::device) return false;
+  if (!opt.strategy.empty()) {
+    const Strategy* s = find_strategy(opt.strategy);
+    return s && s->backend() != Backend::cuda;
+  }
+  return opt.backend == Backend::cpu || opt.backend == Backend::reference;
+}
+
 }  // namespace
 
 // Best strategy of backend `be` that can implement p; nullptr and the reasons if none: those of
@@ -110,11 +122,7 @@ RunInfo choose(const Problem& p, const Options& opt, MemorySpace space) {
 
   Backend be = opt.backend;
   std::string why_no_cuda;
-  // A run held to the CPU never asks (asking starts the CUDA runtime).
-  const bool have_cuda =
-      (be != Backend::cpu && be != Backend::reference) || space == MemorySpace::device
-          ? cuda_available(&why_no_cuda)
-          : false;
+  const bool have_cuda = !held_to_cpu(opt, space) && cuda_available(&why_no_cuda);
   if (space == MemorySpace::device) {
     if (be != Backend::automatic && be != Backend::cuda)
       throw Error(std::string("backend ") + to_string(be) + " cannot read device memory");
@@ -179,11 +187,8 @@ RunInfo choose_again(const Problem& p, const Options& opt, MemorySpace space) {
     RunInfo info;
   };
   thread_local detail::ProblemMemo<Choice> memo;
-  // A run held to the CPU never starts the CUDA runtime (its context maps hundreds of MB of
-  // address space and takes a GPU's memory).
-  const Strategy* named = opt.strategy.empty() ? nullptr : find_strategy(opt.strategy);
-  const bool cpu_only = opt.backend == Backend::cpu || (named && named->backend() == Backend::cpu);
-  const int device = !cpu_only && cuda_available() ? detail::current_cuda_device() : -1;
+  const int device =
+      !held_to_cpu(opt, space) && cuda_available() ? detail::current_cuda_device() : -1;
   const int threads = omp_get_max_threads();
   const auto same_options = [&](const Choice& c) {
     return c.strategy == opt.strategy && c.backend == opt.backend && c.space == space &&

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <mutex>
@@ -24,7 +25,7 @@
 
 #include "bench.hpp"
 #include "core/dtype.hpp"  // internal, on purpose: dispatch_dtype over a file's dtype
-#include "core/memory.hpp"  // internal, on purpose: OpenMP threads started within the address limit
+#include "core/memory.hpp"  // internal, on purpose: OpenMP threads and their stacks
 #include "core/parse.hpp"  // internal, on purpose: strict numbers, lists, --tune, printable paths
 #include "halo/halo.hpp"
 #include "halo/info.hpp"
@@ -624,6 +625,11 @@ int run_info() {
 // threads' short-lived buffers leave with gaps that only grow it); and the OpenMP threads start
 // now, while the space is free (or the limit is refused, with the figures).
 void prepare_for_address_limit() {
+  // The stacks libgomp will give its threads, which the memory estimates count (the library
+  // reads no environment): the first of the two variables that is set and well formed.
+  for (const char* name : {"OMP_STACKSIZE", "GOMP_STACKSIZE"})
+    if (const char* v = std::getenv(name); v && *v && halo::detail::set_openmp_stack_size(v))
+      break;
   struct rlimit as {};
   if (::getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY) return;
   ::mallopt(M_ARENA_MAX, 1);

@@ -306,9 +306,10 @@ class LowRankStrategy final : public Strategy {
     if (!(taps < double(p.taps()))) return 5;
     const char* what = "cpu_lowrank's cost model";
     const profile::Cpu& c = profile::cpu();
-    const double ns = double(p.elements()) *
-                      (per_dtype(p.dtype(), c.lowrank_output_ns_f32, c.lowrank_output_ns_f64, what) +
-                       taps * per_dtype(p.dtype(), c.lowrank_tap_ns_f32, c.lowrank_tap_ns_f64, what));
+    const double output_ns =
+        per_dtype(p.dtype(), c.lowrank_output_ns_f32, c.lowrank_output_ns_f64, what);
+    const double tap_ns = per_dtype(p.dtype(), c.lowrank_tap_ns_f32, c.lowrank_tap_ns_f64, what);
+    const double ns = double(p.elements()) * (output_ns + taps * tap_ns);
     try {
       return ns < fft_tiling(p).fft_ns ? 22 : 15;
     } catch (const Error&) {

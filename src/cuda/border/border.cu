@@ -15,7 +15,7 @@
  *   scattered read per tap. In 1D the band is a few outputs per row: one thread per output.
  *   Each thread probes the outputs it stores and notes a NaN or an infinity among them
  *   (fast::Finish, NonFinite::noted); a box filter's sums are formed with weights 1 and divided
- *   by its taps as they are stored (box_taps).
+ *   by its taps as they are stored (fast::box_taps_of).
  */
 #include <cuda_runtime.h>
 
@@ -482,7 +482,7 @@ bool whole_pass(const Problem& p, const Buffers& b, void* stream) {
       p.correlation_weights().size() > kGenericWeights / dtype_size(p.dtype()))
     return false;
   const auto s = static_cast<cudaStream_t>(stream);
-  const fast::Finish finish = fast::Finish::of(b, box_taps(p));
+  const fast::Finish finish = fast::Finish::of(b, fast::box_taps_of(p));
   dispatch_buffers(p.dtype(), b.input, b.output,
                    [&](auto* i, auto* o) { border_typed(p, i, o, finish, s, 0, true); });
   return true;
@@ -490,11 +490,10 @@ bool whole_pass(const Problem& p, const Buffers& b, void* stream) {
 
 void border_pass(const Problem& p, const Buffers& b, void* stream, unsigned applied) {
   const auto s = static_cast<cudaStream_t>(stream);
-  const fast::Finish finish = fast::Finish::of(b, box_taps(p));
+  const fast::Finish finish = fast::Finish::of(b, fast::box_taps_of(p));
   dispatch_buffers(p.dtype(), b.input, b.output,
                    [&](auto* i, auto* o) { border_typed(p, i, o, finish, s, applied); });
 }
 
-std::int64_t box_taps(const Problem& p) { return fast::box_taps_of(p); }
 
 }  // namespace halo::cuda

@@ -13,7 +13,7 @@ namespace halo::cuda {
 // Device buffers. The kernel is taken to have computed zero ghosts, except on the canonical axes
 // in `applied` (bit 0: z, 1: y, 2: x), whose modes it applied itself; axes with zero ghosts
 // (constant, cval 0) need no pass either. Outputs it writes as NaN or infinite are noted in
-// b.nonfinite (NonFinite::noted); a box filter's (box_taps) are its sums divided by the taps.
+// b.nonfinite (NonFinite::noted); a box filter's (fast::box_taps_of) are its sums divided by the taps.
 void border_pass(const Problem& p, const Buffers& b, void* stream, unsigned applied = 0);
 
 // Whether border_pass (applied = 0) recomputes every output of p: an axis it recomputes has no
@@ -27,12 +27,5 @@ bool border_covers_all(const Problem& p);
 // launched, where that kernel does not take p's filter (more weights or a wider halo than it
 // holds).
 bool whole_pass(const Problem& p, const Buffers& b, void* stream);
-
-// The taps K of a box filter: every correlation weight the same positive w with w K = 1 within
-// a few units of rounding (1/K, or a product of 1/K_i as uniform filters fuse them), K the number
-// of weights; 0 for any other filter. `fast` and the border pass sum such a filter with weights 1
-// and divide each sum by K once, correctly rounded, so that the mean of a constant region is the
-// constant (SciPy's uniform filter sums, then divides).
-std::int64_t box_taps(const Problem& p);
 
 }  // namespace halo::cuda

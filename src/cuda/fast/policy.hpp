@@ -239,8 +239,11 @@ struct FastPolicy {
 // ---------------------------------------------------------------------------------------------
 // The decisions, rank by rank. `Forced` holds the tuning as today's integers: -1 unset.
 // ---------------------------------------------------------------------------------------------
-// K where every correlation weight of p is 1/K (a box filter: its sums are divided by K as
-// they are stored, Finish), else 0.
+// The taps K of a box filter: every correlation weight the same positive w with w K = 1 within
+// a few units of rounding (1/K, or a product of 1/K_i as uniform filters fuse them), K the number
+// of weights; 0 for any other filter. `fast` and the border pass sum such a filter with weights 1
+// and divide each sum by K once, correctly rounded, so that the mean of a constant region is the
+// constant (SciPy's uniform filter sums, then divides: Finish).
 inline std::int64_t box_taps_of(const Problem& p) {
   const std::vector<double>& w = p.correlation_weights();
   if (w.empty() || !(w[0] > 0)) return 0;

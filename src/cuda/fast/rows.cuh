@@ -76,7 +76,7 @@ __device__ __forceinline__ T div_by(T a, T k, T y) {
 }
 
 // What a kernel that writes final outputs does to them as it stores them (`fast`'s kernels and
-// the border pass; passed by value): a box filter (every weight 1/K: cuda::box_taps(), run with
+// the border pass; passed by value): a box filter (every weight 1/K: box_taps_of(), run with
 // weights 1) divides each sum by K once, correctly rounded, so that the mean of a constant region
 // is the constant, as SciPy's uniform filter (it sums, then divides); and the outputs stored are
 // probed for NaN and infinities (one FMA each), the probe noted per stored group

@@ -181,7 +181,7 @@ class FastStrategy final : public Strategy {
   // What runs on 16-byte aligned arrays (the library's own device copies are), and where it
   // differs, what runs on arrays that are not; a box filter's division.
   std::string plan(const Problem& p) const override {
-    const std::int64_t box = can_implement(p).ok ? box_taps(p) : 0;
+    const std::int64_t box = can_implement(p).ok ? box_taps_of(p) : 0;
     return box > 0 ? plan_kernels(p) + "; a box filter: weights 1, each sum divided once by its " +
                          std::to_string(box) + " taps as it is stored"
                    : plan_kernels(p);
@@ -260,7 +260,7 @@ class FastStrategy final : public Strategy {
     if (pol.radius < 0) throw Error("fast: " + can_implement(p).reason);
     std::vector<double> win = detail::centred_window(p, pol.radius);
     // A box filter runs with weights 1, its sums divided by its taps as they are stored.
-    const std::int64_t box = box_taps(p);
+    const std::int64_t box = box_taps_of(p);
     if (box > 0)
       for (double& w : win) w = w != 0 ? 1.0 : 0.0;
     const Dims3 d = p.dims3();

@@ -44,7 +44,6 @@
 #include "core/dtype.hpp"
 #include "core/factor.hpp"
 #include "core/fft_tiling.hpp"
-#include "core/profile.hpp"
 #include "cuda/device_buffer.cuh"
 #include "cuda/fast/kernels.cuh"
 #include "cuda/fft/rows.cuh"
@@ -569,8 +568,7 @@ class FftStrategy final : public Strategy {
     const Strategy* fast = find_strategy("fast");
     const bool fast_runs = !fast || fast->can_implement(p).ok;
     const detail::FftTiling t = detail::cuda_fft_tiling(p);
-    const double cost = p.tuning().fft_cost.value_or(profile::gpu().fft_cost_percent) / 100.0;
-    const bool cheaper = t.fft_ns * cost < direct_ns(p, t);
+    const bool cheaper = detail::cuda_fft_weighed_ns(p, t) < direct_ns(p, t);
     // Beyond `fast`'s radii the transforms in shared memory go above `separable`'s long rows
     // where the model says they beat the direct sum (box rows and rank-1 passes stay above).
     if (!fast_runs) return t.shared && cheaper ? kAbove : kBeyondFast;

@@ -32,8 +32,7 @@ bool row_transforms_win(const Problem& p) {
   if (p.direct_sums()) return false;
   try {
     const detail::FftTiling t = detail::cuda_fft_tiling(p);
-    const double cost = p.tuning().fft_cost.value_or(profile::gpu().fft_cost_percent) / 100.0;
-    return t.shared && t.fft_ns * cost < t.direct_ns;
+    return t.shared && detail::cuda_fft_weighed_ns(p, t) < t.direct_ns;
   } catch (const Error&) {
     return false;  // no transform fits
   }
@@ -75,12 +74,13 @@ class SeparableStrategy final : public Strategy {
       // Box rows cost the same at every k; fast's FMAs grow with it. Long rows grow with k
       // too: beyond profile::Gpu::long_rows_taps, below `fft` (40).
       const SepPlan& plan = plan_of(p);
+      const int long_top = tune.long_rows_taps.value_or(profile::gpu().long_rows_taps);
+      const int box_from = tune.box_rows_taps.value_or(profile::gpu().box_rows_taps);
       if (plan.why_not.empty() && plan.passes[0].lrow &&
-          long_taps_of(plan.passes[0], plan.win) > tune.long_rows_taps.value_or(profile::gpu().long_rows_taps))
+          long_taps_of(plan.passes[0], plan.win) > long_top)
         return 35;
       const bool long_box = plan.why_not.empty() && plan.passes.size() == 1 &&
-                            box_rows(plan.passes[0]) &&
-                            plan.passes[0].g.xk >= tune.box_rows_taps.value_or(profile::gpu().box_rows_taps);
+                            box_rows(plan.passes[0]) && plan.passes[0].g.xk >= box_from;
       return long_box ? 110 : 50;
     }
     const int r = int(std::min<std::int64_t>(p.max_radius(), 1 << 20));
@@ -276,7 +276,7 @@ class LowRankStrategy final : public Strategy {
     double best = std::numeric_limits<double>::infinity();
     try {
       const detail::FftTiling t = detail::cuda_fft_tiling(p);
-      best = t.fft_ns * p.tuning().fft_cost.value_or(profile::gpu().fft_cost_percent) / 100.0;
+      best = detail::cuda_fft_weighed_ns(p, t);
       if (fast_runs) best = std::min(best, std::max(copy, fast::window_ns(p, t.direct_ns)));
     } catch (const Error&) {
       if (fast_runs) return kBelow;  // no transform fits: leave it to the direct sum
