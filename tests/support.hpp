@@ -40,6 +40,13 @@
 
 namespace halo::test {
 
+// A strategy's modelled time of p (Strategy::estimate, what `auto` compares), infinity where it
+// cannot run p.
+inline double estimate_ns(const Strategy* s, const Problem& p) {
+  return s->can_implement(p) ? s->estimate(p).ns : std::numeric_limits<double>::infinity();
+}
+
+
 // One test problem: rank, extents (canonical z, y, x order of Extents), filter extents, batch.
 struct Case {
   int rank;

@@ -84,7 +84,10 @@ TEST(CpuFast, Registered) {
   const Strategy* s = find_strategy("cpu");
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->backend(), Backend::cpu);
-  EXPECT_GT(s->priority(Problem(1, {5, 1, 1}, 1, Filter({1.0}, {1}), DType::f32)), 0);
+  // Its estimate is the direct-sum model every CPU estimate is weighed against: finite, positive.
+  const Estimate e = s->estimate(Problem(1, {5, 1, 1}, 1, Filter({1.0}, {1}), DType::f32));
+  EXPECT_GT(e.ns, 0);
+  EXPECT_TRUE(std::isfinite(e.ns)) << e.why;
   const BuildInfo b = build_info();
   EXPECT_FALSE(b.simd_targets.empty());
   EXPECT_FALSE(b.cpu_best_target.empty());

@@ -1,14 +1,33 @@
-// The `fast` strategy's policy (src/cuda/fast/policy.hpp) without a GPU: fast_policy() on
-// representative problems and made-up devices gives the measured defaults, each FastTuning field
-// changes the decision it names (and only where a kernel for it is compiled), out-of-range tuning
-// is an error naming the field, and the chunking helpers split the work as documented. Pure C++:
-// runs in every build, with or without CUDA.
+// The `fast` strategy's policy (src/cuda/fast/policy.hpp) without a GPU. The measured defaults
+// are not restated here (they move with every retune: docs/notes/tuning.md); what is tested is
+// what any table of defaults must satisfy, so that a retune passes and a wrong one fails:
+//  - every policy, for every rank, dtype, halo (0 to past the largest compiled), extents (1-element
+//    axes, primes, past 2^31), filter (dense, box, even), modes, direct sums, tuning variant of the
+//    GPU tests and made-up device, names a kernel the launchers compile for that radius and dtype,
+//    within the device's limits (shared memory, block threads, tensor-map boxes, grid), its
+//    chunking covering the streamed axis once (Invariants);
+//  - the policy reads the extents only through the row alignment and the tensor map, the device
+//    only through its features, and never the modes; direct sums and box filters take what the
+//    tuning winograd=0 takes (Independence);
+//  - each FastTuning field changes the decision it names, nothing else, and only where a kernel
+//    for it is compiled (TuningFieldsChangeOnlyWhatTheyName); out-of-range tuning is an error
+//    naming the field; the chunking helpers split the work as documented;
+//  - a few labelled anchors pin today's measured defaults (MeasuredDefaultsAnchors).
+// Each test says which fault it catches. Pure C++: runs in every build, with or without CUDA.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/parse.hpp"
+#include "cuda/fast/model.hpp"
 #include "cuda/fast/policy.hpp"
 #include "halo/halo.hpp"
 #include "halo/strategy.hpp"
@@ -17,22 +36,69 @@
 namespace halo::cuda::fast {
 namespace {
 
-const DeviceFacts kH100{};  // 132 SMs, sm_90, tensor maps
+// ---------------------------------------------------------------------------------------------
+// Made-up devices, with the shared memory a block may opt in to (not a DeviceFacts field: the
+// launchers ask the runtime; here it bounds what the policy's rings may take).
+// ---------------------------------------------------------------------------------------------
+struct Device {
+  const char* name;
+  DeviceFacts facts;
+  std::int64_t smem_optin;  // bytes of shared memory per block, opted in
+};
 
-DeviceFacts ampere() {
+const DeviceFacts kH100{};  // the DeviceFacts defaults: 132 SMs, sm_90, tensor maps
+constexpr std::int64_t kH100Smem = 227 * 1024;
+constexpr std::int64_t kA100Smem = 163 * 1024;
+
+DeviceFacts ampere() {  // sm_80: cp.async, but no tensor memory accelerator
   DeviceFacts d;
   d.multiprocessors = 108;
   d.compute_major = 8;
   return d;
 }
+DeviceFacts no_encoder() {  // sm_90 whose driver lacks cuTensorMapEncodeTiled
+  DeviceFacts d;
+  d.tensor_map_encoder = false;
+  return d;
+}
+DeviceFacts sms(int n) {
+  DeviceFacts d;
+  d.multiprocessors = n;
+  return d;
+}
 
+const std::vector<Device>& devices() {
+  static const std::vector<Device> v = {{"H100", kH100, kH100Smem},
+                                        {"Ampere", ampere(), kA100Smem},
+                                        {"sm_90 without an encoder", no_encoder(), kH100Smem},
+                                        {"sm_90 reporting 0 SMs", sms(0), kH100Smem}};
+  return v;
+}
+
+const Alignment kUnaligned{false, false};
+const std::vector<Alignment> kAlignments = {Alignment{}, kUnaligned, Alignment{true, false},
+                                            Alignment{false, true}};
+
+// ---------------------------------------------------------------------------------------------
+// Problems.
+// ---------------------------------------------------------------------------------------------
+Filter cube(int rank, std::int64_t k, double w) {
+  std::vector<std::int64_t> shape(static_cast<std::size_t>(rank), k);
+  std::int64_t n = 1;
+  for (auto e : shape) n *= e;
+  return Filter(std::vector<double>(static_cast<std::size_t>(n), w), shape);
+}
 Filter ones(std::vector<std::int64_t> shape) {
   std::int64_t n = 1;
   for (auto e : shape) n *= e;
   return Filter(std::vector<double>(static_cast<std::size_t>(n), 1.0), shape);
 }
 
-// The policy of a rank-`rank` problem of extents `ext` with an odd cube of width 2r+1.
+FastTuning tuning(const std::string& t) {
+  return t.empty() ? FastTuning{} : detail::parse_fast_tuning(t, "tune");
+}
+
+// The policy of a rank-`rank` problem of extents `ext` with a dense (2r+1)^rank filter.
 struct Ask {
   int rank = 2;
   Extents ext{300, 300, 1};
@@ -42,498 +108,765 @@ struct Ask {
   DeviceFacts dev{};
   Alignment aligned{};
   bool direct = false;
-  std::int64_t batch = 1;
 };
-
 FastPolicy policy(const Ask& a) {
-  std::vector<std::int64_t> k(static_cast<std::size_t>(a.rank), 2 * a.r + 1);
-  Problem p(a.rank, a.ext, a.batch, ones(k), a.dtype);
+  Problem p(a.rank, a.ext, 1, cube(a.rank, 2 * a.r + 1, 1.0), a.dtype);
   p.require_direct_sums(a.direct);
-  if (!a.tune.empty()) p.set_tuning(detail::parse_fast_tuning(a.tune, "tune"));
+  p.set_tuning(tuning(a.tune));
   return fast_policy(p, a.dev, a.aligned);
 }
-
-// The policy of a rank-`rank` problem of extents `ext` and halo r (the problem every case below
-// asks about, with its tuning, dtype, alignment, device and direct-sums choice).
-FastPolicy ask(int rank, Extents ext, int r, const std::string& tune, DType t, Alignment al,
-               DeviceFacts dev, bool direct = false) {
+Extents typical(int rank) {
+  return rank == 1 ? Extents{5000, 1, 1} : rank == 2 ? Extents{300, 300, 1} : Extents{32, 32, 32};
+}
+FastPolicy pol(int rank, int r, const std::string& tune = {}, DType t = DType::f32,
+               Alignment al = {}, DeviceFacts dev = {}) {
   Ask a;
   a.rank = rank;
-  a.ext = ext;
+  a.ext = typical(rank);
   a.r = r;
   a.dtype = t;
   a.tune = tune;
   a.aligned = al;
   a.dev = dev;
-  a.direct = direct;
   return policy(a);
 }
-FastPolicy p1(int r, const std::string& tune = {}, DType t = DType::f32,
-              std::int64_t n = 5000, Alignment al = {}, DeviceFacts dev = {}) {
-  return ask(1, {n, 1, 1}, r, tune, t, al, dev);
-}
-FastPolicy p2(int r, const std::string& tune = {}, DType t = DType::f32,
-              std::int64_t nx = 300, Alignment al = {}, DeviceFacts dev = {}, bool direct = false) {
-  return ask(2, {300, nx, 1}, r, tune, t, al, dev, direct);
-}
-FastPolicy p3(int r, const std::string& tune = {}, DType t = DType::f32,
-              std::int64_t nx = 32, Alignment al = {}, DeviceFacts dev = {}) {
-  return ask(3, {32, 32, nx}, r, tune, t, al, dev);
+
+// The compiled radii of a rank and dtype, from the lists the launchers instantiate their kernels
+// from (HALO_FAST*_RADII_*): what "compiled" means.
+std::vector<int> compiled_radii(int rank, DType t) {
+  std::vector<int> v;
+#define HALO_ADD(R) v.push_back(R);
+  const bool f32 = t == DType::f32, f64 = t == DType::f64;
+  if (rank == 1 && f32) {
+    HALO_FAST1D_RADII_F32(HALO_ADD)
+  } else if (rank == 1 && f64) {
+    HALO_FAST1D_RADII_F64(HALO_ADD)
+  } else if (rank == 2 && f32) {
+    HALO_FAST2D_RADII_F32(HALO_ADD)
+  } else if (rank == 2 && f64) {
+    HALO_FAST2D_RADII_F64(HALO_ADD)
+  } else if (rank == 3 && f32) {
+    HALO_FAST3D_RADII_F32(HALO_ADD)
+  } else if (rank == 3 && f64) {
+    HALO_FAST3D_RADII_F64(HALO_ADD)
+  }
+#undef HALO_ADD
+  return v;
 }
 
-const Alignment kUnaligned{false, false};
+// Every field of a policy, named, as an integer: policies compared field by field.
+std::vector<std::pair<std::string, std::int64_t>> fields(const FastPolicy& p) {
+  auto path = [](const std::string& n, const RowPath& h) {
+    return std::vector<std::pair<std::string, std::int64_t>>{{n + ".feed", int(h.feed)},
+                                                             {n + ".columns", h.columns},
+                                                             {n + ".depth", h.depth},
+                                                             {n + ".rows_per_warp", h.rows_per_warp}};
+  };
+  std::vector<std::pair<std::string, std::int64_t>> v = {
+      {"rank", p.rank}, {"dtype", int(p.dtype)}, {"halo", p.halo}, {"radius", p.radius},
+      {"multiprocessors", p.multiprocessors}, {"vec", p.vec}, {"tensor_map", p.tensor_map},
+      {"layout", int(p.layout)}, {"outputs_per_lane", p.outputs_per_lane},
+      {"prefetch", p.prefetch}, {"winograd", p.winograd}, {"pass_rows", p.pass_rows},
+      {"passes", p.passes}, {"last_pass_rows", p.last_pass_rows}, {"slots", p.slots},
+      {"box_rows", p.box_rows}, {"box_copies", p.box_copies}, {"l2_promotion", p.l2_promotion},
+      {"hints", p.hints}, {"runs", p.runs}, {"chunk", p.chunk}, {"shortest_run", p.shortest_run},
+      {"edge_cost", p.edge_cost}};
+  for (auto& f : path("path", p.path)) v.push_back(f);
+  for (auto& f : path("fallback", p.fallback)) v.push_back(f);
+  return v;
+}
+// The fields where a and b differ.
+std::set<std::string> diff(const FastPolicy& a, const FastPolicy& b) {
+  std::set<std::string> d;
+  const auto fa = fields(a), fb = fields(b);
+  for (std::size_t i = 0; i < fa.size(); ++i)
+    if (fa[i].second != fb[i].second) d.insert(fa[i].first);
+  return d;
+}
+std::string str(const std::set<std::string>& s) {
+  std::string t;
+  for (const auto& x : s) t += (t.empty() ? "" : ", ") + x;
+  return "{" + t + "}";
+}
+
+bool same(const RowPath& a, const RowPath& b) {
+  return a.feed == b.feed && a.columns == b.columns && a.depth == b.depth &&
+         a.rows_per_warp == b.rows_per_warp;
+}
+
+// The first broken properties of a sweep (one EXPECT per case would print thousands of lines for
+// one broken rule, and slow the sweep down): each with the case it broke on.
+struct Faults {
+  std::function<std::string()> where;
+  std::vector<std::string> seen;
+  std::int64_t count = 0, checked = 0;
+  void check(bool ok, const char* what) {
+    ++checked;
+    if (ok) return;
+    if (++count <= 12) seen.push_back(where() + ": " + what);
+  }
+  std::string report() const {
+    std::string s = std::to_string(count) + " broken of " + std::to_string(checked) + ":";
+    for (const auto& x : seen) s += "\n  " + x;
+    return s;
+  }
+};
+#define HOLDS(f, cond) (f).check((cond), #cond)
 
 // ---------------------------------------------------------------------------------------------
+// What the launchers (fast/kernels_1d.cu, kernels_2d.cu, kernels_3d.cu) launch for a policy: the
+// threads per block, the dynamic shared memory of its ring, and the boxes of its tensor maps. The
+// formulas are the launchers' (the slots' sizes are the rings' own, rings.cuh), written out here
+// so that the policy's ring shapes can be held against the hardware's limits.
+// ---------------------------------------------------------------------------------------------
+constexpr std::int64_t slot_bytes(std::int64_t bytes) { return (bytes + 127) / 128 * 128; }
+constexpr int kBlockWarps = 8;  // the 1D tiles' and the 3D block ring's blocks (kTileWarps*)
+constexpr std::int64_t kStaticSmem = 4096;  // a generous bound on the kernels' static shared
+                                            // memory (mbarriers, the 3D ring's patch table)
+
+struct Launch {
+  int threads = kThreads;
+  std::int64_t smem = 0;           // dynamic shared memory, bytes
+  std::int64_t box_w = 0, box_h = 0;  // one tensor-map box: columns, rows (0: no tensor map)
+  std::int64_t box_bytes_w = 0;    // a box row's bytes
+  bool parts_equal = true;         // the 2D ring's parts split its strip evenly
+};
+
+Launch launch_of(const FastPolicy& p, bool modes) {
+  Launch l;
+  const int R = p.radius, RA = round_up4(R);
+  const std::int64_t es = std::int64_t(dtype_size(p.dtype));
+  if (p.rank == 1) {
+    if (p.layout == Layout1D::block_tile) {
+      l.threads = 32 * kBlockWarps;
+      l.smem = p.slots * slot_bytes((32 * kBlockWarps * p.outputs_per_lane + 2 * RA) * 4);
+    } else if (p.layout == Layout1D::padded_tile) {
+      l.threads = 32 * kBlockWarps;
+      l.smem = p.slots * ((32 * kBlockWarps * kPadTx + 2 * RA) / 4 * 5 / 4 + 1) * 16;
+    }
+  } else if (p.rank == 2 && p.path.feed == Feed::kTma) {
+    const int W = 32 * p.path.columns + 2 * RA, parts = tma_parts(W);
+    const int overlap = parts > 1 ? 2 * RA : 0, step = (W - overlap) / parts;
+    l.parts_equal = (W - overlap) % parts == 0 && parts == p.box_copies;
+    l.box_w = step + overlap;
+    l.box_h = p.box_rows;
+    l.smem = std::int64_t(kWarpsPerBlock) * p.slots * parts * slot_bytes(l.box_h * l.box_w * es);
+  } else if (p.rank == 3 && p.path.feed == Feed::kTma) {
+    l.box_w = 32 * kTx + 2 * RA;
+    l.box_h = 2 * R + (p.path.rows_per_warp >= 2 ? 2 : 1);  // the kernel's rows: 2R + YB
+    l.smem = std::int64_t(kWarpsPerBlock) * p.slots * slot_bytes(l.box_h * l.box_w * es);
+  } else if (p.rank == 3 && p.path.feed == Feed::kBlock) {
+    l.threads = 32 * kTileWarps3D;
+    l.box_w = 32 * kTx + 2 * RA;
+    l.box_h = kTileWarps3D * p.path.rows_per_warp + 2 * R;  // the tile's rows and halo
+    const std::int64_t box = slot_bytes(l.box_w * l.box_h * 4);
+    l.smem = p.slots * (modes ? box + 2 * slot_bytes(4 * l.box_h * 4) : box);
+  }
+  l.box_bytes_w = l.box_w * es;
+  return l;
+}
+
+// The launchers' division of the streamed axis (fit_chunks, even_runs) over an array, with the
+// device's SMs at `occupancy` blocks each: covers every row (plane) exactly once, and the grid
+// stays within gridDim.x.
+void check_chunking(Faults& f, const FastPolicy& p, const Problem& pr) {
+  const Dims3 d = pr.dims3();
+  const std::int64_t R = p.radius, strips = (d.x + 32 * kTx - 1) / (32 * kTx);
+  const std::int64_t grid_limit = (std::int64_t(1) << 31) - 1;
+  for (const std::int64_t occupancy : {1, 16}) {
+    const std::int64_t resident = occupancy * p.multiprocessors;
+    std::int64_t len = 0, per = 0;
+    if (p.rank == 2) {
+      len = d.y;
+      per = (d.x + 32 * p.path.columns - 1) / (32 * p.path.columns) * pr.batch();
+    } else if (p.rank == 3 && p.path.feed == Feed::kBlock) {
+      const std::int64_t ty = kTileWarps3D * p.path.rows_per_warp;
+      const std::int64_t tiles = (d.y + ty - 1) / ty * strips * pr.batch();
+      if (p.runs) {
+        const std::int64_t total = tiles * d.z;
+        const std::int64_t run = even_runs(total, p.shortest_run, resident, p.chunk);
+        const std::int64_t blocks = (total + run - 1) / run;
+        HOLDS(f, run >= 1 && blocks * run >= total && (blocks - 1) * run < total);
+        HOLDS(f, blocks <= grid_limit);
+        continue;
+      }
+      len = d.z;
+      per = tiles;
+    } else if (p.rank == 3) {
+      len = d.z;
+      per = (d.y + p.path.rows_per_warp - 1) / p.path.rows_per_warp * strips * pr.batch();
+    } else {
+      return;
+    }
+    // (fit_chunks searches up to 8 waves of chunk counts: its answers are kept, as the sweep asks
+    // the same question of many policies)
+    static std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>,
+                    Chunking>
+        known;
+    const auto key = std::make_tuple(len, per, R, resident, p.chunk);
+    auto at = known.find(key);
+    if (at == known.end())
+      at = known.emplace(key, fit_chunks(len, per, int(R), resident * kWarpsPerBlock, p.chunk))
+               .first;
+    const Chunking c = at->second;
+    HOLDS(f, c.chunk >= 1 && c.chunks * c.chunk >= len && (c.chunks - 1) * c.chunk < len);
+    HOLDS(f, c.chunks * per / kWarpsPerBlock + 1 <= grid_limit);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The properties of one policy, whatever the table of defaults says.
+// ---------------------------------------------------------------------------------------------
+void check_policy(Faults& f, const Problem& pr, const Device& dev, const Alignment& al,
+                  const FastPolicy& p) {
+  const int rank = pr.rank();
+  const DType t = pr.dtype();
+  const bool f32 = t == DType::f32;
+  // The radius: the smallest compiled one that covers the halo, none past the largest.
+  const std::vector<int> radii = compiled_radii(rank, t);
+  const std::int64_t halo = pr.max_radius();
+  const auto cover = std::lower_bound(radii.begin(), radii.end(), halo);
+  HOLDS(f, p.rank == rank && p.dtype == t && p.halo == halo);
+  HOLDS(f, p.radius == (cover == radii.end() ? -1 : *cover));
+  HOLDS(f, p.multiprocessors == std::max(1, dev.facts.multiprocessors));
+  if (p.radius < 0) return;  // can_implement refuses it; nothing runs
+  const int R = p.radius, K = 2 * R + 1;
+  const Dims3 d = pr.dims3();
+  const std::int64_t es = std::int64_t(dtype_size(t)), limit = std::int64_t(1) << 31;
+
+  // 16-byte rows: every row starts 16-byte aligned in both arrays.
+  HOLDS(f, p.vec == (d.x % 4 == 0 && al.input && al.output));
+  // A tensor map exactly where make_row_map() can encode one (else the TMA paths are given up
+  // for nothing, or chosen and then fail).
+  HOLDS(f, p.tensor_map == (dev.facts.tensor_maps() && (d.x * es) % 16 == 0 && al.input &&
+                            d.x < limit && d.y < limit && d.z < limit && pr.batch() < limit));
+  // The Winograd columns neither sum directly nor divide a box's sums.
+  HOLDS(f, !p.winograd || (!pr.direct_sums() && box_taps_of(pr) == 0));
+  HOLDS(f, p.summation() == (p.winograd ? Summation::winograd_x : Summation::direct));
+  // Values the kernels and the tensor maps accept.
+  HOLDS(f, p.l2_promotion == 0 || p.l2_promotion == 64 || p.l2_promotion == 128 ||
+               p.l2_promotion == 256);
+  HOLDS(f, p.hints >= 0 && p.hints <= 3);
+  HOLDS(f, p.edge_cost >= 0 && p.edge_cost <= 100);
+  HOLDS(f, p.chunk >= 0 && p.shortest_run >= 1);
+
+  // Within the device: block threads, shared memory, tensor-map boxes (make_row_map: at most 256
+  // x 256 elements, rows of whole 16-byte chunks).
+  const Launch l = launch_of(p, !pr.zero_ghosts());
+  HOLDS(f, l.threads % 32 == 0 && l.threads <= 1024);
+  HOLDS(f, l.smem + kStaticSmem <= dev.smem_optin);
+  HOLDS(f, l.box_w <= 256 && l.box_h <= 256 && l.box_bytes_w % 16 == 0 && l.parts_equal);
+  check_chunking(f, p, pr);
+
+  if (rank == 1) {
+    const Layout1D lay = p.layout;
+    const bool tile = lay == Layout1D::block_tile || lay == Layout1D::padded_tile;
+    // The tiles: compiled at their radii (f32), 16-byte rows; the block ring's bulk copies on a
+    // device with the TMA; no more slots than the mbarriers (static) hold.
+    HOLDS(f, lay != Layout1D::block_tile || (f32 && tile_compiled_1d(R) && p.vec && dev.facts.tma()));
+    HOLDS(f, lay != Layout1D::block_tile || (p.slots >= 2 && p.slots <= kBlockRingSlots));
+    HOLDS(f, lay != Layout1D::block_tile || p.outputs_per_lane == kTxWide ||
+                 (p.outputs_per_lane == 16 && R >= 12));
+    HOLDS(f, lay != Layout1D::padded_tile || (f32 && pad_compiled_1d(R) && p.vec));
+    HOLDS(f, lay != Layout1D::padded_tile ||
+                 (p.slots >= 2 && p.slots <= kPadMaxSlots && p.outputs_per_lane == kPadTx));
+    HOLDS(f, tile || (p.slots == 0 && p.hints == 0));
+    // The register layouts: the strip kernel is the one compiled up to kStripMaxR (the launcher
+    // runs it there whatever the layout says), the wide ones above; f64 has only held 8.
+    HOLDS(f, tile || (lay == Layout1D::strip) == (R <= kStripMaxR));
+    HOLDS(f, lay != Layout1D::strip || (p.outputs_per_lane == kTx && p.prefetch));
+    HOLDS(f, lay != Layout1D::held || p.outputs_per_lane == kTxWide);
+    HOLDS(f, lay != Layout1D::held || !p.prefetch || (f32 && R <= kWidePfLimit));
+    HOLDS(f, lay != Layout1D::streamed ||
+                 (f32 && (p.outputs_per_lane == 16 || p.outputs_per_lane == 32)));
+    HOLDS(f, lay != Layout1D::streamed || !p.prefetch ||
+                 (p.outputs_per_lane == 16 && R <= kWidePfLimit));
+    // What 1D does not use stays unset.
+    HOLDS(f, !p.winograd && p.passes == 1 && p.path.feed == Feed::kDirect && p.chunk == 0 &&
+                 !p.runs && p.box_rows == 0);
+    return;
+  }
+
+  for (const RowPath& h : {p.path, p.fallback}) {
+    HOLDS(f, h.depth >= 1 && h.depth <= 4);
+    if (rank == 2) {
+      HOLDS(f, h.feed != Feed::kBlock && h.rows_per_warp == 1);
+      // 8 columns per lane: compiled under the TMA ring and the cp.async ring, f32, at their radii.
+      HOLDS(f, h.columns == kTx ||
+                   (h.columns == 8 && f32 &&
+                    ((h.feed == Feed::kTma && wide_tma_compiled(R)) ||
+                     (h.feed == Feed::kRing && wide_ring_compiled(R)))));
+      HOLDS(f, h.depth == 1 || (h.feed == Feed::kPrefetch && deep_prefetch_compiled_2d(t, R)));
+    } else {
+      HOLDS(f, h.columns == kTx);
+      HOLDS(f, h.rows_per_warp == 1 || h.rows_per_warp == 2 || h.rows_per_warp == 4);
+      HOLDS(f, h.rows_per_warp == 1 || (f32 && R >= 1));
+      HOLDS(f, h.rows_per_warp != 4 || (h.feed == Feed::kBlock && R <= 2));
+      HOLDS(f, h.depth == 1 || (h.feed == Feed::kPrefetch && f32 && R >= 1 && R <= 2 &&
+                                (2 * R + h.rows_per_warp) % h.depth == 0));
+    }
+  }
+  // The fallback runs where no tensor map can be made: never a TMA feed; and without a tensor
+  // map it is what runs.
+  HOLDS(f, p.fallback.feed != Feed::kTma && p.fallback.feed != Feed::kBlock);
+  const bool ring = p.path.feed == Feed::kTma || p.path.feed == Feed::kBlock;
+  HOLDS(f, !ring || p.tensor_map);
+  HOLDS(f, ring || same(p.path, p.fallback));
+  HOLDS(f, ring || (p.slots == 0 && p.box_rows == 0 && p.box_copies == 1 && p.hints == 0 &&
+                    !p.runs && p.edge_cost == 0));
+  HOLDS(f, !ring || (p.slots >= 2 && p.box_rows >= 1));
+
+  if (rank == 2) {
+    // The passes cover the filter's rows once, each height compiled (run(): one pass of K rows,
+    // or passes of 8, 12, 16 where passes_compiled; the last pass exact at the default height).
+    HOLDS(f, p.pass_rows >= 1 && p.pass_rows <= K && p.passes >= 1);
+    HOLDS(f, (p.passes - 1) * p.pass_rows < K && p.passes * p.pass_rows >= K);
+    HOLDS(f, (p.passes == 1) == (p.pass_rows == K));
+    HOLDS(f, p.passes == 1 || passes_compiled(t, R, p.pass_rows));
+    HOLDS(f, p.last_pass_rows == (p.passes == 1 ? K
+                                  : p.pass_rows == kPassRows
+                                      ? K - (p.passes - 1) * p.pass_rows
+                                      : p.pass_rows));
+    // The Winograd columns: f32 under the TMA ring, one pass, where compiled, 4 columns.
+    HOLDS(f, !p.winograd || (f32 && p.path.feed == Feed::kTma && p.passes == 1 &&
+                             wino_compiled(R, K) && p.path.columns == kTx));
+    HOLDS(f, p.path.feed != Feed::kTma || p.box_copies == tma_parts(32 * p.path.columns + 2 * round_up4(R)));
+    HOLDS(f, !p.runs && p.edge_cost == 0 && p.hints == 0);
+  } else {
+    HOLDS(f, !p.winograd && p.passes == 1);
+    // The block ring: f32, r >= 1, at most the slots its static mbarriers hold, a slot the
+    // tile's rows and halo (the kernel's TileSlot).
+    HOLDS(f, p.path.feed != Feed::kBlock ||
+                 (f32 && R >= 1 && p.slots <= kBlockRingSlots &&
+                  p.box_rows == kTileWarps3D * p.path.rows_per_warp + 2 * R &&
+                  p.shortest_run >= std::min<std::int64_t>(16, 8 * R)));
+    // The per-warp TMA ring: a slot the 2R + rows input rows of a plane (the kernel's NR).
+    HOLDS(f, p.path.feed != Feed::kTma ||
+                 (p.path.rows_per_warp <= 2 && p.box_rows == 2 * R + p.path.rows_per_warp));
+    HOLDS(f, p.path.feed == Feed::kBlock || (!p.runs && p.edge_cost == 0 && p.hints == 0));
+  }
+}
+
+// The extents of the sweep: 1-element axes, small primes, the suites' sizes, rows whose pitch
+// is not a multiple of 16 bytes, and extents at and past 2^31 (no tensor map).
+std::vector<Extents> sweep_extents(int rank) {
+  const std::int64_t big = std::int64_t(1) << 31;
+  if (rank == 1) return {{1, 1, 1}, {7, 1, 1}, {4096, 1, 1}, {5001, 1, 1}, {4099, 1, 1},
+                         {big - 4, 1, 1}, {big + 4, 1, 1}};
+  if (rank == 2) return {{1, 1, 1}, {1, 300, 1}, {300, 1, 1}, {7, 13, 1}, {64, 256, 1},
+                         {300, 301, 1}, {1, big - 4, 1}, {1, big, 1}, {big + 2, 1, 1}};
+  return {{1, 1, 1}, {1, 32, 32}, {32, 32, 1}, {5, 7, 11}, {16, 16, 64}, {32, 32, 30},
+          {1, 2, big - 4}, {1, 1, big}, {big, 1, 1}};
+}
+
+// Every policy of the sweep satisfies check_policy: every rank and dtype, every halo from 0 to
+// one past the largest compiled, the extents above, a dense filter under zero ghosts and under
+// reflect, a box filter, an even one, a batch; every tuning variant of the GPU tests and the
+// defaults; every made-up device, alignment and direct-sums choice.
+// Catches: a default or a tuning that names a kernel no launcher compiles (a radius off the
+// lists, 8 columns or a deep prefetch where not instantiated, a block ring in f64, passes of an
+// uncompiled height, Winograd outside wino_compiled), a TMA path without a tensor map or on a
+// device without the TMA, a ring larger than the shared memory or the mbarriers, a box wider
+// than a tensor map's, a 3D slot that is not the kernel's rows, a radius that does not cover the
+// halo or is not the smallest that does, chunks that skip or repeat rows.
+TEST(FastPolicy, Invariants) {
+  std::vector<std::string> tunings = {""};
+  for (const std::string& v : test::fast_tuning_variants()) tunings.push_back(v);
+  std::vector<FastTuning> parsed;
+  for (const std::string& v : tunings) parsed.push_back(tuning(v));
+  Faults f;
+  std::int64_t policies = 0;
+  for (int rank = 1; rank <= 3; ++rank)
+    for (const DType t : {DType::f32, DType::f64}) {
+      const int top = compiled_radii(rank, t).back();
+      for (int r = 0; r <= top + 1; ++r)
+        for (const Extents& ext : sweep_extents(rank))
+          for (int kind = 0; kind < 5; ++kind) {
+            // 0 dense, 1 dense under reflect, 2 box, 3 even (2r + 2 wide), 4 dense, batch of 3
+            const std::int64_t k = kind == 3 ? 2 * r + 2 : 2 * r + 1;
+            const std::int64_t taps = [&] {
+              std::int64_t n = 1;
+              for (int a = 0; a < rank; ++a) n *= k;
+              return n;
+            }();
+            const Filter filt = cube(rank, k, kind == 2 ? 1.0 / double(taps) : 1.0);
+            const Edges edges = kind == 1 ? Edges::all(Boundary::reflect) : Edges{};
+            const std::int64_t batch = kind == 4 ? 3 : 1;
+            Problem pr(rank, ext, batch, filt, t, Op::correlate, edges);
+            for (std::size_t ti = 0; ti < tunings.size(); ++ti) {
+              pr.set_tuning(parsed[ti]);
+              for (const bool direct : {false, true}) {
+                pr.require_direct_sums(direct);
+                for (const Device& dev : devices())
+                  for (const Alignment& al : kAlignments) {
+                    const FastPolicy p = fast_policy(pr, dev.facts, al);
+                    f.where = [&] {
+                      return std::to_string(rank) + "D " + to_string(t) + " r " +
+                             std::to_string(r) + " " + pr.describe() + " kind " +
+                             std::to_string(kind) + " batch " + std::to_string(batch) +
+                             " tune '" + tunings[ti] + "'" + (direct ? " direct" : "") + " " +
+                             dev.name + (al.input ? " in aligned" : " in unaligned") +
+                             (al.output ? ", out aligned" : ", out unaligned");
+                    };
+                    check_policy(f, pr, dev, al, p);
+                    ++policies;
+                  }
+              }
+            }
+          }
+    }
+  EXPECT_EQ(f.count, 0) << f.report();
+  EXPECT_GT(policies, 100000);
+}
+
+// compiled_radius() is the smallest listed radius >= r, -1 past the largest, for every r; the
+// lists start at 0 and rise (so every halo up to the largest is served), and fast's time model
+// weighs the window it runs.
+// Catches: a radius served by a smaller window than it needs (wrong outputs), a larger one than
+// the smallest compiled (wasted FFMAs), a gap or an unsorted list.
 TEST(FastPolicy, CompiledRadii) {
-  EXPECT_EQ(compiled_radius(1, DType::f32, 9), 12);
-  EXPECT_EQ(compiled_radius(1, DType::f32, 45), 48);
-  EXPECT_EQ(compiled_radius(1, DType::f32, 65), -1);
-  EXPECT_EQ(compiled_radius(1, DType::f64, 9), 16);
-  EXPECT_EQ(compiled_radius(1, DType::f64, 33), -1);
-  EXPECT_EQ(compiled_radius(2, DType::f32, 9), 10);
-  EXPECT_EQ(compiled_radius(2, DType::f32, 13), 15);
-  EXPECT_EQ(compiled_radius(2, DType::f64, 9), -1);
-  EXPECT_EQ(compiled_radius(3, DType::f32, 4), 4);
-  EXPECT_EQ(compiled_radius(3, DType::f64, 4), -1);
-  const FastPolicy none = p2(16);
-  EXPECT_EQ(none.halo, 16);
-  EXPECT_EQ(none.radius, -1);
-  const FastPolicy even = policy(Ask{2, {50, 60, 1}, 0});  // 1x1 filter: r = 0
-  EXPECT_EQ(even.radius, 0);
+  for (int rank = 1; rank <= 3; ++rank)
+    for (const DType t : {DType::f32, DType::f64}) {
+      const std::vector<int> radii = compiled_radii(rank, t);
+      ASSERT_FALSE(radii.empty());
+      EXPECT_EQ(radii.front(), 0);
+      EXPECT_TRUE(std::is_sorted(radii.begin(), radii.end()) &&
+                  std::adjacent_find(radii.begin(), radii.end()) == radii.end());
+      for (int r = 0; r <= radii.back() + 40; ++r) {
+        const int c = compiled_radius(rank, t, r);
+        const auto cover = std::lower_bound(radii.begin(), radii.end(), r);
+        EXPECT_EQ(c, cover == radii.end() ? -1 : *cover) << rank << "D " << to_string(t) << " " << r;
+      }
+      // fast::modelled_ns: the window run is what costs (a smaller filter in the same compiled
+      // window costs the same), and the time grows strictly with the compiled radius (which the
+      // crossovers calibrated against it rely on).
+      double last = 0;
+      for (const int r : radii) {
+        const Problem exact(rank, typical(rank), 1, cube(rank, 2 * r + 1, 1.0), t);
+        const double ns = modelled_ns(exact);
+        EXPECT_GT(ns, last) << rank << "D r " << r;
+        last = ns;
+        if (r > 0) {
+          const Problem smaller(rank, typical(rank), 1, cube(rank, 2 * r, 1.0), t);
+          EXPECT_DOUBLE_EQ(modelled_ns(smaller), ns) << rank << "D r " << r;
+        }
+      }
+    }
 }
 
-TEST(FastPolicy, OneDimensionalDefaults) {
-  // r <= 8 below the block ring: the strip layout, 4 outputs per lane.
-  FastPolicy p = p1(4);
-  EXPECT_EQ(p.layout, Layout1D::strip);
-  EXPECT_EQ(p.outputs_per_lane, 4);
-  EXPECT_TRUE(p.vec);
-  // r = 8 .. 32 (f32, aligned, sm_90): the block ring, 8 outputs per lane, 4 slots, stores
-  // streamed.
-  for (int r : {8, 9, 16, 24, 32}) {
-    p = p1(r);
-    EXPECT_EQ(p.layout, Layout1D::block_tile) << r;
-    EXPECT_EQ(p.outputs_per_lane, 8) << r;
-    EXPECT_EQ(p.slots, 4) << r;
-    EXPECT_EQ(p.hints, 2) << r;
-  }
-  EXPECT_EQ(p1(9).radius, 12);
-  // r >= 48: the padded tile, 16 outputs per lane, 2 slots.
-  for (int r : {45, 48, 64}) {
-    p = p1(r);
-    EXPECT_EQ(p.layout, Layout1D::padded_tile) << r;
-    EXPECT_EQ(p.outputs_per_lane, 16) << r;
-    EXPECT_EQ(p.slots, 2) << r;
-  }
-  // Unaligned arrays or rows: the register layouts; held 8 (next item prefetched, but not at
-  // r = 24) below r = 24, streamed 16 from there (no prefetch).
-  p = p1(16, {}, DType::f32, 5000, kUnaligned);
-  EXPECT_EQ(p.layout, Layout1D::held);
-  EXPECT_EQ(p.outputs_per_lane, 8);
-  EXPECT_TRUE(p.prefetch);
-  EXPECT_FALSE(p.vec);
-  p = p1(16, {}, DType::f32, 5001);  // nx % 4 != 0
-  EXPECT_EQ(p.layout, Layout1D::held);
-  EXPECT_FALSE(p.vec);
-  p = p1(16, {}, DType::f32, 5000, Alignment{true, false});  // the output is offset
-  EXPECT_EQ(p.layout, Layout1D::held);
-  for (int r : {24, 32, 64}) {
-    p = p1(r, {}, DType::f32, 5000, kUnaligned);
-    EXPECT_EQ(p.layout, Layout1D::streamed) << r;
-    EXPECT_EQ(p.outputs_per_lane, 16) << r;
-    EXPECT_FALSE(p.prefetch) << r;
-  }
-  p = p1(12, {}, DType::f32, 5000, kUnaligned);
-  EXPECT_EQ(p.layout, Layout1D::held);
-  EXPECT_TRUE(p.prefetch);
-  // Without the tensor memory accelerator the block ring cannot run; the padded tile (cp.async)
-  // still does.
-  EXPECT_EQ(p1(16, {}, DType::f32, 5000, {}, ampere()).layout, Layout1D::held);
-  EXPECT_EQ(p1(64, {}, DType::f32, 5000, {}, ampere()).layout, Layout1D::padded_tile);
-  // f64: the strip, then held 8 without prefetch.
-  EXPECT_EQ(p1(4, {}, DType::f64).layout, Layout1D::strip);
-  p = p1(16, {}, DType::f64);
-  EXPECT_EQ(p.layout, Layout1D::held);
-  EXPECT_EQ(p.outputs_per_lane, 8);
-  EXPECT_FALSE(p.prefetch);
-  EXPECT_EQ(p1(32, {}, DType::f64).layout, Layout1D::held);
-  // 1-D sums directly.
-  EXPECT_EQ(p1(16).summation(), Summation::direct);
+// ---------------------------------------------------------------------------------------------
+// Independence: what the policy must not read.
+// ---------------------------------------------------------------------------------------------
+// The policy reads the extents only through vec and tensor_map (rows of 16 bytes and a tensor
+// map), the device only through its features (the SM count only sizes the grids), never the
+// boundary modes or cval (the border pass and the kernels apply them), and the same inputs give
+// the same policy. Direct sums and box filters take exactly what the tuning winograd=0 takes
+// (the direct kernel's ring shape included, not the Winograd one's).
+// Catches: a decision keyed on an extent or an SM count by mistake (kernels that differ between
+// two arrays of the same rows), modes that change the kernels, direct sums that keep the
+// Winograd kernel's ring shape, a non-deterministic policy.
+TEST(FastPolicy, Independence) {
+  std::vector<std::string> tunings = {""};
+  for (const std::string& v : test::fast_tuning_variants()) tunings.push_back(v);
+  Faults f;
+  for (int rank = 1; rank <= 3; ++rank)
+    for (const DType t : {DType::f32, DType::f64})
+      for (const int r : compiled_radii(rank, t))
+        for (const std::string& tune : tunings)
+          for (const Alignment& al : {Alignment{}, kUnaligned}) {
+            f.where = [&] {
+              return std::to_string(rank) + "D " + to_string(t) + " r " + std::to_string(r) +
+                     " tune '" + tune + "'" + (al.input ? " aligned" : " unaligned");
+            };
+            const Filter filt = cube(rank, 2 * r + 1, 1.0);
+            auto make = [&](const Extents& e, const Edges& edges = {}) {
+              Problem p(rank, e, 1, filt, t, Op::correlate, edges);
+              p.set_tuning(tuning(tune));
+              return p;
+            };
+            const Problem base = make(typical(rank));
+            const FastPolicy p = fast_policy(base, kH100, al);
+            // Purity.
+            HOLDS(f, diff(p, fast_policy(base, kH100, al)).empty());
+            // Other extents with 16-byte rows of a 16-byte pitch and the same halo.
+            const std::vector<Extents> same_rows =
+                rank == 1 ? std::vector<Extents>{{68, 1, 1}, {1 << 20, 1, 1}, {4100, 1, 1}}
+                : rank == 2
+                    ? std::vector<Extents>{{2 * r + 1, 64, 1}, {4099, 4096, 1}, {97, 132, 1}}
+                    : std::vector<Extents>{{2 * r + 1, 2 * r + 1, 64}, {3 + 2 * r, 101, 1024},
+                                           {640, 2 * r + 1, 8}};
+            for (const Extents& e : same_rows) {
+              const Problem q = make(e);
+              HOLDS(f, q.max_radius() == base.max_radius());
+              HOLDS(f, diff(p, fast_policy(q, kH100, al)).empty());
+            }
+            // The SM count: only pol.multiprocessors.
+            for (const int n : {1, 7, 1000})
+              HOLDS(f, diff(p, fast_policy(base, sms(n), al)) ==
+                           std::set<std::string>{"multiprocessors"});
+            // The modes and cval.
+            for (const Boundary m : {Boundary::nearest, Boundary::reflect, Boundary::mirror,
+                                     Boundary::wrap, Boundary::constant})
+              HOLDS(f, diff(p, fast_policy(make(typical(rank), Edges::all(m, 2.5)), kH100, al))
+                           .empty());
+            // Direct sums and box filters: what winograd=0 gives.
+            if (tune.find("winograd") != std::string::npos) continue;
+            const FastPolicy no_wino = fast_policy(
+                [&] {
+                  Problem q = make(typical(rank));
+                  q.set_tuning(tuning(tune.empty() ? "winograd=0" : tune + ",winograd=0"));
+                  return q;
+                }(),
+                kH100, al);
+            Problem direct = make(typical(rank));
+            direct.require_direct_sums(true);
+            HOLDS(f, diff(no_wino, fast_policy(direct, kH100, al)).empty());
+            std::int64_t taps = 1;
+            for (int a = 0; a < rank; ++a) taps *= 2 * r + 1;
+            Problem box(rank, typical(rank), 1, cube(rank, 2 * r + 1, 1.0 / double(taps)), t);
+            box.set_tuning(tuning(tune));
+            HOLDS(f, box_taps_of(box) == taps);
+            HOLDS(f, diff(no_wino, fast_policy(box, kH100, al)).empty());
+          }
+  EXPECT_EQ(f.count, 0) << f.report();
 }
 
-TEST(FastPolicy, TwoDimensionalDefaults) {
-  // f32, aligned rows of a 16-byte pitch on sm_90: the TMA ring everywhere.
-  FastPolicy p = p2(1);
-  EXPECT_TRUE(p.tensor_map);
+// ---------------------------------------------------------------------------------------------
+// Each field of FastTuning changes the decision it names, nothing else, and only where a kernel
+// for it is compiled.
+// ---------------------------------------------------------------------------------------------
+// The fields a tuning key may change, rank by rank.
+std::set<std::string> may_change(const std::string& key, int rank) {
+  const std::set<std::string> layouts1d = {"layout", "outputs_per_lane", "prefetch", "slots",
+                                           "hints"};
+  const std::set<std::string> shape2d = {"winograd", "path.columns", "slots", "box_rows",
+                                         "box_copies"};
+  if (key == "slots" || key == "hints" || key == "edge_cost" || key == "runs" ||
+      key == "box_rows" || key == "l2_promotion" || key == "chunk")
+    return {key};
+  if (key == "depth") return {"path.depth", "fallback.depth"};
+  if (key == "tx") return {"path.columns", "fallback.columns", "box_copies"};
+  if (key == "tx_1d" || key == "pad_1d") return rank == 1 ? layouts1d : std::set<std::string>{};
+  if (key == "winograd") return rank == 2 ? shape2d : std::set<std::string>{};
+  if (key == "pass_rows") {
+    std::set<std::string> s = shape2d;
+    s.insert({"pass_rows", "passes", "last_pass_rows"});
+    return rank == 2 ? s : std::set<std::string>{};
+  }
+  if (key == "rows_3d")
+    return rank == 3 ? std::set<std::string>{"path.rows_per_warp", "fallback.rows_per_warp",
+                                             "path.depth", "fallback.depth", "box_rows"}
+                     : std::set<std::string>{};
+  // feed, prefetch: every decision of the feeds, none of the problem's or the device's.
+  std::set<std::string> all;
+  for (const auto& fld : fields(FastPolicy{})) all.insert(fld.first);
+  for (const char* fixed :
+       {"rank", "dtype", "halo", "radius", "multiprocessors", "vec", "tensor_map", "chunk"})
+    all.erase(fixed);
+  return all;
+}
+
+// Whether the tuned policy `u` (key=value) took the value where a kernel for it is compiled,
+// and kept the default `d` elsewhere.
+bool takes_effect(const std::string& key, int v, const FastPolicy& d, const FastPolicy& u,
+                  const DeviceFacts& dev) {
+  const int R = u.radius, K = 2 * R + 1, rank = u.rank;
+  const bool f32 = u.dtype == DType::f32;
+  const bool block = u.path.feed == Feed::kBlock, tma = u.path.feed == Feed::kTma;
+  const bool tile1d = rank == 1 && u.layout == Layout1D::block_tile;
+  const bool pad1d = rank == 1 && u.layout == Layout1D::padded_tile;
+  if (key == "slots") {
+    if (rank > 1 && tma) return u.slots == v;
+    if ((rank == 3 && block) || tile1d) return u.slots == (v <= kBlockRingSlots ? v : d.slots);
+    if (pad1d) return v <= kPadMaxSlots ? u.slots == v : u.slots >= 2 && u.slots <= kPadMaxSlots;
+    return u.slots == 0;
+  }
+  if (key == "box_rows") return u.box_rows == (rank == 2 && tma ? v : d.box_rows);
+  if (key == "l2_promotion") return u.l2_promotion == (rank > 1 && (tma || block) ? v : d.l2_promotion);
+  if (key == "hints") return u.hints == ((rank == 3 && block) || tile1d || pad1d ? v : d.hints);
+  if (key == "chunk") return u.chunk == (rank > 1 ? v : d.chunk);
+  if (key == "edge_cost") return u.edge_cost == (rank == 3 && block ? v : d.edge_cost);
+  if (key == "runs") return u.runs == (rank == 3 && block ? v == 1 : d.runs);
+  if (key == "depth") {
+    if (rank == 1) return true;  // (diff: nothing changed)
+    for (const RowPath& h : {u.path, u.fallback}) {
+      const bool deep = h.feed == Feed::kPrefetch &&
+                        (rank == 2 ? deep_prefetch_compiled_2d(u.dtype, R)
+                                   : f32 && R >= 1 && R <= 2 && (2 * R + h.rows_per_warp) % v == 0);
+      if (h.depth != (deep ? v : 1)) return false;
+    }
+    return true;
+  }
+  if (key == "tx") {
+    if (rank != 2) return true;
+    const bool wide_path = f32 && ((tma && !u.winograd && wide_tma_compiled(R)) ||
+                                   (u.path.feed == Feed::kRing && wide_ring_compiled(R)));
+    const bool wide_fallback = f32 && u.fallback.feed == Feed::kRing && wide_ring_compiled(R);
+    return u.path.columns == (wide_path ? v : kTx) && u.fallback.columns == (wide_fallback ? v : kTx);
+  }
+  if (key == "tx_1d") {
+    if (rank != 1) return true;
+    if (pad1d) return false;  // a forced 1-D layout keeps the padded tile off
+    if (tile1d) return u.outputs_per_lane == (v == 16 && R >= 12 ? 16 : kTxWide);
+    if (R <= kStripMaxR) return u.layout == Layout1D::strip;
+    if (!f32) return u.layout == Layout1D::held && u.outputs_per_lane == kTxWide;
+    return u.outputs_per_lane == v && (u.layout == Layout1D::streamed) == (v >= 16);
+  }
+  if (key == "winograd") {
+    if (rank != 2) return true;
+    return u.winograd == (v == 1 && f32 && tma && u.passes == 1 && wino_compiled(R, K));
+  }
+  if (key == "pass_rows") {
+    if (rank != 2) return true;
+    return u.pass_rows == (v > 0 && passes_compiled(u.dtype, R, v) ? v : K);
+  }
+  if (key == "rows_3d") {
+    if (rank != 3) return true;
+    const int want = !f32 || R < 1 ? 1 : v == 4 ? (block && R <= 2 ? 4 : 2) : v;
+    return u.path.rows_per_warp == want && u.fallback.rows_per_warp == std::min(want, 2);
+  }
+  if (key == "feed") {
+    const Feed F = Feed(v);
+    if (rank == 1) {
+      if (F == Feed::kBlock)
+        return tile1d == (f32 && tile_compiled_1d(R) && u.vec && dev.tma()) && !pad1d;
+      return !tile1d && !pad1d;  // another feed keeps the register layouts
+    }
+    if (F < Feed::kTma) return u.path.feed == F && u.fallback.feed == F;
+    if (rank == 2) return u.path.feed == (u.tensor_map ? Feed::kTma : u.fallback.feed);
+    if (F == Feed::kTma) return u.path.feed == (u.tensor_map ? Feed::kTma : u.fallback.feed);
+    return u.path.feed == (f32 && R >= 1 && u.tensor_map ? Feed::kBlock : u.fallback.feed);
+  }
+  if (key == "prefetch") {
+    if (rank > 1) {
+      const Feed want = v == 1 ? Feed::kPrefetch : Feed::kDirect;
+      return u.path.feed == want && u.fallback.feed == want;
+    }
+    if (tile1d || pad1d) return false;  // the older switch keeps the register layouts
+    if (u.layout == Layout1D::held) return u.prefetch == (v == 1 && f32 && R <= kWidePfLimit);
+    if (u.layout == Layout1D::streamed)
+      return u.prefetch == (v == 1 && u.outputs_per_lane == 16 && R <= kWidePfLimit);
+    return true;
+  }
+  if (key == "pad_1d") {
+    if (rank != 1) return true;
+    return pad1d == (v == 1 && f32 && pad_compiled_1d(R) && u.vec);
+  }
+  ADD_FAILURE() << "no rule for tuning key " << key;
+  return false;
+}
+
+// Catches: a tuning field that does not reach its decision (a dead knob: the tuning runs measure
+// the default), one that changes another decision too (a measurement that mixes two knobs), one
+// that takes effect where its kernel is not compiled (an uncompiled launch, or the launcher
+// silently running another kernel than the policy and the plan name).
+TEST(FastPolicy, TuningFieldsChangeOnlyWhatTheyName) {
+  const std::vector<std::pair<std::string, std::vector<int>>> values = {
+      {"slots", {2, 3, 5, 8, 9, 16}},   {"box_rows", {1, 7, 16}},
+      {"l2_promotion", {0, 64, 128, 256}}, {"hints", {0, 1, 2, 3}},
+      {"chunk", {1, 5, 1 << 30}},       {"edge_cost", {0, 40, 100}},
+      {"runs", {0, 1}},                 {"depth", {1, 2, 3, 4}},
+      {"tx", {4, 8}},                   {"tx_1d", {8, 16, 32}},
+      {"winograd", {0, 1}},             {"pass_rows", {0, 8, 12, 16}},
+      {"rows_3d", {1, 2, 4}},           {"prefetch", {0, 1}},
+      {"pad_1d", {0, 1}},
+      {"feed", {int(Feed::kDirect), int(Feed::kPrefetch), int(Feed::kRing), int(Feed::kTma),
+                int(Feed::kBlock)}}};
+  const char* feeds[] = {"direct", "prefetch", "ring", "tma", "block"};
+  Faults f;
+  std::int64_t changed = 0;
+  for (const auto& [key, vs] : values)
+    for (const int v : vs)
+      for (int rank = 1; rank <= 3; ++rank)
+        for (const DType t : {DType::f32, DType::f64})
+          for (const int r : compiled_radii(rank, t))
+            for (const Alignment& al : {Alignment{}, kUnaligned})
+              for (const DeviceFacts& dev : {kH100, ampere()}) {
+                const std::string tune = key + "=" + (key == "feed" ? feeds[v] : std::to_string(v));
+                f.where = [&] {
+                  return std::to_string(rank) + "D " + to_string(t) + " r " + std::to_string(r) +
+                         " " + tune + (al.input ? " aligned" : " unaligned") +
+                         (dev.tma() ? " sm_90" : " sm_80");
+                };
+                const FastPolicy d = pol(rank, r, "", t, al, dev);
+                const FastPolicy u = pol(rank, r, tune, t, al, dev);
+                const std::set<std::string> changes = diff(d, u), allowed = may_change(key, rank);
+                const bool within = std::includes(allowed.begin(), allowed.end(),
+                                                  changes.begin(), changes.end());
+                f.check(within, ("changed " + str(changes)).c_str());
+                HOLDS(f, takes_effect(key, v, d, u, dev));
+                changed += !changes.empty();
+              }
+  EXPECT_EQ(f.count, 0) << f.report();
+  EXPECT_GT(changed, 1000);  // the sweep reaches the knobs
+}
+
+// Tuning values beyond what a ring holds are cut to what it holds, never past it: the block
+// rings' mbarriers are static (kBlockRingSlots), the padded tile holds kPadMaxSlots.
+// Catches: a tuned slot count that overruns the static mbarrier array.
+TEST(FastPolicy, TunedSlotsNeverOverrunTheRings) {
+  for (int s = 2; s <= 16; ++s) {
+    const std::string tune = "slots=" + std::to_string(s);
+    for (const int r : compiled_radii(1, DType::f32))
+      for (const std::string& t : {tune, tune + ",pad_1d=1"}) {
+        const FastPolicy p = pol(1, r, t);
+        EXPECT_TRUE(p.layout != Layout1D::block_tile || p.slots <= kBlockRingSlots) << t << " " << r;
+        EXPECT_TRUE(p.layout != Layout1D::padded_tile || p.slots <= kPadMaxSlots) << t << " " << r;
+      }
+    for (const int r : compiled_radii(3, DType::f32)) {
+      const FastPolicy p = pol(3, r, tune + ",feed=block");
+      EXPECT_TRUE(p.path.feed != Feed::kBlock || p.slots <= kBlockRingSlots) << tune << " " << r;
+    }
+  }
+}
+
+// A few examples of the tuning, as the GPU tests' variants and the docs use them (each also
+// covered by the sweep above): the nearest feed where one is not compiled.
+TEST(FastPolicy, TuningExamples) {
+  EXPECT_EQ(pol(2, 2, "feed=block").path.feed, Feed::kTma);                 // 2D's nearest
+  EXPECT_EQ(pol(2, 2, "feed=tma", DType::f64).path.feed, Feed::kTma);       // f64 too, forced
+  EXPECT_EQ(pol(3, 1, "feed=block", DType::f64).path.feed, Feed::kPrefetch);  // no f64 block ring
+  EXPECT_EQ(pol(1, 64, "feed=ring").layout, Layout1D::streamed);            // not the padded tile
+  EXPECT_EQ(pol(3, 1, "rows_3d=4").fallback.rows_per_warp, 2);  // the classic kernels: two at most
+  EXPECT_EQ(pol(2, 4, "winograd=1,feed=ring").winograd, false);
+  EXPECT_EQ(pol(2, 5, "pass_rows=8").last_pass_rows, 8);  // a tuning height: the last pass padded
+}
+
+// ---------------------------------------------------------------------------------------------
+// Anchors: today's measured defaults at a few points (docs/notes/tuning.md). A retune changes
+// these on purpose; they are pinned so that a change of the defaults is a visible decision, and
+// so that the properties above are seen to hold for the table actually shipped.
+// ---------------------------------------------------------------------------------------------
+TEST(FastPolicy, MeasuredDefaultsAnchors) {
+  // 1D: the block ring at r = 16, the padded tile at r = 64, streamed 16 unaligned at r = 24.
+  EXPECT_EQ(pol(1, 16).layout, Layout1D::block_tile);
+  EXPECT_EQ(pol(1, 64).layout, Layout1D::padded_tile);
+  EXPECT_EQ(pol(1, 24, "", DType::f32, kUnaligned).layout, Layout1D::streamed);
+  // 2D: the TMA ring in f32; the Winograd columns at r = 4 with the deep ring; 8 columns at
+  // r = 6; passes of 16 rows at r = 12.
+  FastPolicy p = pol(2, 4);
   EXPECT_EQ(p.path.feed, Feed::kTma);
-  EXPECT_EQ(p.path.columns, 4);
-  EXPECT_EQ(p.slots, 3);
-  EXPECT_EQ(p.box_rows, 12);
-  EXPECT_EQ(p.box_copies, 1);
-  EXPECT_EQ(p.l2_promotion, 256);
-  EXPECT_FALSE(p.winograd);
-  EXPECT_EQ(p.passes, 1);
-  EXPECT_EQ(p.pass_rows, 3);
-  // What runs without a tensor map: the register prefetch 4 rows deep at r = 1.
-  EXPECT_EQ(p.fallback.feed, Feed::kPrefetch);
-  EXPECT_EQ(p.fallback.depth, 4);
-  p = p2(2);
-  EXPECT_EQ(p.slots, 3);
-  EXPECT_EQ(p.fallback.feed, Feed::kPrefetch);
-  EXPECT_EQ(p.fallback.depth, 1);
-  p = p2(3);
-  EXPECT_FALSE(p.winograd);
-  EXPECT_EQ(p.slots, 3);
-  EXPECT_EQ(p.fallback.feed, Feed::kRing);
-  EXPECT_EQ(p.fallback.columns, 4);
-  // r = 4, 5, 7: the Winograd columns; r = 4 then keeps the deep ring (3 x 12).
-  p = p2(4);
   EXPECT_TRUE(p.winograd);
-  EXPECT_EQ(p.summation(), Summation::winograd_x);
-  EXPECT_EQ(p.path.columns, 4);
-  EXPECT_EQ(p.slots, 3);
-  EXPECT_EQ(p.box_rows, 12);
-  EXPECT_EQ(p.fallback.feed, Feed::kRing);
-  p = p2(5);
-  EXPECT_TRUE(p.winograd);
-  EXPECT_EQ(p.path.columns, 4);
-  EXPECT_EQ(p.slots, 2);
-  EXPECT_EQ(p.box_rows, 8);
-  EXPECT_EQ(p.fallback.feed, Feed::kRing);
-  EXPECT_EQ(p.fallback.columns, 8);
-  // r = 6: 8 columns per lane, two boxes per slot; no Winograd.
-  p = p2(6);
-  EXPECT_FALSE(p.winograd);
-  EXPECT_EQ(p.path.columns, 8);
-  EXPECT_EQ(p.box_copies, 2);
-  EXPECT_EQ(p.fallback.columns, 8);
-  EXPECT_TRUE(p2(7).winograd);
-  EXPECT_FALSE(p2(8).winograd);
-  EXPECT_EQ(p2(8).path.columns, 4);
-  // Direct sums required: no Winograd; r = 4 takes the direct kernel's ring (2 x 8), r = 5 its 8
-  // columns.
-  p = p2(4, {}, DType::f32, 300, {}, {}, true);
-  EXPECT_FALSE(p.winograd);
-  EXPECT_EQ(p.summation(), Summation::direct);
-  EXPECT_EQ(p.slots, 2);
-  EXPECT_EQ(p.box_rows, 8);
-  EXPECT_EQ(p.path.columns, 4);
-  p = p2(5, {}, DType::f32, 300, {}, {}, true);
-  EXPECT_EQ(p.path.columns, 8);
-  EXPECT_EQ(p.box_copies, 2);
-  // Passes of 16 rows from r = 12 (the last one the rows left), 2 slots of 16 rows.
-  p = p2(11);  // -> 12
-  EXPECT_EQ(p.radius, 12);
-  EXPECT_EQ(p.pass_rows, 16);
-  EXPECT_EQ(p.passes, 2);
-  EXPECT_EQ(p.last_pass_rows, 9);
-  EXPECT_EQ(p.box_rows, 16);
-  EXPECT_EQ(p.fallback.feed, Feed::kRing);
-  p = p2(15);
-  EXPECT_EQ(p.passes, 2);
-  EXPECT_EQ(p.last_pass_rows, 15);
-  p = p2(9);  // -> 10: one pass
-  EXPECT_EQ(p.radius, 10);
-  EXPECT_EQ(p.passes, 1);
-  EXPECT_EQ(p.pass_rows, 21);
-  // f64: no TMA ring; prefetch up to r = 2, the ring from r = 3 (4 columns).
-  p = p2(1, {}, DType::f64);
-  EXPECT_EQ(p.path.feed, Feed::kPrefetch);
-  EXPECT_EQ(p.path.depth, 1);
-  EXPECT_EQ(p2(3, {}, DType::f64).path.feed, Feed::kRing);
-  EXPECT_EQ(p2(5, {}, DType::f64).path.columns, 4);
-  EXPECT_FALSE(p2(4, {}, DType::f64).winograd);
-  // No tensor map (unaligned base, a pitch not a multiple of 16 bytes, no TMA, no encoder,
-  // coordinates past 2^31): the feed without one, and direct sums.
-  DeviceFacts no_encoder;
-  no_encoder.tensor_map_encoder = false;
-  for (const FastPolicy& q : {p2(4, {}, DType::f32, 300, Alignment{false, true}),
-                              p2(4, {}, DType::f32, 301), p2(4, {}, DType::f32, 300, {}, ampere()),
-                              p2(4, {}, DType::f32, 300, {}, no_encoder)}) {
-    EXPECT_FALSE(q.tensor_map);
-    EXPECT_EQ(q.path.feed, Feed::kRing);
-    EXPECT_FALSE(q.winograd);
-    EXPECT_EQ(q.summation(), Summation::direct);
-    EXPECT_EQ(q.slots, 0);
-  }
-  // Only the input's base matters to the tensor map (the output is stored by the lanes).
-  EXPECT_TRUE(p2(4, {}, DType::f32, 300, Alignment{true, false}).tensor_map);
-  Ask huge;
-  huge.ext = {1, std::int64_t(1) << 31, 1};
-  EXPECT_FALSE(policy(huge).tensor_map);
-  huge.ext = {1, (std::int64_t(1) << 31) - 4, 1};
-  EXPECT_TRUE(policy(huge).tensor_map);
-}
-
-TEST(FastPolicy, ThreeDimensionalDefaults) {
-  // f32 r = 1..3: the block ring, 6 slots of the tile's rows and halo, 64-byte L2 promotion,
-  // both cache hints; two rows per warp up to r = 2; z-chunks at r = 1, equal runs above.
-  FastPolicy p = p3(1);
+  EXPECT_EQ(p.slots * 100 + p.box_rows, 3 * 100 + 12);
+  EXPECT_EQ(pol(2, 6).path.columns, 8);
+  EXPECT_EQ(pol(2, 12).pass_rows, 16);
+  // 3D: the block ring with two rows per warp at r = 1, the per-warp TMA ring at r = 4.
+  p = pol(3, 1);
   EXPECT_EQ(p.path.feed, Feed::kBlock);
   EXPECT_EQ(p.path.rows_per_warp, 2);
-  EXPECT_EQ(p.slots, 6);
-  EXPECT_EQ(p.box_rows, 8 * 2 + 2);
-  EXPECT_EQ(p.l2_promotion, 64);
-  EXPECT_EQ(p.hints, 3);
-  EXPECT_FALSE(p.runs);
-  EXPECT_EQ(p.fallback.feed, Feed::kPrefetch);
-  EXPECT_EQ(p.fallback.depth, 4);
-  EXPECT_EQ(p.fallback.rows_per_warp, 2);
-  p = p3(2);
-  EXPECT_EQ(p.path.rows_per_warp, 2);
-  EXPECT_EQ(p.box_rows, 20);
-  EXPECT_TRUE(p.runs);
-  EXPECT_EQ(p.shortest_run, 16);
-  EXPECT_EQ(p.edge_cost, 30);  // a tile-plane at a y edge, with modes: 30% more in the runs
-  EXPECT_EQ(p.fallback.feed, Feed::kRing);
-  p = p3(3);
-  EXPECT_EQ(p.path.feed, Feed::kBlock);
-  EXPECT_EQ(p.path.rows_per_warp, 1);
-  EXPECT_EQ(p.box_rows, 14);
-  EXPECT_EQ(p.shortest_run, 24);
-  EXPECT_EQ(p.edge_cost, 3);
-  // Under the modes, the default layouts up to r = 2 set the x ghosts in registers (their
-  // kernels are compiled); r = 3, and the layouts only tuning reaches, from the table.
+  EXPECT_EQ(pol(3, 4).path.feed, Feed::kTma);
+  // Under the modes, the default block-ring layouts up to r = 2 set the x ghosts in registers
+  // (their kernels are compiled); the layouts only tuning reaches, from the table.
   for (const int r : {1, 2}) {
-    const FastPolicy d = p3(r);
+    const FastPolicy d = pol(3, r);
     EXPECT_TRUE(x_ghosts_in_registers(r, d.path.rows_per_warp, d.runs)) << "r = " << r;
-    const FastPolicy t = p3(r, "rows_3d=4");
+    const FastPolicy t = pol(3, r, "rows_3d=4");
     EXPECT_FALSE(x_ghosts_in_registers(r, t.path.rows_per_warp, t.runs)) << "r = " << r;
-    const FastPolicy u = p3(r, r == 1 ? "runs=1" : "runs=0");
+    const FastPolicy u = pol(3, r, r == 1 ? "runs=1" : "runs=0");
     EXPECT_FALSE(x_ghosts_in_registers(r, u.path.rows_per_warp, u.runs)) << "r = " << r;
   }
-  EXPECT_FALSE(x_ghosts_in_registers(3, p.path.rows_per_warp, p.runs));
-  // r = 4: the per-warp TMA ring, 2 slots of 2R + 1 rows, 256-byte promotion.
-  p = p3(4);
-  EXPECT_EQ(p.path.feed, Feed::kTma);
-  EXPECT_EQ(p.slots, 2);
-  EXPECT_EQ(p.box_rows, 9);
-  EXPECT_EQ(p.l2_promotion, 256);
-  EXPECT_EQ(p.fallback.feed, Feed::kRing);
-  // r = 0: loaded as needed.
-  EXPECT_EQ(p3(0).path.feed, Feed::kDirect);
-  // f64: prefetch at r = 1 (one row), the ring from r = 2, one row per warp.
-  p = p3(1, {}, DType::f64);
-  EXPECT_EQ(p.path.feed, Feed::kPrefetch);
-  EXPECT_EQ(p.path.depth, 1);
-  EXPECT_EQ(p.path.rows_per_warp, 1);
-  EXPECT_EQ(p3(2, {}, DType::f64).path.feed, Feed::kRing);
-  // Without a tensor map: the fallback.
-  p = p3(2, {}, DType::f32, 30);  // pitch 120 bytes
-  EXPECT_EQ(p.path.feed, Feed::kRing);
-  EXPECT_EQ(p.path.rows_per_warp, 2);
-  EXPECT_EQ(p.slots, 0);
-  EXPECT_EQ(p3(1, {}, DType::f32, 32, kUnaligned).path.feed, Feed::kPrefetch);
-  EXPECT_EQ(p3(4, {}, DType::f32, 32, {}, ampere()).path.feed, Feed::kRing);
-  EXPECT_EQ(p3(3).summation(), Summation::direct);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Each field of FastTuning changes the decision it names.
-TEST(FastPolicy, TuningFeed) {
-  EXPECT_EQ(p2(2, "feed=ring").path.feed, Feed::kRing);
-  EXPECT_EQ(p2(2, "feed=direct").path.feed, Feed::kDirect);
-  EXPECT_EQ(p2(2, "feed=prefetch").path.feed, Feed::kPrefetch);
-  EXPECT_EQ(p2(2, "feed=tma", DType::f64).path.feed, Feed::kTma);  // f64 too, where forced
-  EXPECT_EQ(p2(2, "feed=block").path.feed, Feed::kTma);  // 2D's nearest
-  EXPECT_EQ(p3(1, "feed=tma").path.feed, Feed::kTma);
-  EXPECT_EQ(p3(1, "feed=tma").box_rows, 2 + 2);
-  EXPECT_EQ(p3(4, "feed=block").path.feed, Feed::kBlock);
-  EXPECT_EQ(p3(4, "feed=ring").path.feed, Feed::kRing);
-  EXPECT_EQ(p3(1, "feed=block", DType::f64).path.feed, Feed::kPrefetch);  // no f64 block ring
-  EXPECT_EQ(p1(4, "feed=block").layout, Layout1D::block_tile);
-  EXPECT_EQ(p1(16, "feed=ring").layout, Layout1D::held);
-  EXPECT_EQ(p1(64, "feed=ring").layout, Layout1D::streamed);  // not the padded tile either
-  // The fallback keeps a forced classic feed.
-  EXPECT_EQ(p2(2, "feed=direct").fallback.feed, Feed::kDirect);
-}
-
-TEST(FastPolicy, TuningPrefetchAndDepth) {
-  EXPECT_EQ(p2(2, "prefetch=0").path.feed, Feed::kDirect);
-  EXPECT_EQ(p2(3, "prefetch=1").path.feed, Feed::kPrefetch);
-  EXPECT_EQ(p3(2, "prefetch=1").path.feed, Feed::kPrefetch);
-  FastPolicy p = p1(24, "prefetch=1", DType::f32, 5000, kUnaligned);
-  EXPECT_EQ(p.layout, Layout1D::streamed);
-  EXPECT_TRUE(p.prefetch);
-  EXPECT_EQ(p1(24, "prefetch=1").layout, Layout1D::streamed);  // not the block ring
-  EXPECT_FALSE(p1(12, "prefetch=0", DType::f32, 5000, kUnaligned).prefetch);
-  EXPECT_EQ(p2(2, "feed=prefetch,depth=3").path.depth, 3);
-  EXPECT_EQ(p2(4, "feed=prefetch,depth=2").path.depth, 2);
-  EXPECT_EQ(p2(5, "feed=prefetch,depth=2").path.depth, 1);  // compiled up to r = 4
-  EXPECT_EQ(p2(2, "feed=prefetch,depth=3", DType::f64).path.depth, 1);
-  EXPECT_EQ(p2(1, "depth=2").fallback.depth, 2);
-  EXPECT_EQ(p3(1, "feed=prefetch,depth=2").path.depth, 2);   // 4 rows a plane
-  EXPECT_EQ(p3(1, "feed=prefetch,depth=3").path.depth, 1);   // does not divide them
-  EXPECT_EQ(p3(1, "feed=prefetch,depth=3,rows_3d=1").path.depth, 3);
-  EXPECT_EQ(p3(3, "feed=prefetch,depth=2").path.depth, 1);
-}
-
-TEST(FastPolicy, TuningRingShapes) {
-  FastPolicy p = p2(2, "slots=5,box_rows=7");
-  EXPECT_EQ(p.slots, 5);
-  EXPECT_EQ(p.box_rows, 7);
-  EXPECT_EQ(p2(7, "slots=16").slots, 16);
-  EXPECT_EQ(p3(4, "slots=10").slots, 10);  // the per-warp TMA ring
-  EXPECT_EQ(p3(1, "slots=3").slots, 3);    // the block ring
-  EXPECT_EQ(p3(1, "slots=10").slots, 6);   // it holds 8: the default
-  EXPECT_EQ(p1(16, "slots=6").slots, 6);
-  EXPECT_EQ(p1(16, "slots=12").slots, 4);
-  EXPECT_EQ(p1(48, "slots=3").slots, 3);   // the padded tile
-  EXPECT_EQ(p1(48, "slots=6").slots, 4);   // it holds 4
-  EXPECT_EQ(p2(2, "l2_promotion=64").l2_promotion, 64);
-  EXPECT_EQ(p3(1, "l2_promotion=256").l2_promotion, 256);
-  EXPECT_EQ(p1(16, "hints=1").hints, 1);
-  EXPECT_EQ(p3(1, "hints=0").hints, 0);
-}
-
-TEST(FastPolicy, TuningColumnsAndLayouts) {
-  FastPolicy p = p2(4, "winograd=0,tx=8");
-  EXPECT_EQ(p.path.columns, 8);
-  EXPECT_EQ(p.box_copies, 2);
-  EXPECT_EQ(p2(4, "tx=8").path.columns, 4);  // the Winograd columns take 4
-  EXPECT_EQ(p2(6, "tx=4").path.columns, 4);
-  EXPECT_EQ(p2(2, "tx=8").path.columns, 4);  // not compiled at r = 2
-  EXPECT_EQ(p2(5, "feed=ring,tx=4").path.columns, 4);
-  EXPECT_EQ(p2(6, "feed=ring").path.columns, 8);
-  EXPECT_EQ(p2(4, "feed=ring,tx=8").path.columns, 4);  // the ring's 8: r = 5, 6
-  EXPECT_EQ(p1(16, "tx_1d=16").outputs_per_lane, 16);  // block ring, from r = 12
-  EXPECT_EQ(p1(8, "tx_1d=16").outputs_per_lane, 8);
-  p = p1(16, "tx_1d=32", DType::f32, 5000, kUnaligned);
-  EXPECT_EQ(p.layout, Layout1D::streamed);
-  EXPECT_EQ(p.outputs_per_lane, 32);
-  p = p1(32, "tx_1d=8", DType::f32, 5000, kUnaligned);
-  EXPECT_EQ(p.layout, Layout1D::held);
-  EXPECT_TRUE(p.prefetch);
-  EXPECT_EQ(p1(48, "tx_1d=16").layout, Layout1D::streamed);  // another layout: no padded tile
-  EXPECT_EQ(p1(32, "pad_1d=1").layout, Layout1D::padded_tile);
-  EXPECT_EQ(p1(16, "pad_1d=1").layout, Layout1D::block_tile);  // not compiled at 16
-  EXPECT_EQ(p1(48, "pad_1d=0").layout, Layout1D::streamed);
-  EXPECT_EQ(p1(48, "pad_1d=1", DType::f32, 5000, kUnaligned).layout, Layout1D::streamed);
-  EXPECT_EQ(p1(16, "tx_1d=16", DType::f64).outputs_per_lane, 8);
-}
-
-TEST(FastPolicy, TuningRowsRunsAndChunks) {
-  FastPolicy p = p3(1, "rows_3d=4");
-  EXPECT_EQ(p.path.rows_per_warp, 4);
-  EXPECT_EQ(p.box_rows, 8 * 4 + 2);
-  EXPECT_EQ(p.fallback.rows_per_warp, 2);  // the classic kernels: two at most
-  EXPECT_EQ(p3(1, "rows_3d=4", DType::f32, 32, kUnaligned).path.rows_per_warp, 2);
-  EXPECT_EQ(p3(3, "rows_3d=4").path.rows_per_warp, 2);
-  EXPECT_EQ(p3(4, "rows_3d=4").path.rows_per_warp, 2);
-  EXPECT_EQ(p3(1, "rows_3d=1").path.rows_per_warp, 1);
-  EXPECT_EQ(p3(3, "rows_3d=2").path.rows_per_warp, 2);
-  EXPECT_EQ(p3(1, "rows_3d=2", DType::f64).path.rows_per_warp, 1);
-  EXPECT_TRUE(p3(1, "runs=1").runs);
-  EXPECT_FALSE(p3(2, "runs=0").runs);
-  EXPECT_EQ(p3(2, "edge_cost=0").edge_cost, 0);
-  EXPECT_EQ(p3(3, "edge_cost=40").edge_cost, 40);
-  EXPECT_EQ(p3(2, "chunk=5").chunk, 5);
-  EXPECT_EQ(p2(2, "chunk=7").chunk, 7);
-  EXPECT_EQ(p2(2).chunk, 0);
-}
-
-TEST(FastPolicy, TuningPassesAndWinograd) {
-  FastPolicy p = p2(5, "pass_rows=8");
-  EXPECT_EQ(p.pass_rows, 8);
-  EXPECT_EQ(p.passes, 2);
-  EXPECT_EQ(p.last_pass_rows, 8);  // a tuning height: the last pass zero-padded
-  EXPECT_FALSE(p.winograd);        // one pass only
-  p = p2(10, "pass_rows=12");
-  EXPECT_EQ(p.passes, 2);
-  EXPECT_EQ(p2(8, "pass_rows=12").passes, 1);   // 12 and 16: compiled from r = 10
-  EXPECT_EQ(p2(8, "pass_rows=12", DType::f64).passes, 1);
-  EXPECT_EQ(p2(15, "pass_rows=0").passes, 1);
-  EXPECT_EQ(p2(15, "pass_rows=8").passes, 4);
-  EXPECT_EQ(p2(3, "pass_rows=8").passes, 1);    // 7 rows: nothing to split
-  EXPECT_FALSE(p2(4, "winograd=0").winograd);
-  EXPECT_EQ(p2(4, "winograd=0").slots, 2);      // r = 4 direct: 2 x 8
-  EXPECT_TRUE(p2(3, "winograd=1").winograd);
-  p = p2(6, "winograd=1");
-  EXPECT_TRUE(p.winograd);
-  EXPECT_EQ(p.path.columns, 4);
-  EXPECT_FALSE(p2(8, "winograd=1").winograd);   // not compiled at 8
-  EXPECT_FALSE(p2(4, "winograd=1", DType::f32, 300, {}, {}, true).winograd);  // direct sums
-  EXPECT_FALSE(p2(4, "winograd=1,feed=ring").winograd);
-}
-
-// Whatever the tuning, the policy picks only compiled kernels and consistent shapes: checked
-// for every variant the GPU tests run, every compiled radius, both dtypes, aligned or not.
-TEST(FastPolicy, EveryVariantPicksCompiledKernels) {
-  for (const std::string& v : test::fast_tuning_variants())
-    for (int rank = 1; rank <= 3; ++rank)
-      for (DType t : {DType::f32, DType::f64})
-        for (int r = 0; r <= 64; ++r) {
-          if (compiled_radius(rank, t, r) != r) continue;
-          for (const Alignment al : {Alignment{}, kUnaligned}) {
-            Ask a;
-            a.rank = rank;
-            a.ext = rank == 1 ? Extents{4096, 1, 1} : rank == 2 ? Extents{64, 256, 1}
-                                                                : Extents{16, 16, 64};
-            a.r = r;
-            a.dtype = t;
-            a.tune = v;
-            a.aligned = al;
-            const FastPolicy p = policy(a);
-            SCOPED_TRACE(v + " rank " + std::to_string(rank) + " " + to_string(t) + " r " +
-                         std::to_string(r) + (al.input ? " aligned" : " unaligned"));
-            ASSERT_EQ(p.radius, r);
-            const bool f32 = t == DType::f32;
-            if (rank == 1) {
-              if (p.layout == Layout1D::block_tile) {
-                EXPECT_TRUE(f32 && tile_compiled_1d(r) && p.vec);
-                EXPECT_TRUE(p.outputs_per_lane == 8 || (p.outputs_per_lane == 16 && r >= 12));
-                EXPECT_TRUE(p.slots >= 2 && p.slots <= kBlockRingSlots);
-              } else if (p.layout == Layout1D::padded_tile) {
-                EXPECT_TRUE(f32 && pad_compiled_1d(r) && p.vec);
-                EXPECT_TRUE(p.slots >= 2 && p.slots <= kPadMaxSlots);
-              } else if (p.layout == Layout1D::strip) {
-                EXPECT_LE(r, kStripMaxR);
-              } else if (p.layout == Layout1D::streamed) {
-                EXPECT_TRUE(f32 && r > kStripMaxR);
-                EXPECT_TRUE(p.outputs_per_lane == 16 || p.outputs_per_lane == 32);
-                if (p.prefetch) EXPECT_TRUE(p.outputs_per_lane == 16 && r <= kWidePfLimit);
-              } else {
-                EXPECT_GT(r, kStripMaxR);
-                EXPECT_EQ(p.outputs_per_lane, kTxWide);
-                if (p.prefetch) EXPECT_TRUE(f32 && r <= kWidePfLimit);
-              }
-              if (!al.input) EXPECT_TRUE(p.layout != Layout1D::block_tile &&
-                                         p.layout != Layout1D::padded_tile);
-              continue;
-            }
-            for (const RowPath& h : {p.path, p.fallback}) {
-              if (h.feed == Feed::kBlock) EXPECT_TRUE(rank == 3 && f32 && r >= 1);
-              if (h.columns == 8)
-                EXPECT_TRUE(f32 && rank == 2 &&
-                            ((h.feed == Feed::kTma && wide_tma_compiled(r)) ||
-                             (h.feed == Feed::kRing && wide_ring_compiled(r))));
-              else
-                EXPECT_EQ(h.columns, kTx);
-              if (h.depth > 1)
-                EXPECT_TRUE(f32 && h.feed == Feed::kPrefetch &&
-                            (rank == 2 ? r >= 1 && r <= 4
-                                       : r >= 1 && r <= 2 && (2 * r + h.rows_per_warp) %
-                                                                     h.depth == 0));
-              if (h.rows_per_warp == 4)
-                EXPECT_TRUE(rank == 3 && f32 && h.feed == Feed::kBlock && r >= 1 && r <= 2);
-              if (h.rows_per_warp == 2) EXPECT_TRUE(rank == 3 && f32 && r >= 1);
-            }
-            EXPECT_NE(p.fallback.feed, Feed::kTma);
-            EXPECT_NE(p.fallback.feed, Feed::kBlock);
-            if (!p.tensor_map) EXPECT_EQ(p.path.feed, p.fallback.feed);
-            if (p.path.feed == Feed::kTma || p.path.feed == Feed::kBlock) {
-              EXPECT_TRUE(p.tensor_map);
-              EXPECT_GE(p.slots, 2);
-              EXPECT_GE(p.box_rows, 1);
-            }
-            if (p.winograd)
-              EXPECT_TRUE(f32 && rank == 2 && p.path.feed == Feed::kTma && p.passes == 1 &&
-                          wino_compiled(r, 2 * r + 1) && p.path.columns == kTx);
-            if (rank == 2 && p.passes > 1)
-              EXPECT_TRUE(passes_compiled(t, r, p.pass_rows));
-          }
-        }
-}
 
 // ---------------------------------------------------------------------------------------------
 TEST(FastTuning, OutOfRangeIsAnErrorNamingTheField) {
@@ -641,34 +974,83 @@ TEST(FastTuning, ParsesKeyValueListsStrictly) {
   EXPECT_NE(error("slots=2,").find("expected KEY=VALUE"), std::string::npos);
 }
 
+
 // ---------------------------------------------------------------------------------------------
-TEST(FastPolicy, ChunksAndRuns) {
-  // 64 rows, one warp per chunk, 4 resident: four chunks of 16 fill the wave.
-  Chunking c = fit_chunks(64, 1, 1, 4);
-  EXPECT_EQ(c.chunk, 16);
-  EXPECT_EQ(c.chunks, 4);
-  // Plenty of work per chunk: one chunk.
-  c = fit_chunks(1000, 100000, 2, 500);
-  EXPECT_EQ(c.chunks, 1);
-  EXPECT_EQ(c.chunk, 1000);
-  // No chunk shorter than max(16, 8R) unless the axis is.
-  for (std::int64_t len : {1, 7, 40, 300, 16384})
-    for (int R : {0, 1, 3, 15})
-      for (std::int64_t per : {1, 7, 128})
-        for (std::int64_t res : {1, 64, 4224}) {
-          c = fit_chunks(len, per, R, res);
-          EXPECT_GE(c.chunk * c.chunks, len);
-          EXPECT_LT((c.chunks - 1) * c.chunk, len);
-          EXPECT_GE(c.chunk, std::min<std::int64_t>(len, std::max(16, 8 * R)));
+// The chunking helpers, over many sizes.
+// ---------------------------------------------------------------------------------------------
+// fit_chunks: the chunks cover the axis once, none shorter than max(16, 8R) unless the axis is,
+// at most the chunk counts it searches, and none of those wastes less (idle slots of the last
+// wave, and the 2R halo rows each chunk re-reads: the documented measure); a forced length is
+// taken, cut to the axis.
+// Catches: rows skipped or computed twice, chunks too short for their halo, a split that leaves
+// the last wave emptier than another would, a forced chunk ignored.
+TEST(FastPolicy, ChunksCoverTheAxisOnceAndWasteLeast) {
+  auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
+  // The share of the launched slots doing new rows, for chunks of `len` rows.
+  auto use = [&](std::int64_t n, std::int64_t len, std::int64_t per, int R, std::int64_t res) {
+    const std::int64_t items = ceil_div(n, len) * per, waves = ceil_div(items, res);
+    return double(items) / double(waves * res) * double(len) / double(len + 2 * R);
+  };
+  for (const std::int64_t n : {1, 2, 7, 16, 40, 64, 300, 1023, 16384, 1 << 22})
+    for (const int R : {0, 1, 3, 8, 15})
+      for (const std::int64_t per : {1, 3, 7, 128, 4096, 1 << 20})
+        for (const std::int64_t res : {1, 4, 64, 528, 4224}) {
+          SCOPED_TRACE(std::to_string(n) + " rows, r " + std::to_string(R) + ", " +
+                       std::to_string(per) + " per chunk, " + std::to_string(res) + " resident");
+          const Chunking c = fit_chunks(n, per, R, res);
+          ASSERT_GE(c.chunk, 1);
+          EXPECT_EQ(c.chunks, ceil_div(n, c.chunk));
+          EXPECT_GE(c.chunk, std::min<std::int64_t>(n, std::max(16, 8 * R)));
+          EXPECT_LE(c.chunks, std::max<std::int64_t>(1, 8 * res / per + 1));
+          const double got = use(n, c.chunk, per, R, res);
+          const std::int64_t shortest = std::min<std::int64_t>(n, std::max(16, 8 * R));
+          double best = 0;
+          for (std::int64_t want = 1; want <= std::min(n / shortest, 8 * res / per + 1); ++want)
+            best = std::max(best, use(n, ceil_div(n, want), per, R, res));
+          EXPECT_GE(got + 1e-9, best);
+          // Work that fills whole waves alone stays in one chunk (no halo re-read).
+          EXPECT_TRUE(per % res != 0 || c.chunks == 1);
+          for (const std::int64_t forced : {1, 5, 1 << 30}) {
+            const Chunking d = fit_chunks(n, per, R, res, forced);
+            EXPECT_EQ(d.chunk, std::min(forced, n));
+            EXPECT_EQ(d.chunks, ceil_div(n, d.chunk));
+          }
         }
-  // A forced chunk (FastTuning::chunk), cut to the axis.
-  c = fit_chunks(100, 10, 1, 1000, 5);
-  EXPECT_EQ(c.chunk, 5);
-  EXPECT_EQ(c.chunks, 20);
-  c = fit_chunks(3, 10, 1, 1000, 5);
-  EXPECT_EQ(c.chunk, 3);
-  EXPECT_EQ(c.chunks, 1);
-  // Equal runs: one per resident block, none shorter than `shortest` unless the work is.
+  // A documented example: 64 rows, one warp per chunk, 4 resident: four chunks of 16.
+  const Chunking c = fit_chunks(64, 1, 1, 4);
+  EXPECT_EQ(c.chunk * 10 + c.chunks, 16 * 10 + 4);
+}
+
+// even_runs: one run per resident block at most, and no more runs than `shortest` units fit in
+// the work (rounded up, so that runs of equal length may fall a little short of it), the runs
+// covering the work once and equal to a unit; a forced length is taken (runs no longer than it,
+// as many as it needs).
+// Catches: more blocks than one wave, runs shorter than their halo's cost, units dropped.
+TEST(FastPolicy, EvenRunsShareTheWorkInOneWave) {
+  auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
+  for (const std::int64_t total : {0, 1, 5, 16, 100, 1000, 12345, 1 << 24})
+    for (const std::int64_t shortest : {1, 16, 24, 40})
+      for (const std::int64_t res : {0, 1, 10, 132, 1056}) {
+        SCOPED_TRACE(std::to_string(total) + " units, shortest " + std::to_string(shortest) +
+                     ", " + std::to_string(res) + " resident");
+        const std::int64_t work = std::max<std::int64_t>(total, 1);
+        const std::int64_t len = even_runs(total, shortest, res);
+        ASSERT_GE(len, 1);
+        const std::int64_t blocks = ceil_div(work, len);
+        EXPECT_LE(blocks, std::max<std::int64_t>(res, 1));
+        // No more runs than `shortest` units fit in the work (rounded up): each about as long.
+        EXPECT_LE(blocks, ceil_div(work, shortest));
+        EXPECT_LT((blocks - 1) * len, work);
+        // Equal: the runs differ by at most one unit from the mean (the last may be shorter).
+        EXPECT_LT(len * blocks - work, blocks);
+        for (const std::int64_t forced : {1, 7, 1 << 20}) {
+          const std::int64_t f = even_runs(total, shortest, res, forced);
+          EXPECT_LE(f, forced);
+          EXPECT_EQ(ceil_div(work, f), ceil_div(work, forced));
+        }
+      }
+  // Worked examples: 10 runs of 100; 7 runs of 15 (not 6 of 16 and one of 4); less work than a
+  // run: one run of all of it; forced runs of 7; no work: one unit.
   EXPECT_EQ(even_runs(1000, 16, 10), 100);
   EXPECT_EQ(even_runs(100, 16, 132), 15);
   EXPECT_EQ(even_runs(5, 16, 132), 5);
@@ -742,9 +1124,10 @@ TEST(FastPolicy, EqualRunsByCostCoverEveryTilePlaneOnce) {
 
 // A box filter (every weight 1/K) never takes the Winograd columns, whose stores skip the
 // division of a box's sums, even where the tuning forces them; the same extents of other weights
-// do.
+// do where they are compiled.
+// Catches: a box's sums stored undivided (box_taps_of not consulted, or one that misses a box).
 TEST(FastPolicy, BoxFiltersNeverTakeTheWinogradColumns) {
-  for (int r : {3, 4, 5, 7}) {
+  for (const int r : compiled_radii(2, DType::f32)) {
     const std::int64_t k = 2 * r + 1;
     const Filter box(std::vector<double>(std::size_t(k * k), 1.0 / double(k * k)), {k, k});
     for (const std::string tune : {"", "winograd=1"}) {
@@ -753,8 +1136,9 @@ TEST(FastPolicy, BoxFiltersNeverTakeTheWinogradColumns) {
       EXPECT_EQ(box_taps_of(p), k * k);
       EXPECT_FALSE(fast_policy(p, DeviceFacts{}, Alignment{}).winograd) << r << " " << tune;
     }
-    EXPECT_TRUE(p2(r, "winograd=1").winograd) << r;
-    EXPECT_EQ(box_taps_of(Problem(2, {300, 300, 1}, 1, ones({k, k}), DType::f32)), 0);
+    EXPECT_EQ(pol(2, r, "winograd=1").winograd, wino_compiled(r, 2 * r + 1)) << r;
+    if (r > 0)  // (a single weight of 1 is a box)
+      EXPECT_EQ(box_taps_of(Problem(2, {300, 300, 1}, 1, ones({k, k}), DType::f32)), 0);
   }
 }
 

@@ -135,7 +135,7 @@ TEST(LowRankAnalysis, FullRankFiltersGainNothing) {
   EXPECT_EQ(lr->terms.size(), 7u);
   EXPECT_LE(reconstruction_error(p, *lr), 1e-13 * max_abs(p.correlation_weights()));
   // 7 terms of 14 taps cost more than the 49 dense taps: never chosen.
-  EXPECT_LE(find_strategy("cpu_lowrank")->priority(p), 5);
+  EXPECT_GT(estimate_ns(find_strategy("cpu_lowrank"), p), estimate_ns(find_strategy("cpu"), p));
   Options cpu;
   cpu.backend = Backend::cpu;
   EXPECT_EQ(choose(p, cpu).strategy, "cpu");
@@ -575,30 +575,30 @@ TEST(LowRankCuda, AutoTakesLargeLowRankFiltersOnly) {
   const Strategy* fft = find_strategy("fft");
   if (!lr || !fast || !fft) GTEST_SKIP() << "halo was built without CUDA";
   const auto best = [&](const Problem& p) {
-    return std::max(fast->priority(p), fft->priority(p));
+    return std::min(estimate_ns(fast, p), estimate_ns(fft, p));
   };
   for (double sigma : {2.0, 4.0, 8.0}) {
     const Problem p(2, {4096, 4096, 1}, 1, log_filter(sigma), DType::f32);
-    EXPECT_GT(lr->priority(p), best(p)) << sigma << ": " << lr->plan(p);
+    EXPECT_LT(estimate_ns(lr, p), best(p)) << sigma << ": " << lr->plan(p);
   }
   const Problem r2(2, {4096, 4096, 1}, 1, random_low_rank({31, 31}, 2), DType::f32);
-  EXPECT_GT(lr->priority(r2), best(r2));
+  EXPECT_LT(estimate_ns(lr, r2), best(r2));
   // A LoG whose weights were rounded to float32 (from NumPy or CuPy): still two terms.
   std::vector<double> w = log_filter(4.0).weights();
   for (double& v : w) v = double(float(v));
   const Problem rounded(2, {4096, 4096, 1}, 1, Filter(w, {33, 33}), DType::f32);
-  EXPECT_GT(lr->priority(rounded), best(rounded)) << lr->plan(rounded);
+  EXPECT_LT(estimate_ns(lr, rounded), best(rounded)) << lr->plan(rounded);
   EXPECT_NE(lr->plan(rounded).find("2 separable terms"), std::string::npos) << lr->plan(rounded);
   // The FFT's cost scaled down a thousandfold: the FFT then.
   Problem cheap = r2;
   cheap.set_tuning(detail::parse_fast_tuning("fft_cost=1", "test"));
-  EXPECT_LT(lr->priority(cheap), fft->priority(cheap));
+  EXPECT_GT(estimate_ns(lr, cheap), estimate_ns(fft, cheap));
   for (const Problem& p :
        {Problem(2, {4096, 4096, 1}, 1, make_named_filter("laplacian", 2), DType::f32),
         Problem(3, {256, 256, 256}, 1, make_named_filter("laplacian", 3), DType::f32),
         Problem(2, {4096, 4096, 1}, 1, random_filter({31, 31}), DType::f32),
         Problem(2, {4096, 4096, 1}, 1, random_low_rank({7, 7}, 3), DType::f32)})
-    EXPECT_LT(lr->priority(p), best(p)) << p.describe() << ": " << lr->plan(p);
+    EXPECT_GT(estimate_ns(lr, p), best(p)) << p.describe() << ": " << lr->plan(p);
   // Rank 1: `separable`'s.
   const Status one = lr->can_implement(
       Problem(2, {512, 512, 1}, 1, make_named_filter("gaussian:sigma=3", 2), DType::f32));

@@ -889,47 +889,47 @@ TEST(SeparableCuda, AutoFollowsTheTunedCrossovers) {
   };
   // 2-D radius 3 (7x7): `fast` by default, `separable` from sep_radius_2d = 2.
   const Problem r3(2, {4096, 4096, 1}, 1, make_named_filter("gaussian:sigma=0.75", 2), DType::f32);
-  EXPECT_LT(sep->priority(r3), fast->priority(r3));
-  EXPECT_GT(sep->priority(tuned(r3, "sep_radius_2d=2")), fast->priority(r3));
+  EXPECT_GT(estimate_ns(sep, r3), estimate_ns(fast, r3));
+  EXPECT_LT(estimate_ns(sep, tuned(r3, "sep_radius_2d=2")), estimate_ns(fast, r3));
   // 2-D radius 4 (9x9), float32 on rows of a multiple of 4: `separable` where its tiles come by
   // tensor maps (an sm_90 device), else `fast`; either way as sep_radius_2d says where given.
   const Problem r4(2, {4096, 4096, 1}, 1, make_named_filter("gaussian:sigma=1", 2), DType::f32);
   const bool tma = tma_device();
-  EXPECT_EQ(sep->priority(r4) > fast->priority(r4), tma);
-  EXPECT_LT(sep->priority(tuned(r4, "sep_radius_2d=4")), fast->priority(r4));
-  EXPECT_GT(sep->priority(tuned(r4, "sep_radius_2d=3")), fast->priority(r4));
+  EXPECT_EQ(estimate_ns(sep, r4) < estimate_ns(fast, r4), tma);
+  EXPECT_GT(estimate_ns(sep, tuned(r4, "sep_radius_2d=4")), estimate_ns(fast, r4));
+  EXPECT_LT(estimate_ns(sep, tuned(r4, "sep_radius_2d=3")), estimate_ns(fast, r4));
   const Problem r4d(2, {4096, 4096, 1}, 1, make_named_filter("gaussian:sigma=1", 2), DType::f64);
-  EXPECT_LT(sep->priority(r4d), fast->priority(r4d));
+  EXPECT_GT(estimate_ns(sep, r4d), estimate_ns(fast, r4d));
   const Problem r4u(2, {4096, 4097, 1}, 1, make_named_filter("gaussian:sigma=1", 2), DType::f32);
-  EXPECT_LT(sep->priority(r4u), fast->priority(r4u));
+  EXPECT_GT(estimate_ns(sep, r4u), estimate_ns(fast, r4u));
   // 2-D radius 6: `separable` by default, `fast` where it is measured faster up to 6.
   const Problem r6(2, {4096, 4096, 1}, 1, make_named_filter("gaussian:sigma=1.5", 2), DType::f32);
-  EXPECT_GT(sep->priority(r6), fast->priority(r6));
-  EXPECT_LT(sep->priority(tuned(r6, "sep_radius_2d=6")), fast->priority(r6));
+  EXPECT_LT(estimate_ns(sep, r6), estimate_ns(fast, r6));
+  EXPECT_GT(estimate_ns(sep, tuned(r6, "sep_radius_2d=6")), estimate_ns(fast, r6));
   // 3-D radius 1 (3x3x3): `fast` by default, `separable` from sep_radius_3d = 0; radius 2:
   // `separable` by default, `fast` where it is measured faster up to 2.
   const Problem v1(3, {256, 256, 256}, 1, make_named_filter("box:3", 3), DType::f32);
-  EXPECT_LT(sep->priority(v1), fast->priority(v1));
-  EXPECT_GT(sep->priority(tuned(v1, "sep_radius_3d=0")), fast->priority(v1));
+  EXPECT_GT(estimate_ns(sep, v1), estimate_ns(fast, v1));
+  EXPECT_LT(estimate_ns(sep, tuned(v1, "sep_radius_3d=0")), estimate_ns(fast, v1));
   const Problem v2(3, {256, 256, 256}, 1, make_named_filter("box:5", 3), DType::f32);
-  EXPECT_GT(sep->priority(v2), fast->priority(v2));
-  EXPECT_LT(sep->priority(tuned(v2, "sep_radius_3d=2")), fast->priority(v2));
+  EXPECT_LT(estimate_ns(sep, v2), estimate_ns(fast, v2));
+  EXPECT_GT(estimate_ns(sep, tuned(v2, "sep_radius_3d=2")), estimate_ns(fast, v2));
   // 1-D boxes: box rows from 66 taps by default.
   const Problem b33(1, {1 << 20, 1, 1}, 1, make_named_filter("box:33", 1), DType::f32);
-  EXPECT_LT(sep->priority(b33), fast->priority(b33));
-  EXPECT_GT(sep->priority(tuned(b33, "box_rows_taps=33")), fast->priority(b33));
+  EXPECT_GT(estimate_ns(sep, b33), estimate_ns(fast, b33));
+  EXPECT_LT(estimate_ns(sep, tuned(b33, "box_rows_taps=33")), estimate_ns(fast, b33));
   // 1-D long rows: up to 321 taps by default, then `fft`.
   const Problem g385(1, {1 << 20, 1, 1}, 1, make_named_filter("gaussian:sigma=48", 1),
                      DType::f32);
-  EXPECT_LT(sep->priority(g385), fft->priority(g385));
-  EXPECT_GT(sep->priority(tuned(g385, "long_rows_taps=385")), fft->priority(g385));
+  EXPECT_GT(estimate_ns(sep, g385), estimate_ns(fft, g385));
+  EXPECT_LT(estimate_ns(sep, tuned(g385, "long_rows_taps=385")), estimate_ns(fft, g385));
   // Dense 2-D: the FFT's modelled time scaled by fft_cost.
   const Problem d15(2, {4096, 4096, 1}, 1, random_filter({31, 31}), DType::f32);
-  EXPECT_GT(fft->priority(d15), fast->priority(d15));
-  EXPECT_LT(fft->priority(tuned(d15, "fft_cost=100000")), fast->priority(d15));
+  EXPECT_LT(estimate_ns(fft, d15), estimate_ns(fast, d15));
+  EXPECT_GT(estimate_ns(fft, tuned(d15, "fft_cost=100000")), estimate_ns(fast, d15));
   const Problem d5(2, {4096, 4096, 1}, 1, random_filter({11, 11}), DType::f32);
-  EXPECT_LT(fft->priority(d5), fast->priority(d5));
-  EXPECT_GT(fft->priority(tuned(d5, "fft_cost=1")), fast->priority(d5));
+  EXPECT_GT(estimate_ns(fft, d5), estimate_ns(fast, d5));
+  EXPECT_LT(estimate_ns(fft, tuned(d5, "fft_cost=1")), estimate_ns(fast, d5));
   // Along x alone beyond fast's radii, on the rows of a 2-D or 3-D array: the row transforms
   // where their model (scaled by fft_cost) beats separable's x pass; box rows stay there, and
   // so do factors within fast's radii.
@@ -940,14 +940,14 @@ TEST(SeparableCuda, AutoFollowsTheTunedCrossovers) {
                      DType::f32);
     };
     const Problem gx = along_x("gaussian:sigma=16");
-    EXPECT_LT(sep->priority(gx), fft->priority(gx)) << rank;
-    EXPECT_GT(sep->priority(gx), fast->priority(gx)) << rank;
+    EXPECT_GT(estimate_ns(sep, gx), estimate_ns(fft, gx)) << rank;
+    EXPECT_LT(estimate_ns(sep, gx), estimate_ns(fast, gx)) << rank;
     const Problem gx_tuned = tuned(gx, "fft_cost=1000");
-    EXPECT_GT(sep->priority(gx_tuned), fft->priority(gx_tuned)) << rank;
+    EXPECT_LT(estimate_ns(sep, gx_tuned), estimate_ns(fft, gx_tuned)) << rank;
     const Problem bx = along_x("box:129");
-    EXPECT_GT(sep->priority(bx), fft->priority(bx)) << rank;
+    EXPECT_LT(estimate_ns(sep, bx), estimate_ns(fft, bx)) << rank;
     const Problem short_x = along_x("gaussian:sigma=2");
-    EXPECT_GT(sep->priority(short_x), fft->priority(short_x)) << rank;
+    EXPECT_LT(estimate_ns(sep, short_x), estimate_ns(fft, short_x)) << rank;
   }
 }
 

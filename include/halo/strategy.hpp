@@ -4,7 +4,9 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "halo/halo.hpp"
@@ -177,6 +179,16 @@ enum class NonFinite { exact, noted, unnoted };
 //     error is bounded in norm over a tile, not per output (docs/ACCURACY.md, FFT).
 enum class Summation { direct, winograd_x, separable, low_rank, running, fft };
 
+// A strategy's modelled time for a problem: `ns`, and how the model formed it (`halo bench
+// --explain`, `halo apply -v`). ns = infinity: no estimate (outside what the model covers, for
+// example a transform's set-up on a problem of microseconds), and `why` says why.
+struct Estimate {
+  double ns = std::numeric_limits<double>::infinity();
+  std::string why;
+  static Estimate none(std::string why) {
+    return {std::numeric_limits<double>::infinity(), std::move(why)};
+  }
+};
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -188,8 +200,9 @@ class Strategy {
   virtual Traffic model(const Problem& p) const;
   // Computes the output. `stream` is a cudaStream_t for CUDA strategies (may be null).
   virtual void run(const Problem& p, const Buffers& b, void* stream) const = 0;
-  // Higher wins when `auto` chooses among strategies that can implement a problem.
-  virtual int priority(const Problem& p) const { (void)p; return 0; }
+  // The modelled time of a run of p on this machine's profile (src/core/profile.hpp), which
+  // `auto` compares (choose); asked only where can_implement(p) holds. The default: no estimate.
+  virtual Estimate estimate(const Problem& p) const;
   // How this strategy would run p (kernel, blocking, passes), for `halo bench --explain` and
   // `halo apply -v`; empty when there is nothing beyond the description to say.
   virtual std::string plan(const Problem& p) const { (void)p; return {}; }
@@ -209,7 +222,10 @@ const std::vector<const Strategy*>& strategies();
 const Strategy* find_strategy(const std::string& name);
 
 // The strategy that `apply` would run on p under these options, and why; throws halo::Error if
-// an explicit choice cannot run p (never a silent fallback for an explicit choice).
+// an explicit choice cannot run p (never a silent fallback for an explicit choice). `auto` takes,
+// among the strategies of a backend that can implement p, the least estimate(); the seed kernels
+// and the reference are never taken while another strategy runs p, a strategy whose summation is
+// not direct never where direct sums are required, and ties go to the earlier registered.
 RunInfo choose(const Problem& p, const Options& opt, MemorySpace space = MemorySpace::host);
 
 // Memory, estimated before anything is allocated. memory_needed lists what a run of p by the

@@ -131,7 +131,7 @@ std::optional<AxisWindows> compute_windows(const Problem& p);
 }
 
 std::optional<AxisWindows> separable_windows(const Problem& p) {
-  // A run asks several times (can_implement and priority of several strategies, workspace,
+  // A run asks several times (can_implement and estimate of several strategies, workspace,
   // plan, run): the last answer of this thread is kept, keyed by what it depends on, so that
   // the filter is factored once per run, and not again by the next run of the same filter (a
   // Python call on an 8x8 image). Comparing the weights costs a pass over them; factoring a

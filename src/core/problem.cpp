@@ -319,5 +319,6 @@ detail::RepairGeometry detail::repair_geometry(const Problem& p) {
 }
 
 Traffic Strategy::model(const Problem& p) const { return {p.bytes(), p.flops()}; }
+Estimate Strategy::estimate(const Problem&) const { return Estimate::none("no time model"); }
 
 }  // namespace halo

@@ -1,6 +1,9 @@
 // The machines' profiles (profile.hpp): the figures, each measured as the header says.
 #include "core/profile.hpp"
 
+#include "core/dtype.hpp"
+#include "halo/strategy.hpp"
+
 namespace halo::profile {
 
 const Gpu& gpu() {
@@ -34,6 +37,17 @@ const Cpu& cpu() {
       /*lowrank f64 output, tap=*/3.2, 0.112,
       /*fft_cost_percent=*/100};
   return vm;
+}
+
+double cpu_direct_ns(const Problem& p) { return cpu_direct_ns(p, double(p.taps())); }
+
+double cpu_direct_ns(const Problem& p, double taps) {
+  const Cpu& c = cpu();
+  const int r = p.rank() - 1;
+  const char* what = "cpu's direct-sum model";
+  const double out = per_dtype(p.dtype(), c.output_ns_f32[r], c.output_ns_f64[r], what);
+  const double tap = per_dtype(p.dtype(), c.tap_ns_f32[r], c.tap_ns_f64[r], what);
+  return double(p.elements()) * (taps * tap + out);
 }
 
 }  // namespace halo::profile

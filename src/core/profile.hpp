@@ -6,6 +6,10 @@
 
 #include <cstdint>
 
+namespace halo {
+class Problem;
+}
+
 namespace halo::profile {
 
 // A GPU's figures. The H100 SXM's are the only ones measured so far (gpu()).
@@ -70,5 +74,11 @@ struct Cpu {
 // The profiles `auto` models with: the H100's and the development VM's.
 const Gpu& gpu();
 const Cpu& cpu();
+
+// The modelled time of `cpu`'s direct sum of p on one core, ns: elements x (taps x tap_ns +
+// output_ns) of p's rank and dtype, with p's taps or the given count (the CPU strategies' passes
+// and running sums are counted in these taps).
+double cpu_direct_ns(const Problem& p);
+double cpu_direct_ns(const Problem& p, double taps);
 
 }  // namespace halo::profile

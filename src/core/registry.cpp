@@ -1,5 +1,7 @@
 // The strategy registry, dispatch (`choose`) and `apply`.
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <memory>
 #include <sstream>
 
@@ -53,29 +55,58 @@ bool held_to_cpu(const Options& opt, MemorySpace space) {
   return opt.backend == Backend::cpu || opt.backend == Backend::reference;
 }
 
+// " (0.72 ms: how)": the estimate the choice was made on, for RunInfo's note.
+std::string modelled(const Strategy& s, const Problem& p) {
+  const Estimate e = s.estimate(p);
+  if (!std::isfinite(e.ns)) return " (" + e.why + ")";
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.3g ms", e.ns * 1e-6);
+  return std::string(" (") + ms + ": " + e.why + ")";
+}
+
 }  // namespace
 
-// Best strategy of backend `be` that can implement p; nullptr and the reasons if none: those of
-// the strategies beyond the seed kernels where there are any, else the seed kernels'.
+// The dispatch: the strategy of backend `be` that `auto` runs p with, read top to bottom.
+//  1. Only strategies that can implement p (their reasons kept for the error).
+//  2. The rules that are not about speed: the seed kernels of the course notes are never taken
+//     (they are there to be read and run by name); where direct sums are required, only a
+//     strategy whose summation of p is direct (each also refuses such a p itself).
+//  3. The least modelled time (Strategy::estimate, from the machine's profile); a strategy
+//     without an estimate only where none has one; ties to the earlier registered.
+// nullptr and the reasons if none: those of the strategies beyond the seed kernels where there
+// are any, else the seed kernels'.
 const Strategy* detail::choose_within(Backend be, const Problem& p, std::string* reasons) {
   const Strategy* best = nullptr;
-  int best_priority = 0;
+  double best_ns = 0;
   std::string own, seeds;
+  bool seed_runs = false;
   for (const Strategy* s : strategies()) {
     if (s->backend() != be) continue;
+    const bool seed = seed_kernel(s->name());
     const Status st = s->can_implement(p);
     if (!st) {
-      std::string& r = seed_kernel(s->name()) ? seeds : own;
+      std::string& r = seed ? seeds : own;
       r += (r.empty() ? "" : "; ") + s->name() + ": " + st.reason;
       continue;
     }
-    const int priority = s->priority(p);  // each asked once: some weigh cost models
-    if (!best || priority > best_priority) {
+    if (seed) {
+      seed_runs = true;
+      continue;
+    }
+    if (p.direct_sums() && s->summation(p) != Summation::direct) continue;
+    const double ns = s->estimate(p).ns;
+    if (!best || ns < best_ns) {
       best = s;
-      best_priority = priority;
+      best_ns = ns;
     }
   }
-  if (!best && reasons) *reasons += (reasons->empty() ? "" : "; ") + (own.empty() ? seeds : own);
+  if (!best && reasons) {
+    std::string r = own.empty() ? seeds : own;
+    if (seed_runs)
+      r += std::string(r.empty() ? "" : "; ") +
+           "the seed kernels run it, but only by name (--strategy)";
+    *reasons += (reasons->empty() ? "" : "; ") + r;
+  }
   return best;
 }
 
@@ -136,7 +167,8 @@ RunInfo choose(const Problem& p, const Options& opt, MemorySpace space) {
     if (have_cuda) {
       std::string reasons;
       if (const Strategy* s = detail::choose_within(Backend::cuda, p, &reasons)) {
-        info = {s->name(), Backend::cuda, "auto: best CUDA strategy for this problem"};
+        info = {s->name(), Backend::cuda, "auto: least modelled time of the CUDA strategies" +
+                                              modelled(*s, p)};
         return info;
       }
       info.note = "auto: no CUDA strategy fits (" + reasons + "); ";
@@ -155,7 +187,8 @@ RunInfo choose(const Problem& p, const Options& opt, MemorySpace space) {
                 (reasons.empty() ? std::string() : ": " + reasons));
   info.strategy = s->name();
   info.backend = s->backend();
-  info.note += std::string("best ") + to_string(s->backend()) + " strategy";
+  info.note += std::string("least modelled time of the ") + to_string(s->backend()) +
+               " strategies" + modelled(*s, p);
   return info;
 }
 

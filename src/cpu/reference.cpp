@@ -103,7 +103,6 @@ class ReferenceStrategy final : public Strategy {
     return "plain loops, float64 accumulation: the oracle (slow)";
   }
   Status can_implement(const Problem&) const override { return Status::success(); }
-  int priority(const Problem&) const override { return -100; }
   // Every tap of the footprint, in SciPy's order, in float64: SciPy's NaN and infinities.
   NonFinite nonfinite(const Problem&) const override { return NonFinite::exact; }
   std::vector<MemoryUse> workspace(const Problem& p) const override {

@@ -253,6 +253,15 @@ nlohmann::json explain_choice(const Problem& p, const std::string& name, const s
     e["why"] = err.what();
     text += std::string("none: ") + err.what();
   }
+  // Each strategy's modelled time where it can run p (what `auto` compared), ms.
+  nlohmann::json estimated = nlohmann::json::object();
+  for (const Strategy* s : strategies()) {
+    if (s->backend() == Backend::reference || !s->can_implement(p)) continue;
+    if (opt.backend != Backend::automatic && s->backend() != opt.backend) continue;
+    const double ns = s->estimate(p).ns;
+    estimated[s->name()] = std::isfinite(ns) ? nlohmann::json(ns * 1e-6) : nlohmann::json();
+  }
+  e["estimated_ms"] = std::move(estimated);
   std::string best;
   double best_ms = 0, pick_ms = 0;
   for (std::size_t i = first; i < rows.size(); ++i) {

@@ -41,6 +41,7 @@
 
 #include "core/boundary.hpp"
 #include "core/nonfinite.hpp"
+#include "core/profile.hpp"
 #include "halo/strategy.hpp"
 
 #ifndef HALO_CPU_FAST_COMMON
@@ -790,7 +791,10 @@ class FastStrategy final : public Strategy {
            "), register-blocked direct correlation, zero-padded row copies per thread";
   }
   Status can_implement(const Problem&) const override { return Status::success(); }
-  int priority(const Problem&) const override { return 10; }
+  // The baseline every CPU estimate is weighed against (profile::cpu_direct_ns).
+  Estimate estimate(const Problem& p) const override {
+    return {profile::cpu_direct_ns(p), "direct sums: elements x (taps x tap + output) ns"};
+  }
   void run(const Problem& p, const Buffers& b, void*) const override {
     dispatch_dtype(p.dtype(), [&](auto d) { run_typed<typename decltype(d)::storage>(p, b); });
   }

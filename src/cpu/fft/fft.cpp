@@ -256,13 +256,12 @@ struct Plan {
 // strategy costs per output and per output and tap of a 1-D, 2-D, 3-D filter.
 // ---------------------------------------------------------------------------------------------
 struct CostModel {
-  double a, b, c;                  // FFT tile
-  const double *output, *tap;      // direct sum, per rank - 1
+  double a, b, c;  // FFT tile
 };
 CostModel cost_model(bool f64) {
   const profile::Cpu& c = profile::cpu();
-  return f64 ? CostModel{c.fft_a_f64, c.fft_b_f64, c.fft_c_f64, c.output_ns_f64, c.tap_ns_f64}
-             : CostModel{c.fft_a_f32, c.fft_b_f32, c.fft_c_f32, c.output_ns_f32, c.tap_ns_f32};
+  return f64 ? CostModel{c.fft_a_f64, c.fft_b_f64, c.fft_c_f64}
+             : CostModel{c.fft_a_f32, c.fft_b_f32, c.fft_c_f32};
 }
 
 // Elements per tile at most (2^18: a 512 x 512 tile, 1 MiB real + 1 MiB complex in f32), unless
@@ -310,8 +309,7 @@ FftTiling fft_tiling(const Problem& p) {
                                                          kNominalThreads, "cpu_fft", false, kMinX});
   // Set-up: the spectrum (one transform in float64) and the plans.
   best.fft_ns += 2 * tile_ns(cost_model(true), double(best.elements())) + 5e4;
-  const int r = p.rank() - 1;
-  best.direct_ns = double(p.elements()) * (double(p.taps()) * m.tap[r] + m.output[r]);
+  best.direct_ns = profile::cpu_direct_ns(p);
   return best;
 }
 
@@ -579,19 +577,21 @@ class FftStrategy final : public Strategy {
     }
     return Status::success();
   }
-  // Above the `cpu` strategy's 10 where the cost model says the transforms are cheaper than the
-  // direct sum (docs/notes/tuning.md, cpu_fft), below it otherwise: on every shape, a filter along
-  // one axis of a 2-D or 3-D array as on a 1-D array (one pass of direct sums either way; a box
-  // along one axis is cpu_separable's running sums, above this). Rank-1 filters over two or
-  // more axes stay below: they run as 1-D passes (cpu_separable).
-  int priority(const Problem& p) const override {
-    constexpr int kBelow = 5, kAbove = 20;
+  // The tiling's transforms (fft_ns, scaled by FastTuning::cpu_fft_cost), on every shape: a
+  // filter along one axis of a 2-D or 3-D array as on a 1-D array (docs/notes/tuning.md,
+  // cpu_fft). No estimate for rank-1 filters over two or more axes, which 1-D passes run
+  // (cpu_separable: a sigma = 8 Gaussian on 4096^2 in 62 ms by passes, 73 by transforms), nor
+  // below profile::Cpu::min_fft_direct_ns of direct sums, where plans and the spectrum buy
+  // nothing: outside what the model covers (`--strategy cpu_fft` still runs them).
+  Estimate estimate(const Problem& p) const override {
     if (p.rank() > 1)
-      if (const auto win = detail::separable_windows(p); win && win->long_axes > 1) return kBelow;
+      if (const auto win = detail::separable_windows(p); win && win->long_axes > 1)
+        return Estimate::none("rank-1 filters over two or more axes run as 1-D passes");
     const FftTiling t = fft_tiling(p);
-    if (t.direct_ns < profile::cpu().min_fft_direct_ns) return kBelow;
+    if (t.direct_ns < profile::cpu().min_fft_direct_ns)
+      return Estimate::none("too little work for the transforms' plans and spectrum");
     const double cost = p.tuning().cpu_fft_cost.value_or(profile::cpu().fft_cost_percent) / 100.0;
-    return t.fft_ns * cost < t.direct_ns ? kAbove : kBelow;
+    return {t.fft_ns * cost, "overlap-save tiles: fft_ns x cpu_fft_cost"};
   }
   std::string plan(const Problem& p) const override {
     const FftTiling t = fft_tiling(p);

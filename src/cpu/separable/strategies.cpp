@@ -33,6 +33,7 @@
  * the sum of the terms' y passes (two partial-sum rows in cache), written once: no DRAM pass per
  * term. In 3-D the axis lines' z term runs after, as z's pass of the input added to the output.
  */
+#include <algorithm>
 #include <memory>
 
 #include "core/profile.hpp"
@@ -117,7 +118,7 @@ LowRankSplit compute_split(const Problem& p) {
 }
 
 // The split (an SVD of up to kMaxSvdTaps weights) of the last problem this thread asked about,
-// shared, not copied: choose() asks every strategy's can_implement and priority, and apply()
+// shared, not copied: choose() asks every strategy's can_implement and estimate, and apply()
 // then the workspace and the run, all of the same weights, and a small run (a Python call on an
 // 8x8 image) must not pay for the analysis or its copies each time.
 std::shared_ptr<const LowRankSplit> split_terms(const Problem& p) {
@@ -186,20 +187,21 @@ class SeparableStrategy final : public Strategy {
       if (win->radius[a] > (1 << 16)) return Status::failure("a factor's radius exceeds 65536");
     return Status::success();
   }
-  // Above `cpu` (10) where the passes' taps and per-stage cost beat the dense filter's taps; a
-  // filter along one axis is `cpu`'s (one pass either way).
-  int priority(const Problem& p) const override {
+  // The passes as `cpu`'s direct sum of their taps and per-stage cost (profile::Cpu: the fused
+  // x-y stage, the z stage after it); a box along one axis by running sums, two taps an output
+  // (docs/notes/tuning.md, "Separable passes (`cpu_separable`)"). No estimate for any other
+  // filter along one axis: one pass of `cpu`'s direct sums either way.
+  Estimate estimate(const Problem& p) const override {
     const auto win = detail::separable_windows(p);
-    if (!win) return 5;
-    // A box along one axis: its box form beats the direct sum and the FFT (docs/notes/tuning.md,
-    // "Separable passes (`cpu_separable`)").
-    if (win->long_axes == 1 && has_box(p, *win)) return 25;
-    if (win->long_axes < 2) return 5;
+    if (!win) return Estimate::none("not rank 1");
+    if (win->long_axes == 1 && has_box(p, *win))
+      return {profile::cpu_direct_ns(p, 2), "a box along one axis: running sums, 2 taps"};
+    if (win->long_axes < 2) return Estimate::none("a filter along one axis: cpu's single pass");
     const bool xy = win->radius[1] > 0 || win->radius[2] > 0, z = win->radius[0] > 0;
     const profile::Cpu& c = profile::cpu();
-    const double cost =
+    const double taps =
         double(win->taps) + (xy ? c.xy_stage_taps : 0) + (xy && z ? c.z_stage_taps : 0);
-    return cost < double(p.taps()) ? 20 : 5;
+    return {profile::cpu_direct_ns(p, taps), "the passes' taps and stages at cpu's tap cost"};
   }
   // Whether a factor of p takes a box form (running sums; along x doubling under direct sums).
   static bool has_box(const Problem& p, const detail::AxisWindows& win) {
@@ -298,23 +300,20 @@ class LowRankStrategy final : public Strategy {
     return double(s.taps) + c.term_taps * double(s.count()) + c.xy_stage_taps +
            (s.z.empty() ? 0 : c.z_add_stage_taps);
   }
-  // Above `cpu` (10) where the cost beats the dense taps, and above `cpu_fft` (20) where the
-  // model's time also beats the transforms'.
-  int priority(const Problem& p) const override {
-    if (!can_implement(p)) return 5;
+  // The terms' passes: ns per output and per modelled tap (profile::Cpu, LoG 9x9 .. 33x33 on
+  // 2048^2), the taps counted with each term's and the stages' cost (cost()).
+  Estimate estimate(const Problem& p) const override {
     const double taps = cost(*split_terms(p));
-    if (!(taps < double(p.taps()))) return 5;
     const char* what = "cpu_lowrank's cost model";
     const profile::Cpu& c = profile::cpu();
     const double output_ns =
         per_dtype(p.dtype(), c.lowrank_output_ns_f32, c.lowrank_output_ns_f64, what);
     const double tap_ns = per_dtype(p.dtype(), c.lowrank_tap_ns_f32, c.lowrank_tap_ns_f64, what);
-    const double ns = double(p.elements()) * (output_ns + taps * tap_ns);
-    try {
-      return ns < fft_tiling(p).fft_ns ? 22 : 15;
-    } catch (const Error&) {
-      return 22;  // no transform fits
-    }
+    // Fitted on large filters; the passes are direct sums of those taps, so never less than
+    // `cpu`'s model of as many (the 3x3 Laplacian stays dense).
+    return {std::max(double(p.elements()) * (output_ns + taps * tap_ns),
+                     profile::cpu_direct_ns(p, taps)),
+            "the terms' passes: elements x (output + modelled taps x tap) ns"};
   }
   Summation summation(const Problem& p) const override {
     const auto held = split_terms(p);

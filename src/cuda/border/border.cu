@@ -13,9 +13,10 @@
  *   `fast` kernels): each staged value feeds up to P outputs. The band is a thin shell (16384^2 at
  *   r = 4: 0.1% of the outputs; 640^3 at r = 2: 1.9%), whose x-edge slabs would otherwise take a
  *   scattered read per tap. In 1D the band is a few outputs per row: one thread per output.
- *   Each thread probes the outputs it stores and notes a NaN or an infinity among them
- *   (fast::Finish, NonFinite::noted); a box filter's sums are formed with weights 1 and divided
- *   by its taps as they are stored (fast::box_taps_of).
+ *   Each thread probes the outputs it stores and notes a NaN or an infinity among them, f32 once
+ *   at its end, f64 per output (fast::Finish, NonFinite::noted; border_note_once); a box
+ *   filter's sums are formed with weights 1 and divided by its taps as they are stored
+ *   (fast::box_taps_of).
  */
 #include <cuda_runtime.h>
 
@@ -93,10 +94,17 @@ struct GenericArgs {
   fast::Finish finish;
 };
 
+// f32 notes once per thread, held by its launch bound to the 5 blocks of 256 threads that its 48
+// registers allowed while it noted per output (the probe held across its loop took it to 54);
+// f64 notes per output still: bound there, it spilled (border_note_once).
+template <class T>
+constexpr bool border_note_once = sizeof(T) == 4;
 template <class T, int NW>
-__global__ void border_generic(const T* __restrict__ in, T* __restrict__ out,
-                               const __grid_constant__ GenericArgs<T, NW> g) {
+__global__ void __launch_bounds__(256, border_note_once<T> ? 5 : 0)
+    border_generic(const T* __restrict__ in, T* __restrict__ out,
+                   const __grid_constant__ GenericArgs<T, NW> g) {
   const std::int64_t plane = g.map.n[1] * g.map.n[2], item = g.map.n[0] * plane;
+  T probe = T(0);  // every output the thread stores, noted once at the end (fast::Finish)
   for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < g.boxes.items;
        t += std::int64_t(gridDim.x) * blockDim.x) {
     const Box& bx = g.boxes.box[find_box(g.boxes, t)];
@@ -117,9 +125,11 @@ __global__ void border_generic(const T* __restrict__ in, T* __restrict__ out,
         }
       }
     }
-    g.finish.apply(acc);
+    g.finish.apply(acc, probe);
+    if constexpr (!border_note_once<T>) g.finish.note(probe), probe = T(0);
     out[b * item + (o[0] * g.map.n[1] + o[1]) * g.map.n[2] + o[2]] = acc;
   }
+  g.finish.note(probe);
 }
 
 // 2D and 3D: the (2R+1)^RANK window centred on the output (2D: no halo along z).
@@ -137,8 +147,17 @@ __host__ __device__ constexpr int halo_of(int rank, int R, int d) {
   return rank == 2 && d == 0 ? 0 : R;
 }
 
+// Blocks per multiprocessor that border_tiled's registers must allow (its launch bound), f32: those
+// its count allowed while it noted per output, where the probe held across its tiles took it past
+// a multiple of 8 registers (a block fewer); 0: no bound. (f64 notes per output: see
+// border_note_once.)
+template <class T>
+constexpr int border_min_blocks(int rank, int R) {
+  return sizeof(T) == 4 && rank == 2 ? (R <= 8 ? 10 : R == 15 ? 7 : 0) : 0;
+}
+
 template <class T, int RANK, int R>
-__global__ void __launch_bounds__(kBorderThreads)
+__global__ void __launch_bounds__(kBorderThreads, border_min_blocks<T>(RANK, R))
     border_tiled(const T* __restrict__ in, T* __restrict__ out,
                  const __grid_constant__ TiledArgs<T, RANK, R> g) {
   constexpr int kPencil = pencil(RANK, R);
@@ -146,6 +165,8 @@ __global__ void __launch_bounds__(kBorderThreads)
   T* s = reinterpret_cast<T*>(border_smem);
   constexpr int K = 2 * R + 1;
   const std::int64_t plane = g.map.n[1] * g.map.n[2], item = g.map.n[0] * plane;
+  // Every output the thread stores, over all its tiles, noted once at the end (fast::Finish).
+  T probe = T(0);
   for (std::int64_t t = blockIdx.x; t < g.boxes.items; t += gridDim.x) {
     const Box& bx = g.boxes.box[find_box(g.boxes, t)];
     // The tile: pencil, u, v indices (v fastest), then the batch item.
@@ -249,11 +270,13 @@ __global__ void __launch_bounds__(kBorderThreads)
     for (int q = 0; q < kPencil; ++q) {
       oc[dp] = first + q;
       if (oc[dp] < end) {
-        g.finish.apply(acc[q]);
+        g.finish.apply(acc[q], probe);
+        if constexpr (!border_note_once<T>) g.finish.note(probe), probe = T(0);
         out[b * item + (oc[0] * g.map.n[1] + oc[1]) * g.map.n[2] + oc[2]] = acc[q];
       }
     }
   }
+  g.finish.note(probe);
 }
 
 

@@ -33,8 +33,18 @@ namespace {
 // kStripMaxR (above it the 8-outputs-per-lane layout) and kTxWide (its outputs per lane) are in
 // fast/policy.hpp, with the other shapes the policy chooses from.
 
+// Blocks per multiprocessor that strip1d's registers must allow (its launch bound): those its
+// count allowed while it noted per item. The probe held across the item loop took some radii
+// past a multiple of 8 registers (f32 r = 0, 2, 3, 4, 6; f64 r = 2, 3), a block fewer.
+template <class T>
+constexpr int strip_min_blocks(int R) {
+  constexpr int f32[] = {16, 12, 12, 12, 10, 9, 9, 8, 8};
+  constexpr int f64[] = {12, 10, 9, 8, 7, 6, 5, 5, 4};
+  return R < 0 || R > kStripMaxR ? 1 : sizeof(T) == 4 ? f32[R] : f64[R];
+}
+
 template <class T, int R>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, strip_min_blocks<T>(R))
     strip1d(const T* __restrict__ in, T* __restrict__ out, Work g, Taps<T, 2 * R + 1> taps) {
   constexpr int K = 2 * R + 1;
   constexpr int RA = round_up4(R);
@@ -52,6 +62,7 @@ __global__ void __launch_bounds__(kThreads)
   };
   T v[NV];
   fetch(v, item);
+  T probe = T(0);  // every output the lane stores, noted once at the end (Finish)
   for (; item < g.items; item += warps) {
     T next[NV];
     fetch(next, item + warps);
@@ -67,12 +78,13 @@ __global__ void __launch_bounds__(kThreads)
     const std::int64_t b = item / g.strips;
     const std::int64_t x0 = (item % g.strips) * (32 * kTx) + lane * kTx;
     if (x0 < g.nx) {
-      g.finish.apply(acc);
+      g.finish.apply(acc, probe);
       store4(out + b * g.nx, x0, g.nx, g.vec, acc);
     }
 #pragma unroll
     for (int i = 0; i < NV; ++i) v[i] = next[i];
   }
+  g.finish.note(probe);
 }
 
 // DEPTH items in flight per warp: 0 (loaded as needed) or 1. Deeper measured slower
@@ -95,6 +107,7 @@ __global__ void __launch_bounds__(kThreads)
       load_row(w.v, in + b * g.nx, x0 - RA, g.nx, g.vec);
     }
   };
+  T probe = T(0);  // every output the lane stores, noted once at the end (Finish)
   auto compute = [&](const T(&v)[NV], std::int64_t it) {
     const std::int64_t b = it / g.strips;
     const std::int64_t x0 = (it % g.strips) * (32 * kTxWide) + lane * kTxWide;
@@ -107,7 +120,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int j = 0; j < kTxWide; ++j) acc[j] = fma(w, v[j + fx + RA - R], acc[j]);
     }
-    if (x0 < g.nx) g.finish.apply(acc);
+    if (x0 < g.nx) g.finish.apply(acc, probe);
 #pragma unroll
     for (int q = 0; q < kTxWide / kTx; ++q) {
       const std::int64_t x = x0 + q * kTx;
@@ -140,6 +153,7 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
   }
+  g.finish.note(probe);
 }
 
 // The streaming wide layout (f32): a lane owns TXS consecutive outputs and walks over its
@@ -172,10 +186,11 @@ __device__ __forceinline__ void feed(float (&acc)[TXS], const Taps<float, 2 * R 
 // Stores a lane's TXS consecutive outputs, from x0 on, into the row dst: 16-byte stores where all
 // lie inside an aligned row (st.global.cs, evict-first, with STREAM), else per group of four
 // the element-wise store4 for the groups that start inside the row. A box filter's division
-// before, the non-finite note after (Work::finish).
+// before, the outputs added to the lane's probe after (Work::finish; the caller notes it).
 template <int TXS>
 __device__ __forceinline__ void store_outputs(float* __restrict__ dst, std::int64_t x0,
-                                              const Work& g, float (&acc)[TXS], bool stream) {
+                                              const Work& g, float (&acc)[TXS], bool stream,
+                                              float& probe) {
   g.finish.divide(acc);
   const bool inside = g.vec && x0 + TXS <= g.nx;
   if (inside && stream) {
@@ -197,7 +212,7 @@ __device__ __forceinline__ void store_outputs(float* __restrict__ dst, std::int6
       if (xq < g.nx) store4(dst, xq, g.nx, g.vec, part);
     }
   }
-  g.finish.note_all(acc);
+  g.finish.probe_all(acc, probe);
 }
 
 // One branch per item, as in load_row: a window inside the row of an aligned row (`vec`) streams
@@ -245,6 +260,7 @@ __global__ void __launch_bounds__(kThreads)
   if (item >= g.items) return;
   Window w = window(item);
   prefetch(w);
+  float probe = 0.f;  // every output the lane stores, noted once at the end (Finish)
   for (;;) {
     float4 head[PF > 0 ? PF : 1];
 #pragma unroll
@@ -290,12 +306,13 @@ __global__ void __launch_bounds__(kThreads)
           feed<R, kTx * k>(acc, taps, v);
         });
       }
-      store_outputs(out + w.b * g.nx, w.x0, g, acc, false);
+      store_outputs(out + w.b * g.nx, w.x0, g, acc, false, probe);
     }
     if (next >= g.items) break;
     item = next;
     w = PF > 0 ? nw : window(item);
   }
+  g.finish.note(probe);
 }
 
 // The block ring layout (f32, rows of a 16-byte pitch on sm_90): a block of kTileWarps1 warps
@@ -346,6 +363,7 @@ __global__ void __launch_bounds__(32 * kTileWarps1, tile_min_blocks_1d(TXS))
   if (threadIdx.x == 0)
     for (int k = 0; k + 1 < slots && next < g.items; ++k) produce();
 
+  float probe = 0.f;  // every output the lane stores, noted once at the end (Finish)
   for (std::int64_t item = blockIdx.x; item < g.items; item += gridDim.x) {
     if (threadIdx.x == 0 && next < g.items) produce();  // slots - 1 tiles ahead
     const std::int64_t b = item / g.strips, x = (item % g.strips) * TILE;
@@ -379,8 +397,9 @@ __global__ void __launch_bounds__(32 * kTileWarps1, tile_min_blocks_1d(TXS))
     }
     ring.release(get, lane);
     get.next(slots);
-    store_outputs(out + b * g.nx, x0, g, acc, hints & 2);
+    store_outputs(out + b * g.nx, x0, g, acc, hints & 2, probe);
   }
+  g.finish.note(probe);
 }
 
 // The padded block tile (f32, FFMA-bound radii): stream1d's lanes, 16 consecutive outputs each,
@@ -465,6 +484,7 @@ __global__ void __launch_bounds__(32 * kPadWarps1)
   int slot = 0, refill = slots - 1;
   // The lane's window: its outputs start at tile offset TXS * t, its inputs at chunk 4 * t.
   const int at = 5 * t;
+  float probe = 0.f;  // every output the thread stores, noted once at the end (Finish)
   for (TileWalk tile(blockIdx.x, gridDim.x, g.strips); tile.item < g.items; tile.next()) {
     // This tile's group has landed once at most slots - 2 younger ones are in flight.
     if (slots == 2)
@@ -489,8 +509,9 @@ __global__ void __launch_bounds__(32 * kPadWarps1)
     });
     if (++slot == slots) slot = 0;
     if (++refill == slots) refill = 0;
-    store_outputs(out + tile.b * g.nx, x0, g, acc, hints & 2);
+    store_outputs(out + tile.b * g.nx, x0, g, acc, hints & 2, probe);
   }
+  g.finish.note(probe);
 }
 
 // The layouts the policy may choose beyond the default kernel of a radius: the held layout's

@@ -61,10 +61,20 @@ __device__ __forceinline__ void add_row(Acc3<T, R, YB>& acc, const T (&v)[kTx + 
   }
 }
 
+// Blocks per multiprocessor that stream3d's registers must allow (its launch bound), for the
+// default kernels whose count the probe held across the march took past a multiple of 8 (a block
+// fewer): f32 r = 0 (direct) 10; f64 r = 1 (register prefetch) 4. 0: none. (f32 r = 4, TMA ring:
+// 79 registers allow 6 blocks where its shared memory allows 5; bound to 7 it spilled.)
+template <class T>
+constexpr int stream3d_min_blocks(int R, int YB, Feed F) {
+  if (sizeof(T) == 4) return YB == 1 && R == 0 && F == Feed::kDirect ? 10 : 0;
+  return R == 1 && F == Feed::kPrefetch ? 4 : 0;
+}
+
 // YB output rows (y .. y+YB-1) per warp: each input row loaded feeds every one of them that it
 // reaches, so a plane costs K+YB-1 row loads for YB output rows instead of K for one.
 template <class T, int R, int YB, Feed F, int DEPTH = 1>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, stream3d_min_blocks<T>(R, YB, F))
     stream3d(const T* __restrict__ in, T* __restrict__ out, Work g,
              Taps<T, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)> taps, std::int64_t ygroups,
              const __grid_constant__ CUtensorMap map, int slots) {
@@ -94,6 +104,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int q = 0; q < K; ++q)
 #pragma unroll
       for (int j = 0; j < kTx; ++j) acc[yy][q][j] = T(0);
+  T probe = T(0);  // every output the lane stores, noted once at the end (Finish)
 
   // Rows are fetched one ahead (the next row of this plane, or the first of the next plane), so
   // each row's loads are in flight while the previous row's FFMAs run. Ghost rows and planes are
@@ -193,7 +204,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int yy = 0; yy < YB; ++yy) {
       if (done >= z0 && x0 < g.nx && y + yy < g.ny) {
-        g.finish.apply(acc[yy][0]);
+        g.finish.apply(acc[yy][0], probe);
         store4(dst + done * plane + (y + yy) * g.nx, x0, g.nx, g.vec, acc[yy][0]);
       }
 #pragma unroll
@@ -204,6 +215,7 @@ __global__ void __launch_bounds__(kThreads)
       for (int j = 0; j < kTx; ++j) acc[yy][K - 1][j] = T(0);
     }
   }
+  g.finish.note(probe);
 }
 
 // The block-wide plane ring (f32): a block of kTileWarps warps owns a tile of 128 columns x
@@ -341,8 +353,9 @@ __device__ __forceinline__ void set_x_ghosts(float (&v)[kTx + 2 * round_up4(R)],
 
 // One segment of a tile3d block's run: the tile's output planes [z0, z1), marching up from input
 // plane z0 - R to z1 + R - 1. The ring's cursors go on from the block's previous segment.
-// After each input plane, the oldest output plane (acc[.][0]) is complete: it is stored, and the
-// accumulators shift by one plane. (Rotating them instead, the march unrolled by 2R+1 planes so
+// After each input plane, the oldest output plane (acc[.][0]) is complete: it is stored (and
+// added to the thread's probe, which tile3d notes once at its end), and the accumulators shift
+// by one plane. (Rotating them instead, the march unrolled by 2R+1 planes so
 // that nothing moves, measured slower at r = 2, where it makes five copies of a plane's FFMAs, and
 // no faster at r = 1: docs/notes/tuning.md, 3D block ring.)
 // XM (kZeroGhosts: none): the boundary modes Work::zmode, ymode and xmode are applied (separate
@@ -369,7 +382,8 @@ __device__ __forceinline__ void march_segment(
     const Taps<float, (2 * R + 1) * (2 * R + 1) * (2 * R + 1)>& taps, const CUtensorMap* map,
     const CUtensorMap* xmap, const SeamMaps* seams, std::uint32_t* patch_table, int* patch_count,
     const BlockRing& ring, BlockRing::Cursor& put, BlockRing::Cursor& get, int slots, int hints,
-    std::int64_t strip, std::int64_t yt, std::int64_t b, std::int64_t z0, std::int64_t z1) {
+    std::int64_t strip, std::int64_t yt, std::int64_t b, std::int64_t z0, std::int64_t z1,
+    float& probe) {
   constexpr bool EDGES = XM != kZeroGhosts;
   using S = TileSlot<R, YB, EDGES>;
   constexpr int K = 2 * R + 1;
@@ -531,7 +545,7 @@ __device__ __forceinline__ void march_segment(
         if (yy >= rows_in) break;
         float* const row = EDGES && y < 0 && y + yy >= 0 ? o + yy * g.nx - plane : o + yy * g.nx;
         float(&a)[kTx] = acc[yy][0];
-        g.finish.apply(a);
+        g.finish.apply(a, probe);
         if (full && (hints & 2))
           store16_cs(row + x0, a[0], a[1], a[2], a[3]);
         else if (full)
@@ -587,12 +601,13 @@ __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
   // * ytiles + (strip * ytiles + yt), and the block marches the chunk's planes of that tile.
   const std::int64_t tiles = ytiles * g.strips;  // per array of the batch
   BlockRing::Cursor put, get;
+  float probe = 0.f;  // every output the thread stores, in all its segments (Finish)
   auto march = [&](std::int64_t tile, std::int64_t z0, std::int64_t z1) {
     const std::int64_t yt = tile % ytiles, strip = (tile / ytiles) % g.strips;
     const std::int64_t b = tile / (ytiles * g.strips);
     const std::int64_t item = b * g.nz * g.ny * g.nx;
     march_segment<R, YB, XM>(out + item, g, taps, &map, &xmap, &seams, patch_table, &patch_count,
-                             ring, put, get, slots, hints, strip, yt, b, z0, z1);
+                             ring, put, get, slots, hints, strip, yt, b, z0, z1, probe);
   };
   if constexpr (RUNS) {
     const std::int64_t total = tiles * g.batch * g.nz;
@@ -615,6 +630,7 @@ __global__ void __launch_bounds__(32 * kTileWarps, tile_min_blocks(R, YB, RUNS))
     march(item / (tiles * g.chunks) * tiles + item % tiles, z0,
           z0 + g.chunk < g.nz ? z0 + g.chunk : g.nz);
   }
+  g.finish.note(probe);
 }
 
 // Calls go(kernel, RUNS) with the tile3d kernel of the layout and the x mode (a function, not a

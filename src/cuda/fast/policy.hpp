@@ -80,17 +80,6 @@ inline int compiled_radius(int rank, DType t, int r) {
   return best;
 }
 
-// The direct sum's modelled time over the window `fast` runs (the filter zero-padded to its
-// compiled radius), from taps_ns, a model's time for the filter's own taps.
-inline double window_ns(const Problem& p, double taps_ns) {
-  const int r = int(std::min<std::int64_t>(p.max_radius(), 1 << 20));
-  const int rc = compiled_radius(p.rank(), p.dtype(), r);
-  if (rc < 0) return taps_ns;
-  double window = 1;
-  for (int a = 0; a < p.rank(); ++a) window *= 2.0 * rc + 1;
-  return taps_ns * window / double(p.taps());
-}
-
 // ---------------------------------------------------------------------------------------------
 // What is compiled beyond the default kernel of each radius (the launchers' `if constexpr`
 // gates read these, so the policy never picks a kernel that does not exist).

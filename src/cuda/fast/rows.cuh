@@ -79,10 +79,11 @@ __device__ __forceinline__ T div_by(T a, T k, T y) {
 // the border pass; passed by value): a box filter (every weight 1/K: box_taps_of(), run with
 // weights 1) divides each sum by K once, correctly rounded, so that the mean of a constant region
 // is the constant, as SciPy's uniform filter (it sums, then divides); and the outputs stored are
-// probed for NaN and infinities (one FMA each), the probe noted per stored group
-// (NonFiniteNote): a compare per group, where a probe held across a kernel's loop cost some
-// kernels a register or a spill. The default divides nothing and notes nothing: the passes before
-// the last of a split filter, whose sums flow into the last one's outputs.
+// probed for NaN and infinities (one FMA each). Each thread adds every output it stores into one
+// probe register (apply(a, probe), probe_all) and notes it once at the kernel's end (note(probe)):
+// a compare and a predicated store per stored group cost the loops that store often more than
+// the register. The default divides nothing and notes nothing: the passes before the last of a
+// split filter, whose sums flow into the last one's outputs.
 struct Finish {
   NonFiniteNote note;
   bool box = false;  // divide by K
@@ -119,33 +120,21 @@ struct Finish {
       for (int j = 0; j < N; ++j) a[j] = divided(a[j]);
     }
   }
-  // The group's note, before or after the store.
-  template <class T, int N>
-  __device__ __forceinline__ void note_all(const T (&a)[N]) const {
-    T probe = T(0);
-#pragma unroll
-    for (int j = 0; j < N; ++j) probe = probe_nonfinite(probe, a[j]);
-    note(probe);
-  }
-  // Both, for a group or for one output.
-  template <class T, int N>
-  __device__ __forceinline__ void apply(T (&a)[N]) const {
-    divide(a);
-    note_all(a);
-  }
-  template <class T>
-  __device__ __forceinline__ void apply(T& v) const {
-    if (box) v = divided(v);
-    note(probe_nonfinite(T(0), v));
-  }
   // A group divided and added to the thread's probe, which the kernel notes once at its end
-  // (note(probe)): the kernels whose loop a compare and a store per group slowed (the 2-D rows).
+  // (note(probe)).
   template <class T, int N>
   __device__ __forceinline__ void apply(T (&a)[N], T& probe) const {
     divide(a);
     probe_all(a, probe);
   }
-  // The same without the division: kernels that never run a box filter (fast_policy).
+  // The same for one output (the border pass).
+  template <class T>
+  __device__ __forceinline__ void apply(T& v, T& probe) const {
+    if (box) v = divided(v);
+    probe = probe_nonfinite(probe, v);
+  }
+  // A group added to the thread's probe without the division: kernels that never run a box filter
+  // (fast_policy), or that divided the group already (divide).
   template <class T, int N>
   __device__ __forceinline__ void probe_all(const T (&a)[N], T& probe) const {
 #pragma unroll

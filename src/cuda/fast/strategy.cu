@@ -22,7 +22,7 @@
  * plan() and summation() read it, and the launchers take it.
  * Every kernel that writes final outputs finishes them as it stores them (Finish, fast/rows.cuh):
  * a box filter, run with weights 1, divides each sum once by its taps (exact means of constant
- * regions), and one FMA per output probes for NaN and infinities, noted per stored group
+ * regions), and one FMA per output probes for NaN and infinities, noted once per thread
  * (NonFinite::noted: the repair then looks at the outputs only after a run that wrote one).
  */
 #include <algorithm>
@@ -37,6 +37,7 @@
 #include "cuda/border/border.hpp"
 #include "cuda/check.cuh"
 #include "cuda/fast/kernels.cuh"
+#include "cuda/fast/model.hpp"
 #include "cuda/strategies.hpp"
 
 #include <cudaTypedefs.h>
@@ -177,7 +178,9 @@ class FastStrategy final : public Strategy {
     }
     return Status::success();
   }
-  int priority(const Problem&) const override { return 100; }
+  Estimate estimate(const Problem& p) const override {
+    return {modelled_ns(p), "max(moving the arrays and the halo, the window's FMAs)"};
+  }
   // What runs on 16-byte aligned arrays (the library's own device copies are), and where it
   // differs, what runs on arrays that are not; a box filter's division.
   std::string plan(const Problem& p) const override {

@@ -46,6 +46,7 @@
 #include "core/fft_tiling.hpp"
 #include "cuda/device_buffer.cuh"
 #include "cuda/fast/kernels.cuh"
+#include "cuda/fast/model.hpp"
 #include "cuda/fft/rows.cuh"
 #include "cuda/fft/tiles.cuh"
 #include "cuda/nonfinite.cuh"
@@ -530,10 +531,12 @@ void run_typed(const Problem& p, const T* in, T* out, cudaStream_t stream, NonFi
   // cudaFree (the buffers' destructors) waits for the device, so the buffers outlive the work.
 }
 
-// The direct sum's modelled time (detail::cuda_fft_tiling's FMA rate) over the window `fast`
-// runs.
+// The direct sum's modelled time the transforms are weighed against: `fast`'s model where it
+// runs p, else the tiling's (detail::cuda_fft_tiling: the taps at `fast`'s rate; for the rows of
+// a 2-D or 3-D array, separable's x pass).
 double direct_ns(const Problem& p, const detail::FftTiling& t) {
-  return fast::window_ns(p, t.direct_ns);
+  const int r = int(std::min<std::int64_t>(p.max_radius(), 1 << 20));
+  return fast::compiled_radius(p.rank(), p.dtype(), r) >= 0 ? fast::modelled_ns(p) : t.direct_ns;
 }
 
 class FftStrategy final : public Strategy {
@@ -557,23 +560,16 @@ class FftStrategy final : public Strategy {
     }
     return Status::success();
   }
-  // Above `fast` (100) where the cost model says the transforms take less time than its direct
-  // sum, except on rank-1 filters of 2-D and 3-D arrays, which `separable` runs as 1-D passes.
-  // Where `fast` has no kernel for the filter (beyond its compiled radii), above the seed kernels
-  // (30) and below `separable` (90, 110): no radius falls to the seeds' speed; the transforms in
-  // shared memory there also above the long rows (50) where they beat the direct sum.
-  int priority(const Problem& p) const override {
-    constexpr int kBelow = 5, kBeyondFast = 40, kAbove = 105;
-    if (!can_implement(p).ok) return kBelow;
-    const Strategy* fast = find_strategy("fast");
-    const bool fast_runs = !fast || fast->can_implement(p).ok;
+  // The transforms' modelled time (detail::cuda_fft_tiling, scaled by FastTuning::fft_cost:
+  // docs/notes/tuning.md, "FFT on the GPU"). No estimate for a rank-1 filter of a 2-D or 3-D
+  // array within `fast`'s radii: 1-D passes run it (`separable`), in about a copy's time.
+  Estimate estimate(const Problem& p) const override {
+    const int r = int(std::min<std::int64_t>(p.max_radius(), 1 << 20));
+    if (p.rank() > 1 && fast::compiled_radius(p.rank(), p.dtype(), r) >= 0 &&
+        detail::separable_windows(p))
+      return Estimate::none("a rank-1 filter within fast's radii runs as 1-D passes");
     const detail::FftTiling t = detail::cuda_fft_tiling(p);
-    const bool cheaper = detail::cuda_fft_weighed_ns(p, t) < direct_ns(p, t);
-    // Beyond `fast`'s radii the transforms in shared memory go above `separable`'s long rows
-    // where the model says they beat the direct sum (box rows and rank-1 passes stay above).
-    if (!fast_runs) return t.shared && cheaper ? kAbove : kBeyondFast;
-    if (p.rank() > 1 && detail::separable_windows(p)) return kBelow;  // kept per thread
-    return cheaper ? kAbove : kBelow;
+    return {detail::cuda_fft_weighed_ns(p, t), "the tiles' transforms x fft_cost"};
   }
   std::string plan(const Problem& p) const override {
     const detail::FftTiling t = detail::cuda_fft_tiling(p);

@@ -158,7 +158,6 @@ class BasicStrategy final : public CudaStrategy {
   std::string description() const override {
     return "one thread per output, filter in global memory (seed basic kernel, 0.25 OP/B)";
   }
-  int priority(const Problem&) const override { return 10; }
 
  protected:
   void launch(const Problem& p, const Launch& L, const void* in, void* out,

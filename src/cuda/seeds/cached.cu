@@ -189,7 +189,6 @@ class CachedStrategy final : public CudaStrategy {
   std::string description() const override {
     return "block = output tile, interior in shared memory, halo through L2 (PMPP Fig. 7.15)";
   }
-  int priority(const Problem&) const override { return 12; }
 
  protected:
   void launch(const Problem& p, const Launch& L, const void* in, void* out,

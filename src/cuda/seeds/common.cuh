@@ -83,7 +83,7 @@ void launch_kernel(void (*kernel)(KArgs...), const Launch& L, cudaStream_t strea
   HALO_CUDA_CHECK_LAUNCH(what());
 }
 
-// The common part of every CUDA strategy; a file adds its description, priority and `launch`.
+// The common part of every CUDA strategy; a file adds its description and `launch`.
 // Priorities (auto picks the highest that can run a problem) follow the seed kernels' order in
 // the H100 timings (docs/notes/tuning.md, seed strategies): tiled_output 30, tiled_input 25,
 // constant 20, twostep 18 (1D), cached 12, basic 10.

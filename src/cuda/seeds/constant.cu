@@ -148,7 +148,6 @@ class ConstantStrategy final : public CudaStrategy {
   std::string description() const override {
     return "one thread per output, filter in __constant__ memory (0.5 OP/B)";
   }
-  int priority(const Problem&) const override { return 20; }
 
  protected:
   void launch(const Problem& p, const Launch& L, const void* in, void* out,

@@ -178,7 +178,6 @@ class TiledInputStrategy final : public CudaStrategy {
   std::string description() const override {
     return "shared-memory tile, block = input tile, outer ring only loads (PMPP Fig. 7.12)";
   }
-  int priority(const Problem&) const override { return 25; }
 
  protected:
   void launch(const Problem& p, const Launch& L, const void* in, void* out,

@@ -196,7 +196,6 @@ class TiledOutputStrategy final : public CudaStrategy {
   std::string description() const override {
     return "shared-memory tile, block = output tile, halo loaded in extra steps (design 1)";
   }
-  int priority(const Problem&) const override { return 30; }
 
  protected:
   void launch(const Problem& p, const Launch& L, const void* in, void* out,

@@ -87,7 +87,6 @@ class TiledOutputTwostepStrategy final : public CudaStrategy {
   std::string description() const override {
     return "1D: block = output tile, input tile loaded in two steps (needs k - 1 <= 1024)";
   }
-  int priority(const Problem&) const override { return 18; }
 
  protected:
   void launch(const Problem& p, const Launch& L, const void* in, void* out,

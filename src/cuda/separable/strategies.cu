@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/profile.hpp"
+#include "cuda/fast/model.hpp"
 #include "cuda/separable/plan.cuh"
 #include "cuda/strategies.hpp"
 #include "halo/strategy.hpp"
@@ -17,7 +18,7 @@ namespace sep {
 namespace {
 
 // make_plan(p), kept for the last few problems of this thread and their device: a run asks for
-// the plan several times (can_implement, priority, workspace, run), and a repeated run of the
+// the plan several times (can_implement, estimate, workspace, run), and a repeated run of the
 // same problem again. The reference is valid until the next call.
 const SepPlan& plan_of(const Problem& p) {
   thread_local detail::ProblemMemo<SepPlan> memo;
@@ -26,16 +27,21 @@ const SepPlan& plan_of(const Problem& p) {
   return memo.put(p, device, make_plan(p));
 }
 
-// Whether the transforms in shared memory beat the direct sum of p by the model `fft` is weighed
-// by (detail::cuda_fft_tiling, scaled by FastTuning::fft_cost), where `fast` has no kernel for p.
-bool row_transforms_win(const Problem& p) {
-  if (p.direct_sums()) return false;
-  try {
-    const detail::FftTiling t = detail::cuda_fft_tiling(p);
-    return t.shared && detail::cuda_fft_weighed_ns(p, t) < t.direct_ns;
-  } catch (const Error&) {
-    return false;  // no transform fits
+// The passes' modelled time (profile::Gpu): each pass moves its arrays at copy speed (three of
+// them where it adds into the output: `lowrank`'s terms after the first) and runs its compiled
+// taps at the fused kernel's FMA rate.
+double passes_ns(const Problem& p, const SepPlan& plan, bool adds = false) {
+  const double n = double(p.elements()), size = double(dtype_size(p.dtype()));
+  const profile::Gpu& g = profile::gpu();
+  const double flops =
+      per_dtype(p.dtype(), g.passes_flops_f32, g.passes_flops_f64, "separable's FMA rate");
+  double ns = 0;
+  for (std::size_t j = 0; j < plan.passes.size(); ++j) {
+    const bool add = adds && j + 1 == plan.passes.size();
+    ns += n * size * (add ? 3 : 2) / g.copy_bytes_per_ns +
+          2 * n * pass_taps(plan.passes[j], plan.win) / flops;
   }
+  return ns;
 }
 
 class SeparableStrategy final : public Strategy {
@@ -58,48 +64,64 @@ class SeparableStrategy final : public Strategy {
     return plan.why_not.empty() && plan.passes.size() == 1 && sep_pass_tma(plan.passes[0], p) &&
            plan.passes[0].g.nx % 4 == 0;
   }
-  // Above `fast` where its dense window is larger than it runs at copy speed: beyond 9x9 in 2-D
-  // (`fast` slows from radius 5; these passes cost about the same from radius 4 to 16, less by
-  // tensor maps than through registers), from 9x9 where the tiles come by tensor maps, and
-  // beyond 3x3x3 in 3-D (the one pass by tensor-map tiles costs the same at radii 1 to 3, `fast`
-  // grows from radius 2), or where `fast` has no kernel (measured on an H100:
-  // docs/notes/tuning.md, "Separable passes" and "Volumes by tensor-map tiles"). Below it on 1-D
-  // arrays, whose kernels `fast` tunes further, except box factors of
-  // profile::Gpu::box_rows_taps or more on long rows.
-  // The tuning's crossovers (FastTuning::sep_radius_2d ...) replace the H100's.
-  int priority(const Problem& p) const override {
-    constexpr int kBelowFft = 104;
-    const FastTuning& tune = p.tuning();
-    if (p.rank() == 1) {
-      // Box rows cost the same at every k; fast's FMAs grow with it. Long rows grow with k
-      // too: beyond profile::Gpu::long_rows_taps, below `fft` (40).
-      const SepPlan& plan = plan_of(p);
-      const int long_top = tune.long_rows_taps.value_or(profile::gpu().long_rows_taps);
-      const int box_from = tune.box_rows_taps.value_or(profile::gpu().box_rows_taps);
-      if (plan.why_not.empty() && plan.passes[0].lrow &&
-          long_taps_of(plan.passes[0], plan.win) > long_top)
-        return 35;
-      const bool long_box = plan.why_not.empty() && plan.passes.size() == 1 &&
-                            box_rows(plan.passes[0]) && plan.passes[0].g.xk >= box_from;
-      return long_box ? 110 : 50;
-    }
-    const int r = int(std::min<std::int64_t>(p.max_radius(), 1 << 20));
-    const int rc = fast::compiled_radius(p.rank(), p.dtype(), r);
-    // A filter along x alone beyond fast's radii (not a box): below `fft` (105) where its row
-    // transforms beat this x pass by the model (detail::cuda_fft_tiling; measured:
-    // docs/notes/tuning.md, "Row transforms in shared memory").
+  // The passes' modelled time, calibrated by the crossovers measured against `fast` and `fft`
+  // (profile::Gpu; FastTuning's fields of the same names replace them):
+  //  - within fast's radii, a 2-D or 3-D filter: flat in the radius (the fused passes cost about
+  //    the same from radius 4 to 16, less by tensor-map tiles than through registers: "Separable
+  //    passes", "Volumes by tensor-map tiles"), at fast's model of the radius half-way past the
+  //    crossover (sep_radius_2d, sep_radius_2d_maps, sep_radius_3d): `fast` below it, these
+  //    passes above;
+  //  - 1-D box rows of box_rows_taps or more: flat in the taps, likewise at fast's model half a
+  //    tap below the crossover ("Box rows");
+  //  - 1-D rows beyond fast's radii: the transforms' time (as `fft` models it) scaled by the taps
+  //    over long_rows_taps + 1/2, the crossover where the long rows' direct sums meet them ("Long
+  //    rows"), and never below the direct sum's time where the rows' transforms run in shared
+  //    memory; a filter along x alone of a 2-D or 3-D array beyond fast's radii, where the row
+  //    transforms run: the x pass as the transforms are weighed against it ("Row transforms in
+  //    shared memory");
+  //  - otherwise each pass moves its arrays at copy speed and runs its taps at the passes' rate.
+  Estimate estimate(const Problem& p) const override {
     const SepPlan& plan = plan_of(p);
-    if (rc < 0 && plan.why_not.empty() && plan.passes.size() == 1 && plan.win.radius[0] == 0 &&
-        plan.win.radius[1] == 0 && !plan.passes[0].g.xbox && row_transforms_win(p))
-      return kBelowFft;
-    // fast's radius of copy speed; in 2-D 3 where the fused pass takes tiles by tensor maps
-    // (at radius 4 they run as fast as `fast` under zero ghosts and faster under reflect)
+    const FastTuning& tune = p.tuning();
     const profile::Gpu& g = profile::gpu();
-    const int dense_top =
-        p.rank() == 2 ? tune.sep_radius_2d.value_or(fused_by_maps(p) ? g.sep_radius_2d_maps
+    const int r = int(std::min<std::int64_t>(p.max_radius(), 1 << 20));
+    const bool fast_runs = fast::compiled_radius(p.rank(), p.dtype(), r) >= 0;
+    if (p.rank() == 1 && plan.passes.size() == 1 && box_rows(plan.passes[0])) {
+      const int from = tune.box_rows_taps.value_or(g.box_rows_taps);
+      if (plan.passes[0].g.xk >= from) {
+        const double half = (from - 1.5) / 2;  // the radius of from - 1/2 taps
+        return {fast::modelled_ns(p, half, from - 0.5), "box rows: flat, at fast's model of " +
+                                                            std::to_string(from) + " - 1/2 taps"};
+      }
+    }
+    if (p.rank() > 1 && fast_runs) {
+      const int top = p.rank() == 2 ? tune.sep_radius_2d.value_or(fused_by_maps(p)
+                                                                     ? g.sep_radius_2d_maps
                                                                      : g.sep_radius_2d)
-                      : tune.sep_radius_3d.value_or(g.sep_radius_3d);
-    return rc < 0 || rc > dense_top ? 110 : 90;
+                                    : tune.sep_radius_3d.value_or(g.sep_radius_3d);
+      return {fast::crossover_ns(p, top),
+              "fused passes: flat, at fast's model of radius " + std::to_string(top) + " + 1/2"};
+    }
+    const double passes = passes_ns(p, plan);
+    if (fast_runs) return {passes, "the passes: arrays at copy speed, taps at the passes' rate"};
+    detail::FftTiling t;
+    try {
+      t = detail::cuda_fft_tiling(p);
+    } catch (const Error&) {
+      return {passes, "the passes (no transform fits)"};
+    }
+    if (p.rank() == 1) {
+      const int top = tune.long_rows_taps.value_or(g.long_rows_taps);
+      const double taps = double(plan.passes[0].lrow ? long_taps_of(plan.passes[0], plan.win)
+                                                     : p.taps());
+      const double ns = detail::cuda_fft_weighed_ns(p, t) * taps / (top + 0.5);
+      return {t.shared ? std::max(ns, t.direct_ns) : ns,
+              "rows: the transforms' time x taps / (" + std::to_string(top) + " + 1/2)"};
+    }
+    if (plan.passes.size() == 1 && plan.win.radius[0] == 0 && plan.win.radius[1] == 0 &&
+        !plan.passes[0].g.xbox && t.shared && !p.direct_sums())
+      return {t.direct_ns, "the x pass as the row transforms are weighed against it"};
+    return {passes, "the passes: arrays at copy speed, taps at the passes' rate"};
   }
   Summation summation(const Problem& p) const override {
     const SepPlan& plan = plan_of(p);
@@ -229,24 +251,11 @@ const LowRankPlan& lowrank_plan_of(const Problem& p) {
   return memo.put(p, device, make_lowrank_plan(p));
 }
 
-// The time model `auto` weighs the terms by (profile::Gpu): each pass moves its arrays at copy
-// speed and runs its compiled taps at the fused kernel's FMA rate. One copy's time stands in for
-// `fast` where its model says less: it runs at copy speed at best.
-
+// The terms' modelled time: their passes (passes_ns), every term after the first adding into the
+// output.
 double lowrank_ns(const Problem& p, const LowRankPlan& lp) {
-  const double n = double(p.elements()), size = double(dtype_size(p.dtype()));
-  const profile::Gpu& g = profile::gpu();
-  const double flops =
-      per_dtype(p.dtype(), g.passes_flops_f32, g.passes_flops_f64, "separable's FMA rate");
   double ns = 0;
-  for (std::size_t i = 0; i < lp.terms.size(); ++i) {
-    const SepPlan& sp = lp.terms[i];
-    for (std::size_t j = 0; j < sp.passes.size(); ++j) {
-      const bool adds = i > 0 && j + 1 == sp.passes.size();
-      ns += n * size * (adds ? 3 : 2) / g.copy_bytes_per_ns +
-            2 * n * pass_taps(sp.passes[j], sp.win) / flops;
-    }
-  }
+  for (std::size_t i = 0; i < lp.terms.size(); ++i) ns += passes_ns(p, lp.terms[i], i > 0);
   return ns;
 }
 
@@ -263,25 +272,8 @@ class LowRankStrategy final : public Strategy {
     const LowRankPlan& lp = lowrank_plan_of(p);
     return lp.why_not.empty() ? Status::success() : Status::failure(lp.why_not);
   }
-  // Above `fft` (105) and `fast` (100) where the model's time of the terms beats both theirs
-  // (the FFT's scaled by FastTuning::fft_cost), else below them.
-  int priority(const Problem& p) const override {
-    constexpr int kBelow = 5, kAbove = 107;
-    const LowRankPlan& lp = lowrank_plan_of(p);
-    if (!lp.why_not.empty()) return kBelow;
-    const double ns = lowrank_ns(p, lp);
-    const double copy = p.bytes() / profile::gpu().copy_bytes_per_ns;
-    const Strategy* fast = find_strategy("fast");
-    const bool fast_runs = fast && fast->can_implement(p).ok;
-    double best = std::numeric_limits<double>::infinity();
-    try {
-      const detail::FftTiling t = detail::cuda_fft_tiling(p);
-      best = detail::cuda_fft_weighed_ns(p, t);
-      if (fast_runs) best = std::min(best, std::max(copy, fast::window_ns(p, t.direct_ns)));
-    } catch (const Error&) {
-      if (fast_runs) return kBelow;  // no transform fits: leave it to the direct sum
-    }
-    return ns < best ? kAbove : kBelow;
+  Estimate estimate(const Problem& p) const override {
+    return {lowrank_ns(p, lowrank_plan_of(p)), "the terms' passes (separable's model)"};
   }
   Summation summation(const Problem& p) const override {
     const LowRankPlan& lp = lowrank_plan_of(p);
