@@ -245,4 +245,45 @@ RunInfo apply(ConstArrayView in, ArrayView out, const Filter& filter, const Opti
 RunInfo correlate(ConstArrayView in, ArrayView out, const Filter& filter, Options opt = {});
 RunInfo convolve(ConstArrayView in, ArrayView out, const Filter& filter, Options opt = {});
 
+// ---------------------------------------------------------------------------------------------
+// Plans: analyse once, run many times (as cuFFT's plans; CUTLASS's can_implement -> workspace ->
+// run). prepare() validates the description and the options, computes the correlation weights,
+// chooses the strategy (RunInfo) and checks that its workspace fits, with the errors apply()
+// gives; Plan::run then filters any arrays of that description without doing any of it again.
+// ---------------------------------------------------------------------------------------------
+// What a plan runs on: the arrays' rank, extents (axis 0 first), batch, dtype and memory space.
+struct ArrayDesc {
+  int rank = 1;
+  Extents extents{1, 1, 1};
+  std::int64_t batch = 1;
+  DType dtype = DType::f32;
+  MemorySpace space = MemorySpace::host;
+
+  static ArrayDesc of(const ConstArrayView& v) {
+    return {v.rank, v.extents, v.batch, v.dtype, v.space};
+  }
+};
+
+class Plan {
+ public:
+  Plan() = default;  // empty: run() throws
+  // out = in (*) the plan's filter. `in` and `out` must match the description; throws
+  // halo::Error naming the difference, or an overlap. `stream` (a cudaStream_t for a CUDA
+  // strategy; null: the options' stream) may differ between runs.
+  RunInfo run(ConstArrayView in, ArrayView out, void* stream = nullptr) const;
+  const RunInfo& info() const;  // the strategy the plan runs, and why
+  const ArrayDesc& desc() const;
+  std::string describe() const;  // the problem and the strategy's plan, one line
+
+  struct State;  // the problem, the strategy, the memory it needs (src/core/plan.cpp)
+
+ private:
+  std::shared_ptr<const State> state_;
+  friend Plan prepare(const ArrayDesc&, const Filter&, const Options&);
+};
+
+// A plan for arrays of `desc`: throws halo::Error where apply() would (bad description, filter
+// or options; no strategy; not enough memory).
+Plan prepare(const ArrayDesc& desc, const Filter& filter, const Options& opt = {});
+
 }  // namespace halo

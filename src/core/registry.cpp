@@ -234,34 +234,111 @@ RunInfo choose_again(const Problem& p, const Options& opt, MemorySpace space) {
 }
 }  // namespace
 
-RunInfo apply(ConstArrayView in, ArrayView out, const Filter& filter, const Options& opt) {
-  if (!in.data) throw Error("apply: input pointer is null");
-  if (!out.data) throw Error("apply: output pointer is null");
-  if (!same_layout(in, out))
-    throw Error("apply: output " + shape_of(out.rank, out.extents, out.batch, out.dtype) +
-                " does not match input " + shape_of(in.rank, in.extents, in.batch, in.dtype));
-  if (in.space != out.space)
-    throw Error("apply: input and output must both be host or both be device arrays");
-  Problem p(in.rank, in.extents, in.batch, filter, in.dtype, opt.op, opt.edges);
+namespace {
+// The problem apply() and prepare() build from a description and the options.
+Problem problem_of(const ArrayDesc& d, const Filter& filter, const Options& opt) {
+  Problem p(d.rank, d.extents, d.batch, filter, d.dtype, opt.op, opt.edges);
   p.require_direct_sums(opt.direct_sums);
   p.set_footprint(opt.footprint);
   p.set_tuning(opt.tuning);
   p.set_progress(opt.progress);
+  return p;
+}
+
+// The checks of a run's arrays that apply() and Plan::run share: pointers, one layout, one
+// memory space, no overlap.
+void check_arrays(const char* who, const ConstArrayView& in, const ArrayView& out) {
+  const std::string w = who;
+  if (!in.data) throw Error(w + ": input pointer is null");
+  if (!out.data) throw Error(w + ": output pointer is null");
+  if (!same_layout(in, out))
+    throw Error(w + ": output " + shape_of(out.rank, out.extents, out.batch, out.dtype) +
+                " does not match input " + shape_of(in.rank, in.extents, in.batch, in.dtype));
+  if (in.space != out.space)
+    throw Error(w + ": input and output must both be host or both be device arrays");
   const auto* ib = static_cast<const char*>(in.data);
   const auto* ob = static_cast<const char*>(out.data);
   const std::size_t nb = in.bytes();
   if (ib < ob + nb && ob < ib + nb)
-    throw Error("apply: output overlaps input (in-place filtering is not supported)");
+    throw Error(w + ": output overlaps input (in-place filtering is not supported)");
+}
 
+// Runs strategy s on p's arrays (host arrays through the device where s is a CUDA strategy).
+void run_on(const Strategy& s, const Problem& p, const ConstArrayView& in, const ArrayView& out,
+            void* stream) {
+  if (s.backend() == Backend::cuda && in.space == MemorySpace::host)
+    detail::run_cuda_on_host_buffers(s, p, in.data, out.data, stream);
+  else
+    detail::run_strategy(s, p, in.data, out.data, stream);
+}
+}  // namespace
+
+RunInfo apply(ConstArrayView in, ArrayView out, const Filter& filter, const Options& opt) {
+  check_arrays("apply", in, out);
+  const Problem p = problem_of(ArrayDesc::of(in), filter, opt);
   RunInfo info = choose_again(p, opt, in.space);
   // Refused before anything is allocated if the workspace cannot fit (the caller's arrays exist).
   require_memory(memory_needed(p, info, in.space));
-  const Strategy* s = find_strategy(info.strategy);
-  if (s->backend() == Backend::cuda && in.space == MemorySpace::host)
-    detail::run_cuda_on_host_buffers(*s, p, in.data, out.data, opt.stream);
-  else
-    detail::run_strategy(*s, p, in.data, out.data, opt.stream);
+  run_on(*find_strategy(info.strategy), p, in, out, opt.stream);
   return info;
+}
+
+struct Plan::State {
+  ArrayDesc desc;
+  Problem problem;
+  const Strategy* strategy = nullptr;
+  RunInfo info;
+  std::vector<MemoryUse> needs;  // the workspace beside the caller's arrays
+  void* stream = nullptr;
+};
+
+Plan prepare(const ArrayDesc& desc, const Filter& filter, const Options& opt) {
+  auto st = std::make_shared<Plan::State>();
+  st->desc = desc;
+  st->problem = problem_of(desc, filter, opt);
+  st->info = choose(st->problem, opt, desc.space);
+  st->strategy = find_strategy(st->info.strategy);
+  st->needs = memory_needed(st->problem, st->info, desc.space);
+  require_memory(st->needs);
+  st->stream = opt.stream;
+  Plan plan;
+  plan.state_ = std::move(st);
+  return plan;
+}
+
+RunInfo Plan::run(ConstArrayView in, ArrayView out, void* stream) const {
+  if (!state_) throw Error("Plan::run: an empty plan (plans come from halo::prepare)");
+  const State& s = *state_;
+  check_arrays("Plan::run", in, out);
+  const ArrayDesc& d = s.desc;
+  if (in.space != d.space || !same_layout(ConstArrayView(nullptr, d.dtype, d.rank, d.extents,
+                                                         d.batch, d.space),
+                                          out))
+    throw Error("Plan::run: arrays " + shape_of(in.rank, in.extents, in.batch, in.dtype) +
+                (in.space == MemorySpace::device ? " on the device" : " on the host") +
+                " given to a plan for " + shape_of(d.rank, d.extents, d.batch, d.dtype) +
+                (d.space == MemorySpace::device ? " on the device" : " on the host"));
+  // What is free may have changed since prepare(): the same check, on the same figures.
+  require_memory(s.needs);
+  run_on(*s.strategy, s.problem, in, out, stream ? stream : s.stream);
+  return s.info;
+}
+
+const RunInfo& Plan::info() const {
+  if (!state_) throw Error("Plan::info: an empty plan (plans come from halo::prepare)");
+  return state_->info;
+}
+
+const ArrayDesc& Plan::desc() const {
+  if (!state_) throw Error("Plan::desc: an empty plan (plans come from halo::prepare)");
+  return state_->desc;
+}
+
+std::string Plan::describe() const {
+  if (!state_) return "an empty plan";
+  const std::string plan = state_->strategy->plan(state_->problem);
+  return state_->problem.describe() + ": " + state_->info.strategy +
+         (plan.empty() ? std::string() : " (" + plan + ")");
 }
 
 RunInfo correlate(ConstArrayView in, ArrayView out, const Filter& f, Options opt) {
