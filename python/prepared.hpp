@@ -153,14 +153,16 @@ class Prepared {
   }
 
   // The members change only while this thread holds the GIL: threads replaying one prepared
-  // call each run on their own copy of the options (their own stream), the filter shared.
+  // call each run the same plan (a shared, immutable halo::Plan) on their own stream. The plan of
+  // each memory space is made by its first run, with the GIL released (prepare() may factor the
+  // filter or search an FFT tiling), and made again after set_tuning.
   py::tuple run(const void* in, void* out, halo::MemorySpace space, void* stream = nullptr) {
     if (generation_ != tuning_generation()) {
       call_.options.tuning = process_tuning();
       generation_ = tuning_generation();
+      planned_[0] = planned_[1] = false;
     }
-    halo::Options options = call_.options;
-    options.stream = stream;
+    const int k = space == halo::MemorySpace::device ? 1 : 0;
     const halo::ConstArrayView iv(in, dtype_, rank_, ext_, batch_, space);
     halo::ArrayView ov;
     ov.data = out;
@@ -169,10 +171,18 @@ class Prepared {
     ov.extents = ext_;
     ov.batch = batch_;
     ov.space = space;
+    halo::Plan plan = plans_[k];
+    const bool planned = planned_[k];
+    const halo::Options options = call_.options;  // call_ may change under the GIL meanwhile
     halo::RunInfo info;
     {
       py::gil_scoped_release unlocked;
-      info = halo::apply(iv, ov, call_.filter, options);
+      if (!planned) plan = halo::prepare(halo::ArrayDesc::of(iv), call_.filter, options);
+      info = plan.run(iv, ov, stream);
+    }
+    if (!planned && !planned_[k]) {
+      plans_[k] = plan;
+      planned_[k] = true;
     }
     if (!info_ || info.strategy != info_->strategy || info.backend != info_->backend ||
         info.note != info_->note) {
@@ -192,6 +202,8 @@ class Prepared {
   std::int64_t elements_ = 1;
   Call call_;
   std::uint64_t generation_ = tuning_generation();  // of the tuning call_ holds
+  halo::Plan plans_[2];              // host, device: prepared by the first run in that space
+  bool planned_[2] = {false, false};
   std::shared_ptr<const halo::RunInfo> info_;  // null before the first run
   py::tuple last_;
 };

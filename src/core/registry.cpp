@@ -1,11 +1,9 @@
-// The strategy registry, dispatch (`choose`) and `apply`.
+// The strategy registry, the dispatch (`choose`), `apply` and plans (`prepare`).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <sstream>
-
-#include <omp.h>
 
 #include "core/detail.hpp"
 #include "core/nonfinite.hpp"
@@ -206,35 +204,6 @@ std::string shape_of(int rank, const Extents& e, std::int64_t batch, DType t) {
 }  // namespace
 
 namespace {
-// choose(), remembered for the last few problems of this thread: asking every strategy costs
-// microseconds of host time (filters factored, FFT tilings modelled), which a single GPU run of a
-// millisecond waits for, and which is most of a small array's CPU run. What choose() reads besides
-// the problem is the key too: the options' strategy and backend, where the arrays are, the
-// device (its facts are fixed) and the OpenMP thread count (the CPU cost models read it).
-RunInfo choose_again(const Problem& p, const Options& opt, MemorySpace space) {
-  struct Choice {
-    std::string strategy;
-    Backend backend = Backend::automatic;
-    MemorySpace space = MemorySpace::host;
-    int threads = 0;
-    RunInfo info;
-  };
-  thread_local detail::ProblemMemo<Choice> memo;
-  const int device =
-      !held_to_cpu(opt, space) && cuda_available() ? detail::current_cuda_device() : -1;
-  const int threads = omp_get_max_threads();
-  const auto same_options = [&](const Choice& c) {
-    return c.strategy == opt.strategy && c.backend == opt.backend && c.space == space &&
-           c.threads == threads;
-  };
-  if (const Choice* c = memo.find(p, device, same_options)) return c->info;
-  RunInfo info = choose(p, opt, space);
-  memo.put(p, device, {opt.strategy, opt.backend, space, threads, info});
-  return info;
-}
-}  // namespace
-
-namespace {
 // The problem apply() and prepare() build from a description and the options.
 Problem problem_of(const ArrayDesc& d, const Filter& filter, const Options& opt) {
   Problem p(d.rank, d.extents, d.batch, filter, d.dtype, opt.op, opt.edges);
@@ -273,10 +242,12 @@ void run_on(const Strategy& s, const Problem& p, const ConstArrayView& in, const
 }
 }  // namespace
 
+// Every call analyses the problem and chooses again: a caller that runs one description many
+// times prepares it once (prepare(), Plan::run; the Python package does).
 RunInfo apply(ConstArrayView in, ArrayView out, const Filter& filter, const Options& opt) {
   check_arrays("apply", in, out);
   const Problem p = problem_of(ArrayDesc::of(in), filter, opt);
-  RunInfo info = choose_again(p, opt, in.space);
+  RunInfo info = choose(p, opt, in.space);
   // Refused before anything is allocated if the workspace cannot fit (the caller's arrays exist).
   require_memory(memory_needed(p, info, in.space));
   run_on(*find_strategy(info.strategy), p, in, out, opt.stream);

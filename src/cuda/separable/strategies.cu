@@ -71,8 +71,9 @@ class SeparableStrategy final : public Strategy {
   //    passes", "Volumes by tensor-map tiles"), at fast's model of the radius half-way past the
   //    crossover (sep_radius_2d, sep_radius_2d_maps, sep_radius_3d): `fast` below it, these
   //    passes above;
-  //  - 1-D box rows of box_rows_taps or more: flat in the taps, likewise at fast's model half a
-  //    tap below the crossover ("Box rows");
+  //  - box rows (a box along x alone) of box_rows_taps or more on 1-D arrays, or beyond fast's
+  //    radii: flat in the taps, likewise at fast's model half a tap below the crossover ("Box
+  //    rows");
   //  - 1-D rows beyond fast's radii: the transforms' time (as `fft` models it) scaled by the taps
   //    over long_rows_taps + 1/2, the crossover where the long rows' direct sums meet them ("Long
   //    rows"), and never below the direct sum's time where the rows' transforms run in shared
@@ -86,9 +87,9 @@ class SeparableStrategy final : public Strategy {
     const profile::Gpu& g = profile::gpu();
     const int r = int(std::min<std::int64_t>(p.max_radius(), 1 << 20));
     const bool fast_runs = fast::compiled_radius(p.rank(), p.dtype(), r) >= 0;
-    if (p.rank() == 1 && plan.passes.size() == 1 && box_rows(plan.passes[0])) {
+    if (plan.passes.size() == 1 && box_rows(plan.passes[0]) && (p.rank() == 1 || !fast_runs)) {
       const int from = tune.box_rows_taps.value_or(g.box_rows_taps);
-      if (plan.passes[0].g.xk >= from) {
+      if (plan.passes[0].g.xk >= from || !fast_runs) {
         const double half = (from - 1.5) / 2;  // the radius of from - 1/2 taps
         return {fast::modelled_ns(p, half, from - 0.5), "box rows: flat, at fast's model of " +
                                                             std::to_string(from) + " - 1/2 taps"};
