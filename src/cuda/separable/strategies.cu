@@ -27,9 +27,19 @@ const SepPlan& plan_of(const Problem& p) {
   return memo.put(p, device, make_plan(p));
 }
 
+// The taps a pass computes per output: its compiled windows', where a box factor by running
+// sums (float32) costs its window once per thread's 8 outputs along x and two more per output
+// (k + 14) / 8, and two per output down y.
+double modelled_taps(const SepPass& s, const detail::AxisWindows& win) {
+  double taps = pass_taps(s, win);
+  if (s.g.xbox) taps -= (2 * s.rx + 1) - (2.0 * s.rx + 1 + 14) / 8;
+  if (s.g.ybox) taps -= (2 * s.ry + 1) - 2;
+  return taps;
+}
+
 // The passes' modelled time (profile::Gpu): each pass moves its arrays at copy speed (three of
-// them where it adds into the output: `lowrank`'s terms after the first) and runs its compiled
-// taps at the fused kernel's FMA rate.
+// them where it adds into the output: `lowrank`'s terms after the first) and runs its taps
+// (modelled_taps) at the fused kernel's FMA rate.
 double passes_ns(const Problem& p, const SepPlan& plan, bool adds = false) {
   const double n = double(p.elements()), size = double(dtype_size(p.dtype()));
   const profile::Gpu& g = profile::gpu();
@@ -39,7 +49,7 @@ double passes_ns(const Problem& p, const SepPlan& plan, bool adds = false) {
   for (std::size_t j = 0; j < plan.passes.size(); ++j) {
     const bool add = adds && j + 1 == plan.passes.size();
     ns += n * size * (add ? 3 : 2) / g.copy_bytes_per_ns +
-          2 * n * pass_taps(plan.passes[j], plan.win) / flops;
+          2 * n * modelled_taps(plan.passes[j], plan.win) / flops;
   }
   return ns;
 }
@@ -71,9 +81,8 @@ class SeparableStrategy final : public Strategy {
   //    passes", "Volumes by tensor-map tiles"), at fast's model of the radius half-way past the
   //    crossover (sep_radius_2d, sep_radius_2d_maps, sep_radius_3d): `fast` below it, these
   //    passes above;
-  //  - box rows (a box along x alone) of box_rows_taps or more on 1-D arrays, or beyond fast's
-  //    radii: flat in the taps, likewise at fast's model half a tap below the crossover ("Box
-  //    rows");
+  //  - box rows (a box along x alone) on 1-D arrays, or beyond fast's radii: flat in the taps,
+  //    likewise at fast's model half a tap below the crossover box_rows_taps ("Box rows");
   //  - 1-D rows beyond fast's radii: the transforms' time (as `fft` models it) scaled by the taps
   //    over long_rows_taps + 1/2, the crossover where the long rows' direct sums meet them ("Long
   //    rows"), and never below the direct sum's time where the rows' transforms run in shared
@@ -89,11 +98,9 @@ class SeparableStrategy final : public Strategy {
     const bool fast_runs = fast::compiled_radius(p.rank(), p.dtype(), r) >= 0;
     if (plan.passes.size() == 1 && box_rows(plan.passes[0]) && (p.rank() == 1 || !fast_runs)) {
       const int from = tune.box_rows_taps.value_or(g.box_rows_taps);
-      if (plan.passes[0].g.xk >= from || !fast_runs) {
-        const double half = (from - 1.5) / 2;  // the radius of from - 1/2 taps
-        return {fast::modelled_ns(p, half, from - 0.5), "box rows: flat, at fast's model of " +
-                                                            std::to_string(from) + " - 1/2 taps"};
-      }
+      const double half = (from - 1.5) / 2;  // the radius of from - 1/2 taps
+      return {fast::modelled_ns(p, half, from - 0.5),
+              "box rows: flat, at fast's model of " + std::to_string(from) + " - 1/2 taps"};
     }
     if (p.rank() > 1 && fast_runs) {
       const int top = p.rank() == 2 ? tune.sep_radius_2d.value_or(fused_by_maps(p)
