@@ -216,8 +216,8 @@ struct Faults {
 // ---------------------------------------------------------------------------------------------
 // What the launchers (fast/kernels_1d.cu, kernels_2d.cu, kernels_3d.cu) launch for a policy: the
 // threads per block, the dynamic shared memory of its ring, and the boxes of its tensor maps. The
-// formulas are the launchers' (the slots' sizes are the rings' own, rings.cuh), written out here
-// so that the policy's ring shapes can be held against the hardware's limits.
+// formulas are the launchers' (the slots' sizes are the rings' own, primitives/rings.cuh),
+// written out here so that the policy's ring shapes can be held against the hardware's limits.
 // ---------------------------------------------------------------------------------------------
 constexpr std::int64_t slot_bytes(std::int64_t bytes) { return (bytes + 127) / 128 * 128; }
 constexpr int kBlockWarps = 8;  // the 1D tiles' and the 3D block ring's blocks (kTileWarps*)

@@ -13,9 +13,9 @@
 #include "core/detail.hpp"
 #include "core/nonfinite.hpp"
 #include "cuda/check.cuh"
-#include "cuda/seeds/common.cuh"
-#include "cuda/strategies.hpp"
 #include "cuda/device_buffer.cuh"
+#include "cuda/launch.cuh"
+#include "cuda/strategies.hpp"
 #include "halo/info.hpp"
 #include "halo/strategy.hpp"
 

@@ -1,5 +1,5 @@
-// The factories of the CUDA strategies other than the seed kernels (whose factories
-// seeds/common.cuh declares); runtime.cu registers them all.
+// The factories of the CUDA strategies, one per strategy (the seed kernels' one per file under
+// seeds/); runtime.cu registers them all.
 #pragma once
 
 #include <memory>
@@ -9,6 +9,12 @@
 
 namespace halo::cuda {
 
+std::unique_ptr<Strategy> make_basic_strategy();                 // src/cuda/seeds/basic.cu
+std::unique_ptr<Strategy> make_constant_strategy();              // src/cuda/seeds/constant.cu
+std::unique_ptr<Strategy> make_tiled_input_strategy();           // src/cuda/seeds/tiled_input.cu
+std::unique_ptr<Strategy> make_tiled_output_strategy();          // src/cuda/seeds/tiled_output.cu
+std::unique_ptr<Strategy> make_tiled_output_twostep_strategy();  // seeds/tiled_output_twostep.cu
+std::unique_ptr<Strategy> make_cached_strategy();                // src/cuda/seeds/cached.cu
 std::unique_ptr<Strategy> make_separable_strategy();  // src/cuda/separable/strategies.cu
 std::unique_ptr<Strategy> make_lowrank_strategy();    // src/cuda/separable/strategies.cu
 std::unique_ptr<Strategy> make_fft_strategy();        // src/cuda/fft/strategy.cu

@@ -32,7 +32,8 @@
 #include "cuda/border/border.hpp"
 #include "cuda/fast/policy.hpp"
 #include "cuda/check.cuh"
-#include "cuda/fast/rows.cuh"  // Taps, Finish
+#include "cuda/fast/epilogue.cuh"  // Finish
+#include "cuda/primitives/rows.cuh"  // Taps
 #include "halo/strategy.hpp"
 
 namespace halo::cuda {
@@ -89,7 +90,7 @@ struct GenericArgs {
   BorderMap map;
   Boxes boxes;
   std::int64_t k[3], a[3];
-  fast::Taps<T, NW> w;
+  prim::Taps<T, NW> w;
   T cval;
   fast::Finish finish;
 };
@@ -137,7 +138,7 @@ template <class T, int RANK, int R>
 struct TiledArgs {
   BorderMap map;
   Boxes boxes;
-  fast::Taps<T, fast::ipow(2 * R + 1, RANK)> w;  // the window as [pencil][u][v] (2D: u is z)
+  prim::Taps<T, prim::ipow(2 * R + 1, RANK)> w;  // the window as [pencil][u][v] (2D: u is z)
   T cval;
   fast::Finish finish;
 };

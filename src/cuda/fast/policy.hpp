@@ -21,10 +21,14 @@
 #include <vector>
 
 #include "core/host_device.hpp"
+#include "cuda/primitives/device_facts.hpp"
 #include "halo/halo.hpp"
 #include "halo/strategy.hpp"
 
 namespace halo::cuda::fast {
+
+// fast is written on the primitives (src/cuda/primitives/): their names, unqualified.
+using namespace halo::cuda::prim;
 
 // ---------------------------------------------------------------------------------------------
 // Shapes shared by the kernels and the policy.
@@ -37,6 +41,8 @@ HALO_HOST_DEVICE constexpr int round_up4(int r) { return (r + 3) / 4 * 4; }
 
 // Most slots of a BlockRing (its mbarriers are static shared memory).
 constexpr int kBlockRingSlots = 8;
+// Slots per warp ring (RowRing): three rows in flight behind the one being read.
+constexpr int kRingSlots = 4;
 
 // How a kernel gets its rows: straight from global memory (kDirect), the loads of the next rows
 // issued before this row's FFMAs (kPrefetch), through a RowRing (kRing: cp.async into a warp's
@@ -144,21 +150,8 @@ constexpr int tma_parts(int W) { return W > 256 ? 2 : 1; }
 constexpr int kTileWarps3D = 8;  // warps of a 3D block-ring block, neighbouring y-rows of a tile
 
 // ---------------------------------------------------------------------------------------------
-// The inputs and the value.
+// The inputs and the value (the device's facts, DeviceFacts: cuda/primitives/device_facts.hpp).
 // ---------------------------------------------------------------------------------------------
-// What the policy needs to know of the GPU, as plain values (the current device's at run time;
-// made up in tests). The defaults are an H100's.
-struct DeviceFacts {
-  int multiprocessors = 132;  // sizes the grids (one wave of resident warps or blocks)
-  int compute_major = 9;      // sm_90 and later have the tensor memory accelerator
-  bool tensor_map_encoder = true;  // the driver's cuTensorMapEncodeTiled was found
-
-  // Bulk copies by the tensor memory accelerator (the 1D block ring).
-  bool tma() const { return compute_major >= 9; }
-  // Tensor maps too (the 2D and 3D rings).
-  bool tensor_maps() const { return tma() && tensor_map_encoder; }
-};
-
 // Whether the base addresses of the input and the output are 16-byte aligned (true for the
 // library's own device copies; a caller's device pointer may be offset).
 struct Alignment {

@@ -9,8 +9,8 @@
 #include <algorithm>
 
 #include "core/boundary.hpp"
-#include "cuda/fast/kernels.cuh"
-#include "cuda/seeds/common.cuh"
+#include "cuda/launch.cuh"
+#include "cuda/primitives/device.cuh"
 
 namespace halo::cuda::fftblock {
 
@@ -145,8 +145,8 @@ __device__ __forceinline__ float fetch(const float* __restrict__ row, i64 gx, i6
 // in a grid-stride loop: eight waves' worth at most (tests lower the grid's limit, so that blocks
 // take several pairs).
 inline unsigned pair_grid(const void* kernel, int threads, std::size_t smem, i64 pairs) {
-  const int per_sm = fast::occupancy(kernel, threads, smem);
-  const int sms = fast::current_device_facts().multiprocessors;
+  const int per_sm = prim::occupancy(kernel, threads, smem);
+  const int sms = prim::current_device_facts().multiprocessors;
   const i64 most = std::min(i64(sms) * std::max(per_sm, 1) * 8, grid_limits_for_testing().x);
   return unsigned(std::clamp<i64>(pairs, 1, most));
 }

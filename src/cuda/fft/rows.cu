@@ -34,10 +34,9 @@
 #include "core/boundary.hpp"
 #include "cuda/check.cuh"
 #include "cuda/device_buffer.cuh"
-#include "cuda/fast/kernels.cuh"
-#include "cuda/fast/rows.cuh"
 #include "cuda/fft/block.cuh"
 #include "cuda/fft/rows.cuh"
+#include "cuda/primitives/rows.cuh"
 #include "halo/strategy.hpp"
 
 namespace halo::cuda {
@@ -154,10 +153,10 @@ __device__ __forceinline__ void stage_pair(float* stage, const float* __restrict
   const int j = threadIdx.x;
 #pragma unroll
   for (int s = 0; s < 16; ++s) {
-    fast::copy_async<4>(stage + j + s * TH, a + j + s * TH, true);
-    fast::copy_async<4>(stage + N + j + s * TH, b + j + s * TH, true);
+    prim::copy_async<4>(stage + j + s * TH, a + j + s * TH, true);
+    prim::copy_async<4>(stage + N + j + s * TH, b + j + s * TH, true);
   }
-  fast::commit_async();
+  prim::commit_async();
 }
 
 template <int N>
@@ -194,7 +193,7 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
     const int ca = p.ca, cb = p.cb;
     float2 v[16];
     if (staged) {
-      fast::wait_async<0>();
+      prim::wait_async<0>();
 #pragma unroll
       for (int s = 0; s < 16; ++s) v[s] = make_float2(stage[j + s * TH], stage[N + j + s * TH]);
     } else {
@@ -247,7 +246,7 @@ __global__ void __launch_bounds__(N / 16, (N == 4096 ? 1 : 6144 / N))
       }
     }
   }
-  fast::wait_async<0>();
+  prim::wait_async<0>();
   note(probe);
 }
 

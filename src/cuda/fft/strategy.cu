@@ -45,12 +45,12 @@
 #include "core/factor.hpp"
 #include "core/fft_tiling.hpp"
 #include "cuda/device_buffer.cuh"
-#include "cuda/fast/kernels.cuh"
 #include "cuda/fast/model.hpp"
 #include "cuda/fft/rows.cuh"
 #include "cuda/fft/tiles.cuh"
+#include "cuda/launch.cuh"
 #include "cuda/nonfinite.cuh"
-#include "cuda/seeds/common.cuh"
+#include "cuda/primitives/device.cuh"
 #include "cuda/strategies.hpp"
 #include "halo/strategy.hpp"
 
@@ -490,7 +490,7 @@ void run_typed(const Problem& p, const T* in, T* out, cudaStream_t stream, NonFi
   double* const wt = reinterpret_cast<double*>(base);
   HALO_CUDA_CHECK(cudaMemsetAsync(wt, 0, std::size_t(tile_reals) * 8, stream),
                   "clearing the filter's tile");
-  const int sms = fast::current_device_facts().multiprocessors;
+  const int sms = prim::current_device_facts().multiprocessors;
   const auto grid = [&](i64 blocks) { return unsigned(std::clamp<i64>(blocks, 1, i64(sms) * 16)); };
   fft_place_weights<<<grid((i64(w.size()) + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
       wt, weights, g);

@@ -28,10 +28,9 @@
 #include "core/boundary.hpp"
 #include "cuda/check.cuh"
 #include "cuda/device_buffer.cuh"
-#include "cuda/fast/kernels.cuh"
-#include "cuda/fast/rows.cuh"
 #include "cuda/fft/block.cuh"
 #include "cuda/fft/tiles.cuh"
+#include "cuda/primitives/rows.cuh"
 #include "halo/strategy.hpp"
 
 namespace halo::cuda {
@@ -127,10 +126,10 @@ __device__ __forceinline__ void stage_tiles(float* stage, const float* __restric
 #pragma unroll
   for (int s = 0; s < 16; ++s) {
     const int x = c + 8 * s;
-    fast::copy_async<4>(stage + y * SP + x, row + p.xa + x, true);
-    fast::copy_async<4>(stage + (NY + y) * SP + x, row + p.xb + x, true);
+    prim::copy_async<4>(stage + y * SP + x, row + p.xa + x, true);
+    prim::copy_async<4>(stage + (NY + y) * SP + x, row + p.xb + x, true);
   }
-  fast::commit_async();
+  prim::commit_async();
 }
 
 __global__ void __launch_bounds__(THREADS, 1)
@@ -161,7 +160,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     const float* plane = in + b * g.ny * g.nx;
     float2 v[16];
     if (staged) {
-      fast::wait_async<0>();
+      prim::wait_async<0>();
 #pragma unroll
       for (int s = 0; s < 16; ++s)
         v[s] = make_float2(stage[y * SP + c + 8 * s], stage[(NY + y) * SP + c + 8 * s]);
@@ -235,7 +234,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
     }
   }
-  fast::wait_async<0>();
+  prim::wait_async<0>();
   note(probe);
 }
 

@@ -7,7 +7,6 @@
 
 #include "core/fft_tiling.hpp"
 #include "cuda/nonfinite.cuh"
-#include "cuda/seeds/common.cuh"
 #include "halo/strategy.hpp"
 
 namespace halo::cuda {

@@ -1,6 +1,8 @@
-// What every CUDA strategy file shares: the Strategy base class (name, can_implement, model and
-// run from launch.hpp's pure functions), the filter upload, the dispatch on the compile-time
-// filter width, and the checked kernel launch. Only the kernels themselves differ per file.
+// What every seed strategy file shares: the Strategy base class (name, can_implement, model and
+// run from launch.hpp's pure functions), the filter upload and the dispatch on the compile-time
+// filter width. Only the kernels themselves differ per file. What the seeds share with the other
+// strategies comes from outside this folder: the checked kernel launch and the device's limits
+// (cuda/launch.cuh), their factories' declarations (cuda/strategies.hpp).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -13,25 +15,13 @@
 #include <vector>
 
 #include "cuda/check.cuh"
+#include "cuda/launch.cuh"
 #include "cuda/seeds/launch.hpp"
+#include "cuda/strategies.hpp"
 #include "halo/halo.hpp"
 #include "halo/strategy.hpp"
 
 namespace halo::cuda {
-
-using i64 = std::int64_t;
-
-// The limits of the current device (defined in runtime.cu); H100 values where none can be asked.
-DeviceLimits current_device_limits();
-
-// The factories, one per seed file (runtime.cu registers them; the other strategies' factories:
-// cuda/strategies.hpp).
-std::unique_ptr<Strategy> make_basic_strategy();
-std::unique_ptr<Strategy> make_constant_strategy();
-std::unique_ptr<Strategy> make_tiled_input_strategy();
-std::unique_ptr<Strategy> make_tiled_output_strategy();
-std::unique_ptr<Strategy> make_tiled_output_twostep_strategy();
-std::unique_ptr<Strategy> make_cached_strategy();
 
 // The problem's correlation weights (float64) in the dtype T the kernels compute in.
 template <class T>
@@ -59,28 +49,6 @@ template <int... Ks, class F>
 void dispatch_k(KList<Ks...>, int k, F&& f) {
   const bool done = ((k == Ks ? (f(std::integral_constant<int, Ks>{}), true) : false) || ...);
   if (!done) f(std::integral_constant<int, 0>{});
-}
-
-// Launches `kernel` with L's grid, block and dynamic shared memory on `stream`, and checks the
-// launch. Blocks that need more than the default 48 KiB of dynamic shared memory opt in first.
-template <class... KArgs, class... Args>
-void launch_kernel(void (*kernel)(KArgs...), const Launch& L, cudaStream_t stream,
-                   const char* kernel_name, int K, const Problem& p, Args&&... args) {
-  auto what = [&] {
-    return std::string("launching ") + kernel_name + "<" + to_string(p.dtype()) + ", K=" +
-           std::to_string(K) + "> on grid " + std::to_string(L.grid[0]) + "x" +
-           std::to_string(L.grid[1]) + "x" + std::to_string(L.grid[2]) + ", block " +
-           std::to_string(L.block[0]) + "x" + std::to_string(L.block[1]) + "x" +
-           std::to_string(L.block[2]) + ", " + std::to_string(L.shared_bytes) +
-           " B dynamic shared memory, for " + p.describe();
-  };
-  if (L.shared_bytes > 48 * 1024)
-    HALO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(L.shared_bytes)),
-                    "raising the shared-memory limit: " + what());
-  const dim3 grid(L.grid[0], L.grid[1], L.grid[2]), block(L.block[0], L.block[1], L.block[2]);
-  kernel<<<grid, block, L.shared_bytes, stream>>>(std::forward<Args>(args)...);
-  HALO_CUDA_CHECK_LAUNCH(what());
 }
 
 // The common part of every CUDA strategy; a file adds its description and `launch`.

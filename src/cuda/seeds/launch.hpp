@@ -1,4 +1,4 @@
-// Launch math of the CUDA strategies: pure host C++, header-only, no CUDA types, so that the
+// Launch math of the seed CUDA strategies: pure host C++, header-only, no CUDA types, so that the
 // tests check it on machines without a GPU or nvcc (the CPU-only build compiles no .cu file).
 //
 // For every strategy (a `Kernel` below):
@@ -24,6 +24,7 @@
 #include <string>
 
 #include "core/dtype.hpp"
+#include "cuda/limits.hpp"
 #include "cuda/shape.hpp"
 #include "halo/halo.hpp"
 #include "halo/strategy.hpp"
@@ -109,16 +110,9 @@ struct Geometry : ArrayShape {
   std::int64_t tiles_x = 1, tiles_y = 1, tiles_z = 1;  // output tiles per axis of one item
 };
 
-struct GridLimits {
-  std::int64_t x = 2147483647;  // gridDim.x <= 2^31 - 1
-  std::int64_t y = 65535;       // gridDim.y, gridDim.z <= 65535
-  std::int64_t z = 65535;
-};
-
-struct Launch {
-  std::array<std::uint32_t, 3> grid{1, 1, 1};   // {x, y, z}
-  std::array<std::uint32_t, 3> block{1, 1, 1};  // {x, y, z}
-  std::size_t shared_bytes = 0;         // dynamic shared memory per block (launch argument)
+// A seed kernel's launch: the grid, block and dynamic shared memory (LaunchConfig, what
+// launch_kernel takes: cuda/limits.hpp), and the seeds' own facts.
+struct Launch : LaunchConfig {
   std::size_t static_shared_bytes = 0;  // the kernel's own __shared__ array (for reports/tests)
   int specialised_k = 0;                // compile-time filter width used (0: run-time path)
   Geometry g;
@@ -128,20 +122,6 @@ struct Launch {
   }
   // Work along grid.z: one (batch item, z tile) pair each.
   std::int64_t z_work() const { return g.tiles_z * g.batch; }
-};
-
-// Grid limits used by the strategies. Tests may lower them (e.g. to {3, 2, 2}) so that the
-// grid-stride loops over tiles run many times on small problems; never changed otherwise.
-inline GridLimits& grid_limits_for_testing() {
-  static GridLimits limits;
-  return limits;
-}
-
-// What the device offers a block (queried by the CUDA runtime; H100 values by default).
-struct DeviceLimits {
-  std::size_t constant_bytes = 65536;            // __constant__ memory of one module
-  std::size_t shared_per_block_optin = 232448;   // 227 KiB, after cudaFuncSetAttribute
-  int max_threads_per_block = 1024;
 };
 
 namespace launch_detail {

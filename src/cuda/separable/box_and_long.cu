@@ -33,9 +33,9 @@ __device__ __forceinline__ void load_row_tile(float* tile, const float* __restri
   if (xs >= 0 && xs + len <= nx) {
 #pragma unroll UNROLL
     for (int u = t; u < len; u += THREADS)
-      fast::copy_async<4>(tile + box_skew(u), src + xs + u, true);
-    fast::commit_async();
-    fast::wait_async<0>();  // this thread's copies; the caller's barrier, everyone's
+      prim::copy_async<4>(tile + box_skew(u), src + xs + u, true);
+    prim::commit_async();
+    prim::wait_async<0>();  // this thread's copies; the caller's barrier, everyone's
   } else {
     for (int u = t; u < len; u += THREADS)
       tile[box_skew(u)] = load_mapped(src, xs + u, nx, 1, mode, cval);
@@ -377,10 +377,10 @@ template <class... KArgs, class... Args>
 void launch_persistent(void (*kernel)(KArgs...), int threads, std::size_t shared_bytes, i64 work,
                        int sms, cudaStream_t stream, const char* name, int k, const Problem& p,
                        Args&&... args) {
-  Launch L;
+  LaunchConfig L;
   L.block = {unsigned(threads), 1, 1};
   L.shared_bytes = shared_bytes;
-  const i64 resident = fast::resident_blocks(kernel, threads, shared_bytes, sms);
+  const i64 resident = prim::resident_blocks(kernel, threads, shared_bytes, sms);
   L.grid = {unsigned(std::min<i64>(work, resident)), 1, 1};
   launch_kernel(kernel, L, stream, name, k, p, std::forward<Args>(args)...);
 }

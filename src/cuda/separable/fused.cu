@@ -412,8 +412,8 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY, std::is_same_v
       __shared__ int nfix_s;
       const bool zx = zero_ghosts(g.xmode, g.cval), zy = zero_ghosts(g.ymode, g.cval);
       if (t == 0) {
-        for (int k = 0; k < NST; ++k) fast::mbarrier_init<1>(fast::shared_address(bar + k));
-        fast::mbarrier_init_fence();
+        for (int k = 0; k < NST; ++k) prim::mbarrier_init<1>(prim::shared_address(bar + k));
+        prim::mbarrier_init_fence();
       }
       __syncthreads();        // the barriers initialised before any thread waits on them
       int use = 0;            // the stage of the next step
@@ -486,11 +486,11 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY, std::is_same_v
           return !threads_load && (zy || (y >= 0 && y + ROWS <= g.rows));
         };
         auto issue = [&](int st, int k) {  // thread 0
-          const std::uint32_t b = fast::shared_address(bar + k);
-          fast::mbarrier_expect_bytes(b, std::uint32_t(2 * HALF * sizeof(float)));
+          const std::uint32_t b = prim::shared_address(bar + k);
+          prim::mbarrier_expect_bytes(b, std::uint32_t(2 * HALF * sizeof(float)));
           const int yy = int(y_first + i64(st) * ROWS), xx = int(x0 - PX);
-          fast::copy_box(tile + k * 2 * HALF, &map, xx, yy, 0, int(item), b);
-          fast::copy_box(tile + k * 2 * HALF + HALF, &map, xx + kSepCols / 2, yy, 0, int(item), b);
+          prim::copy_box(tile + k * 2 * HALF, &map, xx, yy, 0, int(item), b);
+          prim::copy_box(tile + k * 2 * HALF + HALF, &map, xx + kSepCols / 2, yy, 0, int(item), b);
         };
         // Steps issued ahead: NST - 1, or under one stage the first (each next one after the x
         // pass).
@@ -502,7 +502,7 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY, std::is_same_v
         for (int st = 0; st < steps; ++st) {
           T* sb = tile + use * 2 * HALF;
           if (copied(st)) {
-            fast::mbarrier_wait(fast::shared_address(bar + use), (par >> use) & 1u);
+            prim::mbarrier_wait(prim::shared_address(bar + use), (par >> use) & 1u);
             par ^= 1u << use;
             if (nfix > 0) {
               // The cells beyond an x face from their sources in the same row.
@@ -518,14 +518,14 @@ __global__ void __launch_bounds__(kSepThreads, min_blocks(RX, RY, std::is_same_v
                 T* row = sb + r * BP;
                 row[f.x] = f.y < 0 ? cval : row[f.y];
               }
-              fast::fence_proxy_async_shared();  // before a later copy into this stage
+              prim::fence_proxy_async_shared();  // before a later copy into this stage
             }
           } else {
             // Loaded and stored at once: registers held across the step's passes would cost
             // the copied steps their registers (spills at radius 8).
             load_step(base, y_first + i64(st) * ROWS, x0);
             stash_halves(sb);
-            fast::fence_proxy_async_shared();
+            prim::fence_proxy_async_shared();
           }
           // The stage is complete, and the previous step's reads of the stage the next copy
           // fills and of this step's ring rows are done.
@@ -651,13 +651,13 @@ void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win,
   s.g.ylo += RY - win.radius[s.wy];
   s.g.xbox = s.g.xbox && RX > 0;
   s.g.ybox = s.g.ybox && RY > 0;
-  Launch L;
+  LaunchConfig L;
   L.block = {kSepThreads, 1, 1};
   // Persistent blocks, as many as fit the device at once, take the work items in turn.
   // TMA: at most kSepTmaBlocks blocks per SM, over which the chunks are balanced.
   const auto go = [&](auto kernel, std::size_t smem, const CUtensorMap& map, bool tma) {
     L.shared_bytes = smem;
-    i64 blocks = fast::resident_blocks(kernel, kSepThreads, smem, sms);
+    i64 blocks = prim::resident_blocks(kernel, kSepThreads, smem, sms);
     if (tma) blocks = std::min<i64>(blocks, i64(kSepTmaBlocks) * sms);
     // A chunk length asked for (FastTuning::chunk, rows) is taken as is.
     if (const auto c = p.tuning().chunk; RY > 0 && c)
@@ -677,7 +677,7 @@ void launch_pass(const T* in, T* out, SepPass s, const detail::AxisWindows& win,
     // Rows packed (a 2-D array, or the planes of a volume), 16-byte aligned.
     if (s.g.vec && s.g.row_stride == s.g.nx && s.g.item_stride == s.g.rows * s.g.nx &&
         sep_tma_wanted(RX, p) &&
-        fast::make_row_map(&map, in, int(sizeof(float)), s.g.nx, s.g.rows, 1, s.g.items,
+        prim::make_row_map(&map, in, int(sizeof(float)), s.g.nx, s.g.rows, 1, s.g.items,
                            tma_pitch(RX), step_rows(RY, BOX), 256)) {
       go(separable_kernel<T, RX, RY, BOX, ADD, true>, sep_tma_shared_bytes(RX, BOX), map, true);
       return;

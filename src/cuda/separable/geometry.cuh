@@ -80,10 +80,12 @@
 #include "core/factor.hpp"
 #include "core/fft_tiling.hpp"
 #include "cuda/device_buffer.cuh"
-#include "cuda/fast/kernels.cuh"
-#include "cuda/fast/policy.hpp"
+#include "cuda/fast/policy.hpp"  // fit_chunks, compiled_radius
+#include "cuda/launch.cuh"
 #include "cuda/nonfinite.cuh"
-#include "cuda/seeds/common.cuh"
+#include "cuda/primitives/device.cuh"
+#include "cuda/primitives/rings.cuh"
+#include "cuda/primitives/rows.cuh"
 
 namespace halo::cuda::sep {
 
@@ -308,7 +310,7 @@ HALO_HOST_DEVICE constexpr int vt_fix(int r) {
          kVolThreads;
 }
 HALO_HOST_DEVICE constexpr int vt_stage_floats(int r) {
-  return fast::slot_size((vt_ty(r) + 2 * r) * vol_tile_pitch(r) * int(sizeof(float))) /
+  return prim::slot_size((vt_ty(r) + 2 * r) * vol_tile_pitch(r) * int(sizeof(float))) /
          int(sizeof(float));
 }
 inline std::size_t vol_tma_shared_bytes(int r) {

@@ -19,7 +19,7 @@ namespace {
 // kernels, for comparisons and their tests).
 bool tma_tiles_wanted(const Problem& p) {
   if (p.tuning().feed.value_or(FastFeed::tma) == FastFeed::prefetch) return false;
-  return fast::planning_facts().tensor_maps();
+  return prim::planning_facts().tensor_maps();
 }
 
 }  // namespace
@@ -381,7 +381,7 @@ SepPlan make_plan(const Problem& p, const detail::AxisWindows& win_in, bool term
     if (sep_pass_tma(s, p)) {
       SepGeom g = s.g;
       balance_march(g, s.ry, box_kernel(s),
-                    i64(kSepTmaBlocks) * fast::planning_facts().multiprocessors);
+                    i64(kSepTmaBlocks) * prim::planning_facts().multiprocessors);
       s.tma_chunk = g.chunk;
     }
   plan.why_not = shared_memory_why_not(plan, p.dtype());

@@ -161,7 +161,7 @@ class SeparableStrategy final : public Strategy {
     if (!plan.why_not.empty())
       throw Error("strategy 'separable' cannot run " + p.describe() + ": " + plan.why_not);
     const auto st = static_cast<cudaStream_t>(stream);
-    const int sms = fast::current_device_facts().multiprocessors;
+    const int sms = prim::current_device_facts().multiprocessors;
     const NonFiniteNote note = NonFiniteNote::of(b);  // the last pass's kernels note
     dispatch_buffers(p.dtype(), b.input, b.output, [&](auto* in, auto* out) {
       using T = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
@@ -328,7 +328,7 @@ class LowRankStrategy final : public Strategy {
     if (!lp.why_not.empty())
       throw Error("strategy 'lowrank' cannot run " + p.describe() + ": " + lp.why_not);
     const auto st = static_cast<cudaStream_t>(stream);
-    const int sms = fast::current_device_facts().multiprocessors;
+    const int sms = prim::current_device_facts().multiprocessors;
     // Every term's last pass notes the outputs it stores: the last term's are the outputs, and
     // a non-finite sum stays non-finite when later terms add to it.
     const NonFiniteNote note = NonFiniteNote::of(b);

@@ -303,8 +303,8 @@ __global__ void __launch_bounds__(kVolThreads, 2)
   float probe = 0.f;  // probe_nonfinite over the outputs this thread stores
   for (int e = t; e < TP; e += kVolThreads) crow[e] = g.cval;
   if (t == 0) {
-    for (int k = 0; k < NST; ++k) fast::mbarrier_init<1>(fast::shared_address(bar + k));
-    fast::mbarrier_init_fence();
+    for (int k = 0; k < NST; ++k) prim::mbarrier_init<1>(prim::shared_address(bar + k));
+    prim::mbarrier_init_fence();
   }
   __syncthreads();
   int fill = 0, use = 0;   // the stages the next copy fills and the next plane reads
@@ -331,9 +331,9 @@ __global__ void __launch_bounds__(kVolThreads, 2)
       return m < 0 ? -1 : int(m);
     };
     auto issue = [&](int j) {
-      const std::uint32_t b = fast::shared_address(bar + fill);
-      fast::mbarrier_expect_bytes(b, std::uint32_t(TR * TP * sizeof(float)));
-      fast::copy_box(stages + fill * ST, &map, int(x0 - P), int(y0 - R), zcoord(j), int(item),
+      const std::uint32_t b = prim::shared_address(bar + fill);
+      prim::mbarrier_expect_bytes(b, std::uint32_t(TR * TP * sizeof(float)));
+      prim::copy_box(stages + fill * ST, &map, int(x0 - P), int(y0 - R), zcoord(j), int(item),
                      b);
       fill = fill + 1 == NST ? 0 : fill + 1;
     };
@@ -453,10 +453,10 @@ __global__ void __launch_bounds__(kVolThreads, 2)
     int slot = 0;  // plane i - 1's slot in the queue: (i - 1) mod K
     for (int i = 0; i <= n_in; ++i) {
       if (i < n_in) {
-        fast::mbarrier_wait(fast::shared_address(bar + use), phase);
+        prim::mbarrier_wait(prim::shared_address(bar + use), phase);
         if (fix || !zero_ghosts) {
           put(stages + use * ST, i);
-          fast::fence_proxy_async_shared();  // before the stage's next copy
+          prim::fence_proxy_async_shared();  // before the stage's next copy
         }
       }
       __syncthreads();
@@ -523,13 +523,13 @@ void launch_vol_chunks(Kernel kernel, const char* name, std::size_t smem, int ha
                        const detail::AxisWindows& win, const Problem& p, cudaStream_t stream,
                        int sms, NonFiniteNote note, const float* in, float* out,
                        const Extra&... extra) {
-  const i64 resident = fast::resident_blocks(kernel, kVolThreads, smem, sms);
+  const i64 resident = prim::resident_blocks(kernel, kVolThreads, smem, sms);
   const fast::Chunking c =
       fast::fit_chunks(g.nz, g.tiles_x * g.tiles_y * g.items, halo, resident);
   g.chunk = c.chunk;
   g.chunks = c.chunks;
   g.work = g.tiles_x * g.tiles_y * g.items * g.chunks;
-  Launch L;
+  LaunchConfig L;
   L.block = {kVolThreads, 1, 1};
   L.shared_bytes = smem;
   L.grid = {unsigned(std::min<i64>(g.work, resident)), 1, 1};
@@ -545,7 +545,7 @@ bool launch_vol_tma(const float* in, float* out, VolGeom g, const detail::AxisWi
                     const Problem& p, cudaStream_t stream, int sms, NonFiniteNote note) {
   CUtensorMap map;
   if (!g.vec || !vol_tma_wanted(R, p) ||
-      !fast::make_row_map(&map, in, int(sizeof(float)), g.nx, g.ny, g.nz, g.items,
+      !prim::make_row_map(&map, in, int(sizeof(float)), g.nx, g.ny, g.nz, g.items,
                           vol_tile_pitch(R), vt_ty(R) + 2 * R, 256))
     return false;
   g.tiles_y = ceil_div64(g.ny, vt_ty(R));

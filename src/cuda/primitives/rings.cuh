@@ -1,6 +1,7 @@
-// The `fast` kernels' shared-memory rings: a warp's cp.async ring (RowRing), mbarriers and the
-// tensor memory accelerator's box copies, a warp's TMA ring (TmaRing) and the block-wide ring
-// its warps read together (BlockRing).
+// Shared-memory rings and the copies that fill them, for any kernel: a warp's cp.async ring
+// (RowRing), mbarriers and the tensor memory accelerator's box copies (copy_box, sm_90), a
+// warp's TMA ring (TmaRing) and the block-wide ring its warps read together (BlockRing).
+// Used by `fast`'s kernels; separable's TMA kernels use the mbarriers and box copies.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap, a type only: the encoder is reached through the runtime
@@ -10,11 +11,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "cuda/fast/policy.hpp"  // the shapes shared with the policy: kTx, Feed, round_up4 ...
-#include "cuda/fast/rows.cuh"
-#include "halo/halo.hpp"
+#include "cuda/primitives/rows.cuh"  // copy_async, read_groups
 
-namespace halo::cuda::fast {
+namespace halo::cuda::prim {
 // A warp-private ring of S row slots in shared memory, W elements each, filled with cp.async:
 // the copies of the next S-1 rows are in flight while the warp computes on the current one, and
 // they cost no registers (a register prefetch holds one row, and its copy into place costs a MOV
@@ -86,9 +85,6 @@ struct RowRing {
   std::int64_t offset_[kPerLane];  // row offset of the lane's i-th 16-byte copy (0 if outside)
   bool inside_[kPerLane];          // whether that copy lies inside [0, nx)
 };
-
-// Slots per warp ring: three rows in flight behind the one being read.
-constexpr int kRingSlots = 4;
 
 // The pieces of the TMA rings (TmaRing, BlockRing), sm_90; elsewhere they do nothing.
 // A shared-memory address as the 32-bit operand of the PTX below.
@@ -370,4 +366,4 @@ struct BlockRing {
   }
 };
 
-}  // namespace halo::cuda::fast
+}  // namespace halo::cuda::prim

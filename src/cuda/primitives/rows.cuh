@@ -1,6 +1,8 @@
-// The `fast` kernels' row primitives: the weight window as kernel parameters (Taps), 16-byte row
-// loads with zero ghost cells, the register prefetch, the final outputs' epilogue (Finish),
-// clipped 16-byte stores, and cp.async.
+// Row primitives that any kernel may build on: the weight window as kernel parameters (Taps),
+// 16-byte row loads with zero ghost cells (load_row), a correctly rounded division by an integer
+// (div_by), the register prefetch (RowOf, take_row), 16-byte global stores (store16), 16-byte
+// shared-memory reads (read_groups), and cp.async (copy_async, commit_async, wait_async).
+// Used by `fast` (its kernels, through fast/epilogue.cuh, and its border pass), separable and fft.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,12 +11,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "cuda/fast/policy.hpp"  // the shapes shared with the policy: kTx, Feed, round_up4 ...
-#include "cuda/nonfinite.cuh"
-#include "halo/halo.hpp"
-#include "halo/strategy.hpp"
-
-namespace halo::cuda::fast {
+namespace halo::cuda::prim {
 
 // The (2R+1)^d weights of a window of radius R, by value: kernel parameters live in constant bank
 // 0, so FFMA takes each weight as an operand at a compile-time offset (no load instruction).
@@ -75,73 +72,6 @@ __device__ __forceinline__ T div_by(T a, T k, T y) {
   return fma(fma(-q, k, a), y, q);
 }
 
-// What a kernel that writes final outputs does to them as it stores them (`fast`'s kernels and
-// the border pass; passed by value): a box filter (every weight 1/K: box_taps_of(), run with
-// weights 1) divides each sum by K once, correctly rounded, so that the mean of a constant region
-// is the constant, as SciPy's uniform filter (it sums, then divides); and the outputs stored are
-// probed for NaN and infinities (one FMA each). Each thread adds every output it stores into one
-// probe register (apply(a, probe), probe_all) and notes it once at the kernel's end (note(probe)):
-// a compare and a predicated store per stored group cost the loops that store often more than
-// the register. The default divides nothing and notes nothing: the passes before the last of a
-// split filter, whose sums flow into the last one's outputs.
-struct Finish {
-  NonFiniteNote note;
-  bool box = false;  // divide by K
-  float k_f = 1.f;   // K and RN(1/K), in each dtype (the reciprocal from the host: rcp.rn in a
-  float y_f = 1.f;   // kernel is a MUFU and a fix-up with a slow path, per stored group)
-  double k_d = 1.0;
-  double y_d = 1.0;
-
-  // A run's: the note of b (Buffers::nonfinite), the divisor K of a box filter (0: none).
-  static Finish of(const Buffers& b, std::int64_t box_taps) {
-    Finish f;
-    f.note = NonFiniteNote::of(b);
-    f.box = box_taps > 0;
-    if (f.box) {
-      f.k_f = float(box_taps), f.k_d = double(box_taps);
-      f.y_f = 1.f / f.k_f, f.y_d = 1.0 / f.k_d;  // IEEE division: correctly rounded
-    }
-    return f;
-  }
-
-  // v / K (div_by).
-  template <class T>
-  __device__ __forceinline__ T divided(T v) const {
-    if constexpr (sizeof(T) == 4)
-      return div_by(v, k_f, y_f);
-    else
-      return div_by(v, k_d, y_d);
-  }
-  // A group of outputs divided where `box`, before they are stored.
-  template <class T, int N>
-  __device__ __forceinline__ void divide(T (&a)[N]) const {
-    if (box) {
-#pragma unroll
-      for (int j = 0; j < N; ++j) a[j] = divided(a[j]);
-    }
-  }
-  // A group divided and added to the thread's probe, which the kernel notes once at its end
-  // (note(probe)).
-  template <class T, int N>
-  __device__ __forceinline__ void apply(T (&a)[N], T& probe) const {
-    divide(a);
-    probe_all(a, probe);
-  }
-  // The same for one output (the border pass).
-  template <class T>
-  __device__ __forceinline__ void apply(T& v, T& probe) const {
-    if (box) v = divided(v);
-    probe = probe_nonfinite(probe, v);
-  }
-  // A group added to the thread's probe without the division: kernels that never run a box filter
-  // (fast_policy), or that divided the group already (divide).
-  template <class T, int N>
-  __device__ __forceinline__ void probe_all(const T (&a)[N], T& probe) const {
-#pragma unroll
-    for (int j = 0; j < N; ++j) probe = probe_nonfinite(probe, a[j]);
-  }
-};
-
 // f(std::integral_constant<int, I>{}) for I = 0 .. N-1, in order.
 template <class F, int... I>
 __device__ __forceinline__ void for_each_index(F&& f, std::integer_sequence<int, I...>) {
@@ -184,24 +114,6 @@ __device__ __forceinline__ void take_row(RowOf<T, NV> (&pipe)[D], int k, bool mo
   }
 }
 
-// out[x .. x+3] = a[0..3], clipped to nx.
-template <class T>
-__device__ __forceinline__ void store4(T* __restrict__ row, std::int64_t x, std::int64_t nx,
-                                       bool vec, const T (&a)[kTx]) {
-  if (vec && x + 3 < nx) {
-    if constexpr (sizeof(T) == 4) {
-      *reinterpret_cast<float4*>(row + x) = make_float4(a[0], a[1], a[2], a[3]);
-    } else {
-      *reinterpret_cast<double2*>(row + x) = make_double2(a[0], a[1]);
-      *reinterpret_cast<double2*>(row + x + 2) = make_double2(a[2], a[3]);
-    }
-  } else {
-#pragma unroll
-    for (int e = 0; e < kTx; ++e)
-      if (x + e < nx) row[x + e] = a[e];
-  }
-}
-
 // p[0 .. 3] = a, b, c, d as one 16-byte store (p 16-byte aligned, in global memory). Written in
 // PTX because the compiler split the first of a lane's float4 stores into four 4-byte ones, in
 // store4's path as in a plain float4 store (so did one of the 1D wide layout's two groups: four STG.E).
@@ -212,26 +124,6 @@ __device__ __forceinline__ void store16(float* p, float a, float b, float c, flo
 __device__ __forceinline__ void store16_cs(float* p, float a, float b, float c, float d) {
   asm volatile("st.global.cs.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b), "f"(c),
                "f"(d));
-}
-
-// a[0..3] += row[x .. x+3] (clipped to nx): the passes after the first of a split filter.
-template <class T>
-__device__ __forceinline__ void add4(const T* __restrict__ row, std::int64_t x, std::int64_t nx,
-                                     bool vec, T (&a)[kTx]) {
-  if (vec && x + 3 < nx) {
-    if constexpr (sizeof(T) == 4) {
-      const float4 f = *reinterpret_cast<const float4*>(row + x);
-      a[0] += f.x, a[1] += f.y, a[2] += f.z, a[3] += f.w;
-    } else {
-      const double2 p = *reinterpret_cast<const double2*>(row + x);
-      const double2 q = *reinterpret_cast<const double2*>(row + x + 2);
-      a[0] += p.x, a[1] += p.y, a[2] += q.x, a[3] += q.y;
-    }
-  } else {
-#pragma unroll
-    for (int e = 0; e < kTx; ++e)
-      if (x + e < nx) a[e] += row[x + e];
-  }
 }
 
 // v[i] = p[i] for i < NV, as 16-byte loads (p 16-byte aligned; shared memory, for the rings).
@@ -285,4 +177,4 @@ __device__ __forceinline__ void wait_async() {
 #endif
 }
 
-}  // namespace halo::cuda::fast
+}  // namespace halo::cuda::prim
