@@ -31,12 +31,13 @@ for _name in ("OMP_STACKSIZE", "GOMP_STACKSIZE"):
 from ._filters import (convolve, convolve1d, correlate, correlate1d, gaussian_filter,
                        gaussian_filter1d, laplace, prewitt, sobel, uniform_filter,
                        uniform_filter1d)
-from ._info import info, last_run, set_tuning, strategies, tuning
+from ._info import info, last_run, load_profile, set_tuning, strategies, tuning
 from ._replay import _REPLAY  # noqa: F401 (the replay table: tests and bench/compare.py)
 
 __all__ = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter",
            "gaussian_filter1d", "uniform_filter", "uniform_filter1d", "sobel", "prewitt",
-           "laplace", "info", "strategies", "last_run", "set_tuning", "tuning", "Error"]
+           "laplace", "info", "strategies", "last_run", "set_tuning", "load_profile", "tuning",
+           "Error"]
 
 Error = _halo.Error  # what the core reports; a RuntimeError
 __version__ = _halo.build_info()["version"]

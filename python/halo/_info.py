@@ -31,6 +31,31 @@ def set_tuning(tuning=""):
     _halo.set_tuning(tuning)
 
 
+def load_profile(path):
+    """Sets the tuning of the machine profile at `path` (what `halo bench --suite crossovers
+    --profile-out FILE` measured on a machine) for every later call of this process, as
+    set_tuning() does with its text; returns that text. An OSError if the file cannot be read, a
+    ValueError naming the file if it is not a halo profile or its tuning is refused."""
+    import json
+    import os
+    with open(os.fspath(path), encoding="utf-8") as f:
+        try:
+            doc = json.load(f)
+        except ValueError:
+            raise ValueError(f"{path}: not a halo profile (not JSON; `halo bench --suite "
+                             "crossovers --profile-out FILE` writes one)") from None
+    if not isinstance(doc, dict) or "halo_profile" not in doc or not isinstance(doc.get("tune"), str):
+        raise ValueError(f"{path}: not a halo profile (no \"halo_profile\" and \"tune\" fields)")
+    if doc["halo_profile"] != 1:
+        raise ValueError(f"{path}: a profile of format {doc['halo_profile']!r}; this halo reads "
+                         "format 1")
+    try:
+        set_tuning(doc["tune"])
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+    return doc["tune"]
+
+
 def tuning():
     """The tuning set_tuning() gave, as KEY=VALUE text ("" for the defaults)."""
     return _halo.tuning()

@@ -46,3 +46,23 @@ def test_results_are_the_same_under_a_tuning(rng, reset_tuning):
         for _ in range(2):  # the second call replayed
             assert_matches(halo.gaussian_filter(x, 1.5), want[0], 4)
             assert_matches(halo.correlate(x, w, mode="wrap"), want[1], 30)
+
+
+def test_load_profile_sets_the_profiles_tuning(tmp_path, reset_tuning):
+    """halo.load_profile reads a profile file (`halo bench --suite crossovers --profile-out`)
+    and sets its tuning; what is not a profile is an error naming the file and leaves the last
+    tuning."""
+    good = tmp_path / "h200.json"
+    good.write_text('{"halo_profile": 1, "machine": "m", "tune": "sep_radius_2d=2,fft_cost=74"}')
+    assert halo.load_profile(good) == "sep_radius_2d=2,fft_cost=74"
+    assert halo.tuning() == "sep_radius_2d=2,fft_cost=74"
+    bad = {"text.json": "not json", "other.json": '{"tune": "fft_cost=1"}',
+           "format2.json": '{"halo_profile": 2, "tune": ""}',
+           "badkey.json": '{"halo_profile": 1, "tune": "nope=1"}'}
+    for name, text in bad.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ValueError, match=name):
+            halo.load_profile(str(tmp_path / name))
+    with pytest.raises(OSError):
+        halo.load_profile(tmp_path / "missing.json")
+    assert halo.tuning() == "sep_radius_2d=2,fft_cost=74"

@@ -4,6 +4,7 @@
 // roofline floor max(bytes / copy bandwidth, flops / FMA peak) stand beside the time; both
 // ceilings are measured by this run on the same device.
 #include "bench.hpp"
+#include "profile.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -392,9 +393,16 @@ std::string crossovers_from(const std::vector<CrossoverPoint>& points) {
 int run_bench(const BenchArgs& a) {
   const int warmup = static_cast<int>(detail::parse_integer(a.warmup, 0, 1000000, "--warmup"));
   const int reps = static_cast<int>(detail::parse_integer(a.reps, 1, 1000000, "--reps"));
-  // The fast strategy's tuning (FastTuning), checked before anything runs.
-  const FastTuning tuning =
-      a.tune.empty() ? FastTuning{} : detail::parse_fast_tuning(a.tune, "--tune");
+  // The fast strategy's tuning (FastTuning): a profile's, under --tune's own keys; checked
+  // before anything runs, as is where a profile is to be written.
+  const std::string tune = tuning_with_profile(a.profile, a.tune);
+  const FastTuning tuning = tune.empty() ? FastTuning{} : detail::parse_fast_tuning(tune, "--tune");
+  if (!a.profile_out.empty()) {
+    if (a.suite != "crossovers")
+      throw Error("--profile-out writes what the crossovers suite measures: give --suite "
+                  "crossovers (not '" + detail::printable(a.suite) + "')");
+    io::check_output_path(a.profile_out);
+  }
   // One mode for every axis, or one per axis of the suite's problems (all of that rank).
   std::vector<Boundary> modes;
   try {
@@ -526,6 +534,14 @@ int run_bench(const BenchArgs& a) {
       pts.push_back({{"tuning_key", q.tuning_key}, {"x", q.x}, {"below_ms", q.below_ms},
                      {"above_ms", q.above_ms}, {"model", q.model}});
     doc["crossovers"] = {{"tune", crossovers}, {"points", pts}};
+    if (!a.profile_out.empty()) {
+      const detail::Ceilings& c = any_gpu ? gpu_c : cpu_c;
+      const std::string machine =
+          any_gpu && any_cpu ? gpu_c.device + " and " + cpu_c.device : c.device;
+      write_file(a.profile_out,
+                 profile_document(machine, crossovers, c.copy_gbs, c.fma_gflops, pts).dump(2) +
+                     "\n");
+    }
   }
   std::ostringstream os;
   if (a.format == "json") {

@@ -21,6 +21,8 @@ struct BenchArgs {
   std::string warmup = "3";    // untimed runs first (decimal integers, checked by run_bench)
   std::string reps = "10";     // timed runs, the median reported
   std::string tune;            // the fast strategy's tuning, KEY=VALUE[,...] (halo::FastTuning)
+  std::string profile;         // a profile file whose tuning --tune's keys complete (profile.hpp)
+  std::string profile_out;     // the crossovers suite: write this machine's profile here
 };
 
 int run_bench(const BenchArgs& a);

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "bench.hpp"
+#include "profile.hpp"
 #include "core/dtype.hpp"  // internal, on purpose: dispatch_dtype over a file's dtype
 #include "core/memory.hpp"  // internal, on purpose: OpenMP threads and their stacks
 #include "core/parse.hpp"  // internal, on purpose: strict numbers, lists, --tune, printable paths
@@ -125,6 +126,7 @@ struct ApplyArgs {
   std::string in, out, filter, op = "correlate", backend = "auto", strategy, axis;
   std::string mode = "constant", cval = "0", origin = "0";
   std::string tune;  // KEY=VALUE[,...]: halo::FastTuning
+  std::string profile;  // a profile file (profile.hpp) whose tuning --tune's keys complete
   std::string footprint = "nonzero";
   bool batch = false, verbose = false, direct_sums = false;
 };
@@ -331,7 +333,8 @@ Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h, bool verbos
   r.opt.strategy = a.strategy;
   r.opt.direct_sums = a.direct_sums;
   r.opt.footprint = halo::parse_footprint(a.footprint);
-  if (!a.tune.empty()) r.opt.tuning = halo::detail::parse_fast_tuning(a.tune, "--tune");
+  if (const std::string tune = halo::tool::tuning_with_profile(a.profile, a.tune); !tune.empty())
+    r.opt.tuning = halo::detail::parse_fast_tuning(tune, "--tune");
   r.opt.edges = parse_edges(a, r.rank, axis);
   for (int i = 0; i < r.rank; ++i) r.ext[i] = h.shape[i + (a.batch ? 1 : 0)];
   r.batch = a.batch ? h.shape[0] : 1;
@@ -684,6 +687,9 @@ int cli_main(int argc, char** argv) {
                     "override the fast strategy's kernel choices and auto's crossovers, "
                     "KEY=VALUE[,...] (e.g. winograd=0,slots=2, or what `halo bench --suite "
                     "crossovers` printed for this GPU; keys: the fields of halo::FastTuning)");
+  apply->add_option("--profile", aa.profile,
+                    "a machine profile (what `halo bench --suite crossovers --profile-out FILE` "
+                    "measured): `auto` chooses by its crossovers; --tune's keys replace its own");
   apply->add_flag("-v,--verbose", aa.verbose, "print the strategy chosen, time and throughput");
 
   std::string gen_path, gen_shape = "4096x4096", gen_dtype = "f32", gen_seed;
@@ -739,6 +745,11 @@ int cli_main(int argc, char** argv) {
                     "override the fast strategy's kernel choices and auto's crossovers, "
                     "KEY=VALUE[,...] (e.g. feed=tma,slots=6 or what --suite crossovers "
                     "printed; keys: the fields of halo::FastTuning)");
+  bench->add_option("--profile", ba.profile,
+                    "a machine profile file, as for apply (--tune's keys replace its own)");
+  bench->add_option("--profile-out", ba.profile_out,
+                    "with --suite crossovers: write what it measured on this machine as a "
+                    "profile file, for --profile (apply, bench) and halo.load_profile (Python)");
   bench->add_flag("--explain", ba.explain,
                   "per problem: what auto picks and why, the fastest measured, the pick's plan");
 
