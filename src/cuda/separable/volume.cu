@@ -278,7 +278,9 @@ __device__ __forceinline__ void x_run8_mapped(const float* row, const int* map, 
   }
 }
 
-template <int R>
+// SCALED: the pass has a box factor whose sums are divided as they are stored (SumScale); the
+// host picks the instantiation, so that other filters carry no branch for it.
+template <int R, bool SCALED>
 __global__ void __launch_bounds__(kVolThreads, 2)
     vol_tma_kernel(const float* __restrict__ in, float* __restrict__ out, VolGeom g,
                    const __grid_constant__ CUtensorMap map, Taps<float, R> wx, Taps<float, R> wy,
@@ -497,7 +499,10 @@ __global__ void __launch_bounds__(kVolThreads, 2)
             float v[RY];
 #pragma unroll
             for (int p = 0; p < RY; ++p) v[p] = q[p][DONE];
-            g.scale.apply(v);
+            if constexpr (SCALED) {
+#pragma unroll
+              for (int p = 0; p < RY; ++p) v[p] = g.scale(v[p]);
+            }
 #pragma unroll
             for (int p = 0; p < RY; ++p)
               if (p < rows) {
@@ -549,8 +554,12 @@ bool launch_vol_tma(const float* in, float* out, VolGeom g, const detail::AxisWi
                           vol_tile_pitch(R), vt_ty(R) + 2 * R, 256))
     return false;
   g.tiles_y = ceil_div64(g.ny, vt_ty(R));
-  launch_vol_chunks<R>(vol_tma_kernel<R>, "vol_tma_kernel", vol_tma_shared_bytes(R), R, g, win, p,
-                       stream, sms, note, in, out, map);
+  if (g.scale.on)
+    launch_vol_chunks<R>(vol_tma_kernel<R, true>, "vol_tma_kernel", vol_tma_shared_bytes(R), R,
+                         g, win, p, stream, sms, note, in, out, map);
+  else
+    launch_vol_chunks<R>(vol_tma_kernel<R, false>, "vol_tma_kernel", vol_tma_shared_bytes(R), R,
+                         g, win, p, stream, sms, note, in, out, map);
   return true;
 }
 
