@@ -6,10 +6,13 @@
 // choices, or change one on purpose with the measurement that says the new one is faster.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "core/detail.hpp"
+#include "core/parse.hpp"
+#include "profile.hpp"
 #include "support.hpp"
 #include "halo/strategy.hpp"
 
@@ -25,11 +28,12 @@ struct Row {
   const char* want;
 };
 
-std::string chosen(const Row& r) {
+std::string chosen(const Row& r, const FastTuning& tuning = {}) {
   const Filter f = *r.spec ? make_named_filter(r.spec, r.rank)
                            : random_filter(std::vector<std::int64_t>(std::size_t(r.rank),
                                                                      2 * r.radius + 1));
-  const Problem p(r.rank, r.ext, 1, f, DType::f32, Op::correlate, Edges::all(r.mode, 0.0));
+  Problem p(r.rank, r.ext, 1, f, DType::f32, Op::correlate, Edges::all(r.mode, 0.0));
+  p.set_tuning(tuning);
   std::string why;
   const Strategy* s = detail::choose_within(Backend::cuda, p, &why);
   return s ? s->name() : "none: " + why;
@@ -103,6 +107,28 @@ const std::vector<Row> kRows = {
 TEST(DispatchCuda, TakesTheTablesChoices) {
   if (!find_strategy("fast")) GTEST_SKIP() << "halo was built without CUDA";
   for (const Row& r : kRows) EXPECT_EQ(chosen(r), r.want) << text(r);
+}
+
+// The same table under the H200's profile (bench/results/profile-h200-2026-11-28.json, written
+// by `halo bench --suite crossovers --profile-out` from the run the table was recorded from):
+// every row takes the strategy the H200 measured fastest, the five rows the H100 profile leaves
+// to a slower one included.
+TEST(DispatchCuda, TheH200ProfileTakesWhatTheH200MeasuredFastest) {
+  if (!find_strategy("fast")) GTEST_SKIP() << "halo was built without CUDA";
+  const std::string path =
+      std::string(HALO_TEST_DATA_DIR) + "/../../bench/results/profile-h200-2026-11-28.json";
+  const FastTuning h200 =
+      detail::parse_fast_tuning(tool::tuning_with_profile(path, ""), "the H200 profile");
+  const std::map<std::string, std::string> faster = {
+      {"2-D 16384x16384 r=7 constant", "fft"},
+      {"2-D 16384x16384 r=7 reflect", "fft"},
+      {"2-D 16384x16384 gaussian:sigma=0.75 constant", "separable"},
+      {"1-D 268435456 box:49 constant", "separable"},
+      {"1-D 268435456 box:65 constant", "separable"}};
+  for (const Row& r : kRows) {
+    const auto it = faster.find(text(r));
+    EXPECT_EQ(chosen(r, h200), it == faster.end() ? r.want : it->second) << text(r);
+  }
 }
 
 TEST(DispatchCuda, TableCoversEveryStrategyAutoTakes) {

@@ -568,8 +568,11 @@ class FftStrategy final : public Strategy {
     if (p.rank() > 1 && fast::compiled_radius(p.rank(), p.dtype(), r) >= 0 &&
         detail::separable_windows(p))
       return Estimate::none("a rank-1 filter within fast's radii runs as 1-D passes");
+    // The transforms' model counts their work, not the arrays' bytes: no run moves less than
+    // tiles with the filter's halos (fast::filter_move_ns), the floor (ties go to `fast`).
     const detail::FftTiling t = detail::cuda_fft_tiling(p);
-    return {detail::cuda_fft_weighed_ns(p, t), "the tiles' transforms x fft_cost"};
+    return {std::max(detail::cuda_fft_weighed_ns(p, t), fast::filter_move_ns(p)),
+            "the tiles' transforms x fft_cost, at least fast's moving of the arrays"};
   }
   std::string plan(const Problem& p) const override {
     const detail::FftTiling t = detail::cuda_fft_tiling(p);
