@@ -282,9 +282,10 @@ RunInfo Plan::run(ConstArrayView in, ArrayView out, void* stream) const {
   const State& s = *state_;
   check_arrays("Plan::run", in, out);
   const ArrayDesc& d = s.desc;
-  if (in.space != d.space || !same_layout(ConstArrayView(nullptr, d.dtype, d.rank, d.extents,
-                                                         d.batch, d.space),
-                                          out))
+  const ArrayDesc a = ArrayDesc::of(in);  // the output's too (check_arrays)
+  bool same = a.rank == d.rank && a.batch == d.batch && a.dtype == d.dtype && a.space == d.space;
+  for (int i = 0; i < d.rank && same; ++i) same = a.extents[i] == d.extents[i];
+  if (!same)
     throw Error("Plan::run: arrays " + shape_of(in.rank, in.extents, in.batch, in.dtype) +
                 (in.space == MemorySpace::device ? " on the device" : " on the host") +
                 " given to a plan for " + shape_of(d.rank, d.extents, d.batch, d.dtype) +

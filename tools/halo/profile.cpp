@@ -5,7 +5,6 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <vector>
 
 #include "core/parse.hpp"  // internal, on purpose: the tuning text's parser, printable paths
@@ -15,12 +14,11 @@ namespace halo::tool {
 
 namespace {
 
-// KEY=VALUE[,...] as ordered pairs (the parser checks each key and value).
+// KEY=VALUE[,...] as ordered pairs (the tuning's parser checks each key and value).
 std::vector<std::pair<std::string, std::string>> pairs_of(const std::string& text) {
   std::vector<std::pair<std::string, std::string>> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  if (text.empty()) return out;
+  for (const std::string& item : detail::split_list(text, ',')) {
     const auto eq = item.find('=');
     out.emplace_back(item.substr(0, eq), eq == std::string::npos ? "" : item.substr(eq + 1));
   }

@@ -15,9 +15,9 @@
 
 namespace halo::cuda::fast {
 
-// Moving p's arrays through tiles of radius `r`, ns (move_ns), and the modelled time of a window
-// of `taps` taps and radius `r` (modelled_ns), the larger of that and its FMAs. The reads grow
-// with the halo: rows are streamed (along y in 2-D, z in 3-D), so a tile reads its 2r halo
+// Moving p's arrays through tiles with halos rx along x and ry along y, ns (move_ns), and the
+// modelled time of a window of `taps` taps and radius `r` (modelled_ns), the larger of moving
+// them with halos r and the window's FMAs. The reads grow with the halo: rows are streamed (along y in 2-D, z in 3-D), so a tile reads its 2r halo
 // columns again (tiles 128 outputs wide), and in 3-D its 2r halo rows (8 rows high); half of
 // the bytes moved are reads. Strictly increasing in r and taps, so that two models calibrated to
 // meet at a measured crossover (separable's) leave every radius on one side of it.
@@ -26,7 +26,6 @@ inline double move_ns(const Problem& p, double rx, double ry) {
   if (p.rank() == 3) reads *= (8.0 + 2 * ry) / 8.0;
   return p.bytes() / profile::gpu().copy_bytes_per_ns * (1 + 0.5 * (reads - 1));
 }
-inline double move_ns(const Problem& p, double r) { return move_ns(p, r, r); }
 
 // The same with the filter's own halos along x and y (not a cube of its largest radius): what
 // any tiled strategy must read at least.
@@ -40,7 +39,7 @@ inline double filter_move_ns(const Problem& p) {
 
 inline double modelled_ns(const Problem& p, double r, double taps) {
   const profile::Gpu& g = profile::gpu();
-  const double move = move_ns(p, r);
+  const double move = move_ns(p, r, r);
   const double flops =
       per_dtype(p.dtype(), g.direct_flops_f32, g.direct_flops_f64, "fast's FMA rate");
   return std::max(move, 2.0 * double(p.elements()) * taps / flops);

@@ -1,7 +1,6 @@
 // strategy: separable, and strategy: lowrank (a sum of separable terms), on the passes of this
 // folder (the overview: geometry.cuh).
 #include <cstdio>
-#include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
