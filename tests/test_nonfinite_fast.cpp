@@ -14,6 +14,8 @@
 //     fuse them) of a constant region give the constant exactly in float32 and float64, on every
 //     path (Winograd columns, split filters, the block rings, the border pass), and box sums that
 //     overflow float32 are repaired to SciPy's finite means.
+//   - NonFiniteFast.LargeFiniteValuesKeepTheirOutputs: finite data large enough to raise the
+//     probes' note (probe_pairs) keeps the outputs computed (`fast` and `separable`).
 // GPU tests skip without a device; cuda::box_taps runs without one.
 #include <gtest/gtest.h>
 
@@ -513,6 +515,40 @@ TEST(NonFiniteFast, BoxSumsThatOverflowAreRepaired) {
     for (std::size_t i = 0; i < out.size(); ++i)
       ASSERT_TRUE(std::isfinite(out[i]) && std::fabs(double(out[i]) - double(big)) <= 1e-6 * big)
           << rank << "D output " << i << " is " << out[i];
+  }
+}
+
+// Finite outputs of about 1e19 and more make the probes' sums of products overflow (probe_pairs):
+// the note is raised without a NaN or an infinity among the outputs, and the repair's look at
+// every output finds nothing to recompute: the outputs are the ones computed, as the
+// reference's within float32's rounding, on each CUDA strategy that probes in pairs.
+TEST(NonFiniteFast, LargeFiniteValuesKeepTheirOutputs) {
+  SKIP_WITHOUT_GPU();
+  for (const auto& [rank, ext] : {std::pair<int, Extents>{1, {5000, 1, 1}},
+                                  {2, {70, 300, 1}}, {3, {24, 40, 136}}}) {
+    std::int64_t n = 1;
+    for (int a = 0; a < rank; ++a) n *= ext[a];
+    std::vector<float> in = random_vector<float>(n);
+    for (float& v : in) v = v * 3.0e19f + (v < 0 ? -1.0e19f : 1.0e19f);
+    for (const std::string spec : {"gaussian:sigma=1", "box:9"}) {
+      const Filter f = make_named_filter(spec, rank);
+      std::vector<float> want(in.size()), out(in.size());
+      Options o;
+      o.strategy = "reference";
+      apply(ConstArrayView(in.data(), DType::f32, rank, ext),
+            ArrayView{want.data(), DType::f32, rank, ext}, f, o);
+      for (const char* s : {"fast", "separable"}) {
+        std::fill(out.begin(), out.end(), std::numeric_limits<float>::quiet_NaN());
+        o.strategy = s;
+        apply(ConstArrayView(in.data(), DType::f32, rank, ext),
+              ArrayView{out.data(), DType::f32, rank, ext}, f, o);
+        for (std::size_t i = 0; i < out.size(); ++i)
+          ASSERT_TRUE(std::isfinite(out[i]) &&
+                      std::fabs(double(out[i]) - double(want[i])) <= 1e-5 * 4.0e19)
+              << s << " " << spec << " " << rank << "D output " << i << ": " << out[i]
+              << ", the reference's " << want[i];
+      }
+    }
   }
 }
 

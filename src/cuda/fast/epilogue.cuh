@@ -20,10 +20,10 @@ namespace halo::cuda::fast {
 // the border pass; passed by value): a box filter (every weight 1/K: box_taps_of(), run with
 // weights 1) divides each sum by K once, correctly rounded, so that the mean of a constant region
 // is the constant, as SciPy's uniform filter (it sums, then divides); and the outputs stored are
-// probed for NaN and infinities (one FMA each). Each thread adds every output it stores into one
-// probe register (apply(a, probe), probe_all) and notes it once at the kernel's end (note(probe)):
-// a compare and a predicated store per stored group cost the loops that store often more than
-// the register. The default divides nothing and notes nothing: the passes before the last of a
+// probed for NaN and infinities (one FMA per pair of outputs: probe_pairs). Each thread adds every
+// output it stores into one probe register (apply(a, probe), probe_all) and notes it once at the
+// kernel's end (note(probe)): a compare and a predicated store per stored group cost the loops
+// that store often more than the register. The default divides nothing and notes nothing: the passes before the last of a
 // split filter, whose sums flow into the last one's outputs.
 struct Finish {
   NonFiniteNote note;
@@ -78,6 +78,12 @@ struct Finish {
   // (fast_policy), or that divided the group already (divide).
   template <class T, int N>
   __device__ __forceinline__ void probe_all(const T (&a)[N], T& probe) const {
+    probe = probe_pairs(probe, a);
+  }
+  // The same, one FMA per output: the Winograd columns' stores, where pairs measured slower at
+  // r = 4 (docs/notes/nonfinite-pairs.md).
+  template <class T, int N>
+  __device__ __forceinline__ void probe_each(const T (&a)[N], T& probe) const {
 #pragma unroll
     for (int j = 0; j < N; ++j) probe = probe_nonfinite(probe, a[j]);
   }

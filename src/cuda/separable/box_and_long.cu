@@ -43,7 +43,7 @@ __device__ __forceinline__ void load_row_tile(float* tile, const float* __restri
 }
 
 // A thread's RUN sums from o into the tile, once every read of it is done, then the segment's
-// n outputs from the tile to dst, coalesced: the sums scaled by `scale`, each probed into `probe`.
+// n outputs from the tile to dst, coalesced: the sums scaled by `scale`, probed into `probe`.
 template <int THREADS, int RUN>
 __device__ __forceinline__ void store_row_tile(float* tile, const float (&acc)[RUN], int o, int n,
                                                float* dst, const SumScale& scale, float& probe) {
@@ -53,19 +53,25 @@ __device__ __forceinline__ void store_row_tile(float* tile, const float (&acc)[R
     for (int q = 0; q < RUN; ++q) tile[box_skew(o + q)] = acc[q];
   }
   __syncthreads();
-  if (scale.on) {
-    for (int u = threadIdx.x; u < n; u += THREADS) {
-      const float v = scale(tile[box_skew(u)]);
-      dst[u] = v;
-      probe = probe_nonfinite(probe, v);
+  // Two outputs per trip, probed as a pair (probe_pairs), then the last one alone.
+  auto store = [&](auto value) {
+    int u = threadIdx.x;
+    for (; u + THREADS < n; u += 2 * THREADS) {
+      const float a = value(tile[box_skew(u)]), b = value(tile[box_skew(u + THREADS)]);
+      dst[u] = a;
+      dst[u + THREADS] = b;
+      probe = fmaf(a, b, probe);
     }
-  } else {
-    for (int u = threadIdx.x; u < n; u += THREADS) {
-      const float v = tile[box_skew(u)];
-      dst[u] = v;
-      probe = probe_nonfinite(probe, v);
+    if (u < n) {
+      const float a = value(tile[box_skew(u)]);
+      dst[u] = a;
+      probe = probe_nonfinite(probe, a);
     }
-  }
+  };
+  if (scale.on)
+    store([&](float v) { return scale(v); });
+  else
+    store([](float v) { return v; });
 }
 
 // 6 blocks per SM (40 registers): faster on the 1-D box 255 than 4 blocks (64 registers) or 8
@@ -190,20 +196,20 @@ __global__ void __launch_bounds__(kColThreads)
       const i64 yo = y0 + r * kColRun;
       float* o = dst + yo * g.row_stride;
       const int n = int(min(i64(kColRun), y1 - yo));
-      const float first = g.scale(s);
-      o[0] = first;
-      probe = probe_nonfinite(probe, first);
+      // The run's outputs, probed in pairs (probe_pairs), those past the chunk too: sums of rows
+      // the mode maps, finite on finite data.
+      float u[kColRun];
+      u[0] = g.scale(s);
+      o[0] = u[0];
 #pragma unroll
       for (int q = 1; q < kColRun; ++q) {
         const int i = rest + q - 1;  // the row of E0 (of E1 from 16) entering the window
         const float v = i < kColRun ? ea[i * kColThreads] : eb[(i - kColRun) * kColThreads];
         s = (s + v) - lv[q - 1];
-        if (q < n) {
-          const float u = g.scale(s);
-          o[q * g.row_stride] = u;
-          probe = probe_nonfinite(probe, u);
-        }
+        u[q] = g.scale(s);
+        if (q < n) o[q * g.row_stride] = u[q];
       }
+      probe = probe_pairs(probe, u);
       // Block r + full's sum takes the slot of block r - 1 (read by no run from r on); E1
       // becomes E0, and block r + full + 2 comes into the half E0 held.
       int sw = rs + full;

@@ -302,7 +302,7 @@ __global__ void __launch_bounds__(kVolThreads, 2)
   const int c = t % kVolTx, yq = (t / kVolTx) * RY;  // y and z: column c, rows yq .. + RY - 1
   const i64 plane = g.nx * g.ny;
   const bool zero_ghosts = g.cval == 0.f;
-  float probe = 0.f;  // probe_nonfinite over the outputs this thread stores
+  float probe = 0.f;  // probe_pairs over the outputs this thread stores
   for (int e = t; e < TP; e += kVolThreads) crow[e] = g.cval;
   if (t == 0) {
     for (int k = 0; k < NST; ++k) prim::mbarrier_init<1>(prim::shared_address(bar + k));
@@ -505,10 +505,10 @@ __global__ void __launch_bounds__(kVolThreads, 2)
             }
 #pragma unroll
             for (int p = 0; p < RY; ++p)
-              if (p < rows) {
-                o[p * g.nx] = v[p];
-                probe = probe_nonfinite(probe, v[p]);
-              }
+              if (p < rows) o[p * g.nx] = v[p];
+            // The rows past the volume too: sums of the tile's zeros or of the mode's cells, finite
+            // on finite data.
+            probe = probe_pairs(probe, v);
           }
 #pragma unroll
           for (int p = 0; p < RY; ++p) q[p][DONE] = 0.f;
