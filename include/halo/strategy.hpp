@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,9 +17,13 @@ namespace halo {
 // ---------------------------------------------------------------------------------------------
 // Problem: everything a strategy needs to know, validated up front.
 // ---------------------------------------------------------------------------------------------
+namespace detail {
+struct FilterAnalysis;  // src/core/factor.hpp
+}
+
 class Problem {
  public:
-  Problem() = default;
+  Problem();
   // Throws halo::Error naming the problem if the description is invalid (rank mismatch,
   // non-positive extents, element count overflow, empty filter ...).
   Problem(int rank, const Extents& extents, std::int64_t batch, const Filter& filter, DType dtype,
@@ -97,6 +102,11 @@ class Problem {
   const std::function<void(double)>& progress() const { return progress_; }
   void set_progress(std::function<void(double)> f) { progress_ = std::move(f); }
 
+  // The analyses of the folded filter that several strategies read (its rank-1 windows:
+  // detail::separable_windows), made by the first that asks and kept with the problem, shared
+  // by its copies (the weights never change after construction). Safe to ask from any thread.
+  detail::FilterAnalysis& analysis() const { return *analysis_; }
+
  private:
   int rank_ = 1;
   Extents extents_{1, 1, 1};
@@ -112,6 +122,7 @@ class Problem {
   Extents anchor_{0, 0, 0};
   Extents kext_{1, 1, 1};
   std::function<void(double)> progress_;
+  std::shared_ptr<detail::FilterAnalysis> analysis_;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -130,30 +130,10 @@ namespace {
 std::optional<AxisWindows> compute_windows(const Problem& p);
 }
 
-std::optional<AxisWindows> separable_windows(const Problem& p) {
-  // A run asks several times (can_implement and estimate of several strategies, workspace,
-  // plan, run): the last answer of this thread is kept, keyed by what it depends on, so that
-  // the filter is factored once per run, and not again by the next run of the same filter (a
-  // Python call on an 8x8 image). Comparing the weights costs a pass over them; factoring a
-  // large filter ten times a run cost milliseconds of host time, more than its passes on the GPU
-  // (docs/notes/tuning.md, "Separable passes (`separable`, GPU)": the host's share).
-  struct Last {
-    bool valid = false;
-    std::int64_t key[6] = {};
-    std::vector<double> w;
-    std::optional<AxisWindows> windows;
-  };
-  thread_local Last last;
-  const Dims3 k = p.filter_dims3(), a = p.anchor3();
-  const std::int64_t key[6] = {k.z, k.y, k.x, a.z, a.y, a.x};
-  if (last.valid && std::equal(key, key + 6, last.key) && last.w == p.correlation_weights())
-    return last.windows;
-  last.valid = false;
-  last.windows = compute_windows(p);
-  std::copy(key, key + 6, last.key);
-  last.w = p.correlation_weights();
-  last.valid = true;
-  return last.windows;
+const std::optional<AxisWindows>& separable_windows(const Problem& p) {
+  FilterAnalysis& a = p.analysis();
+  std::call_once(a.windows_once, [&] { a.windows = compute_windows(p); });
+  return a.windows;
 }
 
 namespace {

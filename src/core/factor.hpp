@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -40,7 +41,17 @@ struct AxisWindows {
   int long_axes = 0;                     // axes whose filter extent exceeds 1
   std::int64_t taps = 0;                 // the taps of the long axes' factors together
 };
-std::optional<AxisWindows> separable_windows(const Problem& p);
+// Factored once per problem, by the first caller (Problem::analysis); every caller then reads the
+// same answer.
+const std::optional<AxisWindows>& separable_windows(const Problem& p);
+
+// What Problem::analysis() holds: the analyses of the folded filter that several strategies
+// read, each made once, by the first that asks (std::call_once: copies of a problem, shared by
+// threads, share it).
+struct FilterAnalysis {
+  std::once_flag windows_once;
+  std::optional<AxisWindows> windows;
+};
 
 // A problem's correlation weights (as separable_windows sees them) as a sum of separable terms:
 // W = sum_t z_t (x) y_t (x) x_t + E, each term one centred window per canonical axis (an

@@ -7,6 +7,7 @@
 
 #include "core/boundary.hpp"
 #include "core/detail.hpp"
+#include "core/factor.hpp"
 #include "core/nonfinite.hpp"
 #include "halo/halo.hpp"
 #include "halo/strategy.hpp"
@@ -69,10 +70,12 @@ std::string modes_text(const Edges& e, int rank) {
 
 }  // namespace
 
+Problem::Problem() : analysis_(std::make_shared<detail::FilterAnalysis>()) {}
+
 Problem::Problem(int rank, const Extents& extents, std::int64_t batch, const Filter& filter,
                  DType dtype, Op op, const Edges& edges)
     : rank_(rank), extents_{1, 1, 1}, batch_(batch), filter_(filter), dtype_(dtype), op_(op),
-      edges_(edges) {
+      edges_(edges), analysis_(std::make_shared<detail::FilterAnalysis>()) {
   if (rank < 1 || rank > kMaxRank)
     throw Error("problem rank must be 1, 2 or 3, got " + std::to_string(rank));
   for (int i = 0; i < rank; ++i) {

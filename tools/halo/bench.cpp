@@ -214,7 +214,7 @@ Filter bench_filter(const BenchProblem& bp) {
 // taps for a rank-1 filter of two or more long axes, of its separable terms' taps for a sum of
 // fewer taps (detail::low_rank_terms), else all of its taps.
 double work_flops(const Problem& p) {
-  const auto win = detail::separable_windows(p);
+  const auto& win = detail::separable_windows(p);
   if (win && win->long_axes >= 2) return 2.0 * double(win->taps) * double(p.elements());
   // A sum of separable terms (a Laplacian of Gaussian: two), where their taps are fewer.
   if (p.rank() >= 2 && p.taps() <= detail::kMaxSvdTaps)

@@ -585,7 +585,7 @@ class FftStrategy final : public Strategy {
   // nothing: outside what the model covers (`--strategy cpu_fft` still runs them).
   Estimate estimate(const Problem& p) const override {
     if (p.rank() > 1)
-      if (const auto win = detail::separable_windows(p); win && win->long_axes > 1)
+      if (const auto& win = detail::separable_windows(p); win && win->long_axes > 1)
         return Estimate::none("rank-1 filters over two or more axes run as 1-D passes");
     const FftTiling t = fft_tiling(p);
     if (t.direct_ns < profile::cpu().min_fft_direct_ns)

@@ -389,7 +389,7 @@ SepPlan make_plan(const Problem& p, const detail::AxisWindows& win_in, bool term
 }
 
 SepPlan make_plan(const Problem& p) {
-  const auto win = detail::separable_windows(p);
+  const auto& win = detail::separable_windows(p);
   if (!win) {
     SepPlan plan;
     plan.why_not = "the filter is not an outer product of 1-D factors (rank 1)";
