@@ -264,6 +264,10 @@ struct ArrayDesc {
   }
 };
 
+namespace detail {
+struct PlanAccess;  // src/core/registry.cpp
+}
+
 class Plan {
  public:
   Plan() = default;  // empty: run() throws
@@ -275,11 +279,13 @@ class Plan {
   const ArrayDesc& desc() const;
   std::string describe() const;  // the problem and the strategy's plan, one line
 
-  struct State;  // the problem, the strategy, the memory it needs (src/core/plan.cpp)
+  // The problem, the chosen strategy's plan for it (StrategyPlan, halo/strategy.hpp), the memory
+  // it needs (src/core/registry.cpp).
+  struct State;
 
  private:
   std::shared_ptr<const State> state_;
-  friend Plan prepare(const ArrayDesc&, const Filter&, const Options&);
+  friend struct detail::PlanAccess;
 };
 
 // A plan for arrays of `desc`: throws halo::Error where apply() would (bad description, filter

@@ -200,31 +200,101 @@ struct Estimate {
     return {std::numeric_limits<double>::infinity(), std::move(why)};
   }
 };
+class Strategy;
+
+// A strategy's plan for one problem (after CUTLASS's initialize and cuFFT's plans): what the
+// strategy derived from the problem (factors, passes, tiles), which answers every question
+// about the run from it and runs it, any number of times, without analysing the problem again.
+// A plan refers to its strategy and to the problem it was made for, which must outlive it
+// (halo::Plan holds both; Strategy::prepare refuses a temporary problem).
+class StrategyPlan {
+ public:
+  StrategyPlan(const Strategy& strategy, const Problem& problem)
+      : strategy_(&strategy), problem_(&problem) {}
+  virtual ~StrategyPlan() = default;
+  StrategyPlan(const StrategyPlan&) = delete;
+  StrategyPlan& operator=(const StrategyPlan&) = delete;
+
+  const Strategy& strategy() const { return *strategy_; }
+  const Problem& problem() const { return *problem_; }
+
+  // The modelled time of the run on this machine's profile (src/core/profile.hpp), which `auto`
+  // compares. The default: no estimate.
+  virtual Estimate estimate() const;
+  // How the run goes (kernel, blocking, passes), for `halo bench --explain` and `halo apply -v`;
+  // empty when there is nothing beyond the strategy's description to say.
+  virtual std::string describe() const { return {}; }
+  // How run() sums the taps (the bound of its rounding error); direct unless it says more.
+  virtual Summation summation() const { return Summation::direct; }
+  // What run() allocates beyond the caller's input and output (weights copies, workspace,
+  // per-thread tiles), each part named; checked before running. The default is one copy of the
+  // correlation weights in the problem's dtype, in the strategy's memory.
+  virtual std::vector<MemoryUse> workspace() const;
+  // How run() treats NaN and infinities (NonFinite); unnoted unless it says more.
+  virtual NonFinite nonfinite() const { return NonFinite::unnoted; }
+  // Modelled DRAM traffic of the run (defaults to the problem's minimum).
+  virtual Traffic model() const;
+  // Computes the output. `stream` is a cudaStream_t for CUDA strategies (may be null).
+  virtual void run(const Buffers& b, void* stream) const = 0;
+
+ private:
+  const Strategy* strategy_;
+  const Problem* problem_;
+};
+
+// A strategy's answer for a problem: its plan, or why it cannot run the problem.
+struct Prepared {
+  std::shared_ptr<const StrategyPlan> plan;  // null: cannot
+  std::string why_not;                       // where plan is null: why
+  static Prepared cannot(std::string why) { return {nullptr, std::move(why)}; }
+  explicit operator bool() const { return plan != nullptr; }
+  Status status() const { return plan ? Status::success() : Status::failure(why_not); }
+};
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
   virtual std::string name() const = 0;
   virtual Backend backend() const = 0;
   virtual std::string description() const = 0;
+
+  // The one question per problem: why this strategy cannot run p, or its plan for p (which the
+  // dispatch compares by estimate() and halo::Plan keeps and runs). The default wraps the
+  // per-problem questions below: can_implement(p) now, the others when the plan is asked them,
+  // so a strategy whose analysis of a problem costs little needs nothing more. A strategy whose
+  // analysis is costly (factoring the filter, planning passes) derives from PlannedStrategy.
+  virtual Prepared prepare(const Problem& p) const;
+  Prepared prepare(Problem&&) const = delete;  // a plan refers to its problem: no temporaries
+
+  // The per-problem questions, each the plan's of the same name (StrategyPlan).
   virtual Status can_implement(const Problem& p) const = 0;
-  // Modelled DRAM traffic of this strategy on p (defaults to the problem's minimum).
   virtual Traffic model(const Problem& p) const;
-  // Computes the output. `stream` is a cudaStream_t for CUDA strategies (may be null).
   virtual void run(const Problem& p, const Buffers& b, void* stream) const = 0;
-  // The modelled time of a run of p on this machine's profile (src/core/profile.hpp), which
-  // `auto` compares (choose); asked only where can_implement(p) holds. The default: no estimate.
+  // Asked only where can_implement(p) holds. The default: no estimate.
   virtual Estimate estimate(const Problem& p) const;
-  // How this strategy would run p (kernel, blocking, passes), for `halo bench --explain` and
-  // `halo apply -v`; empty when there is nothing beyond the description to say.
   virtual std::string plan(const Problem& p) const { (void)p; return {}; }
-  // How run() sums the taps on p (the bound of its rounding error); direct unless it says more.
   virtual Summation summation(const Problem& p) const { (void)p; return Summation::direct; }
-  // What run() allocates beyond the caller's input and output (weights copies, workspace,
-  // per-thread tiles), each part named; apply() checks it fits before running. The default is
-  // one copy of the correlation weights in the problem's dtype, in the strategy's memory.
   virtual std::vector<MemoryUse> workspace(const Problem& p) const;
-  // How run() treats NaN and infinities (NonFinite); unnoted unless it says more.
   virtual NonFinite nonfinite(const Problem& p) const { (void)p; return NonFinite::unnoted; }
+};
+
+// The base of a strategy whose analysis of a problem is costly: it implements prepare() and its
+// plan, and the per-problem questions are answered by a plan made for each (so each derives the
+// analysis again: for tools and tests that ask one question; the dispatch and halo::Plan ask the
+// plan). Where the strategy cannot run p: can_implement's reason, no estimate, plan() the
+// reason, direct summation, no workspace, and run() throws halo::Error.
+class PlannedStrategy : public Strategy {
+ public:
+  Prepared prepare(const Problem& p) const override = 0;
+  using Strategy::prepare;
+  Status can_implement(const Problem& p) const final;
+  Traffic model(const Problem& p) const final;
+  void run(const Problem& p, const Buffers& b, void* stream) const final;
+  Estimate estimate(const Problem& p) const final;
+  std::string plan(const Problem& p) const final;
+  Summation summation(const Problem& p) const final;
+  std::vector<MemoryUse> workspace(const Problem& p) const final;
+  NonFinite nonfinite(const Problem& p) const final;
 };
 
 // Every registered strategy, in registration order (reference first).
@@ -248,6 +318,11 @@ RunInfo choose(const Problem& p, const Options& opt, MemorySpace space = MemoryS
 // memory (likewise measured from 64 MiB where a GPU is usable), naming the total, each part and
 // the limit. apply() calls both before running.
 std::vector<MemoryUse> memory_needed(const Problem& p, const RunInfo& choice,
+                                     MemorySpace arrays = MemorySpace::host,
+                                     bool count_arrays = false);
+// The same for a strategy's plan (of its problem), from the plan's workspace(): the one above
+// asks the strategy's workspace(p), which makes a plan for the question.
+std::vector<MemoryUse> memory_needed(const StrategyPlan& plan,
                                      MemorySpace arrays = MemorySpace::host,
                                      bool count_arrays = false);
 void require_memory(const std::vector<MemoryUse>& needs);

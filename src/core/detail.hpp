@@ -20,9 +20,13 @@ using StrategyList = std::vector<std::unique_ptr<Strategy>>;
 void register_cpu_strategies(StrategyList& out);
 void register_cuda_strategies(StrategyList& out);  // appends nothing without CUDA
 
-// Runs a CUDA strategy on host buffers: copies in, runs, copies out (throws halo::Error).
+// Runs a CUDA strategy's plan on host buffers: copies in, runs, copies out (throws halo::Error).
+void run_cuda_on_host_buffers(const StrategyPlan& plan, const void* in, void* out, void* stream);
+// The same for strategy s on p, planned for this run alone.
 void run_cuda_on_host_buffers(const Strategy& s, const Problem& p, const void* in, void* out,
                               void* stream);
+// s's plan for p, or halo::Error naming the strategy, the problem and why it cannot run it.
+std::shared_ptr<const StrategyPlan> plan_or_throw(const Strategy& s, const Problem& p);
 std::vector<DeviceInfo> query_cuda_devices(std::string* why_none);
 // Free memory of the current CUDA device in bytes, and in `what` which device that is (or why
 // none answers: then 0). Where halo's workspace pool alone keeps `enough` unused, that (without
@@ -72,6 +76,25 @@ double median(std::vector<double> v);
 // appended to `reasons`, where none can run p.
 const Strategy* choose_within(Backend be, const Problem& p, std::string* reasons = nullptr);
 
+// The dispatch itself, over the strategies `among` (the registry's, or a test's): each strategy
+// of backend `be` is asked once (Strategy::prepare), and the plan `auto` takes is returned with
+// its estimate, or null with the reasons as choose_within gives them. The plans refer to p.
+std::shared_ptr<const StrategyPlan> plan_within(Backend be, const Problem& p,
+                                                const std::vector<const Strategy*>& among,
+                                                std::string* reasons, Estimate* estimate);
+
+// What choose() answers, with the plan it chose (made for p, which must outlive it).
+struct Choice {
+  RunInfo info;
+  std::shared_ptr<const StrategyPlan> plan;
+};
+Choice choose_plan(const Problem& p, const Options& opt, MemorySpace space,
+                   const std::vector<const Strategy*>& among);
+
+// halo::prepare over the strategies `among` (the registry's, or a test's).
+Plan prepare_among(const std::vector<const Strategy*>& among, const ArrayDesc& desc,
+                   const Filter& filter, const Options& opt);
+
 // The current CUDA device's ordinal, or -1 where none is current (or halo has no CUDA).
 int current_cuda_device();
 
@@ -81,61 +104,5 @@ int current_cuda_device();
 double cuda_fft_model_ratio(const Problem& p);
 // The same for the CPU's `cpu_fft` against `cpu` (before FastTuning::cpu_fft_cost).
 double cpu_fft_model_ratio(const Problem& p);
-
-// What a strategy's decisions read from a Problem (shape, dtype, the folded correlation and its
-// anchor, the modes and cval, direct sums), compared value for value: the key of the caches that
-// let a repeated run of the same problem skip its planning (a loop over frames, a Python call
-// replayed). The tuning compares as its KEY=VALUE text.
-struct ProblemKey {
-  bool valid = false;
-  int rank = 0;
-  Extents extents{}, kext{}, anchor{}, user_kext{};
-  std::int64_t batch = 0;
-  DType dtype = DType::f32;
-  std::array<Boundary, kMaxRank> mode{};
-  std::uint64_t cval_bits = 0;  // bit for bit: NaN equals itself
-  bool direct_sums = false;
-  Footprint footprint = Footprint::nonzero;
-  std::string tuning;
-  std::vector<double> w;
-
-  static ProblemKey of(const Problem& p);
-  bool matches(const Problem& p) const;
-};
-
-// The last few values computed for problems on this thread, each under its ProblemKey and an
-// integer (the CUDA device, say): find() returns the stored value or nullptr, put() stores one
-// in place of the oldest. One thread's: no locking.
-template <class T, int N = 4>
-class ProblemMemo {
- public:
-  // `also(value)`: what else the entry must satisfy.
-  template <class Also>
-  const T* find(const Problem& p, int tag, Also also) const {
-    for (const Entry& e : entries_)
-      if (e.key.valid && e.tag == tag && also(e.value) && e.key.matches(p)) return &e.value;
-    return nullptr;
-  }
-  const T* find(const Problem& p, int tag) const {
-    return find(p, tag, [](const T&) { return true; });
-  }
-  const T& put(const Problem& p, int tag, T value) {
-    Entry& e = entries_[next_];
-    next_ = (next_ + 1) % N;
-    e.key = ProblemKey::of(p);
-    e.tag = tag;
-    e.value = std::move(value);
-    return e.value;
-  }
-
- private:
-  struct Entry {
-    ProblemKey key;
-    int tag = 0;
-    T value{};
-  };
-  Entry entries_[N];
-  int next_ = 0;
-};
 
 }  // namespace halo::detail

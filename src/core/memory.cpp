@@ -197,25 +197,38 @@ MemoryAvailable host_memory_available() {
   return m;
 }
 
-std::vector<MemoryUse> memory_needed(const Problem& p, const RunInfo& choice, MemorySpace arrays,
-                                     bool count_arrays) {
-  const Strategy* s = find_strategy(choice.strategy);
-  if (!s) throw Error("memory_needed: unknown strategy '" + choice.strategy + "'");
+namespace {
+// memory_needed's parts: the arrays and their device copies for strategy s, then its workspace.
+std::vector<MemoryUse> needs_of(const Strategy& s, const Problem& p, MemorySpace arrays,
+                                bool count_arrays, std::vector<MemoryUse> workspace) {
   const double array = double(p.elements()) * double(dtype_size(p.dtype()));
   std::vector<MemoryUse> needs;
   if (count_arrays) {
     needs.push_back({"the input array", array, arrays});
     needs.push_back({"the output array", array, arrays});
   }
-  if (s->backend() == Backend::cuda && arrays == MemorySpace::host) {
+  if (s.backend() == Backend::cuda && arrays == MemorySpace::host) {
     needs.push_back({"the input's copy on the GPU", array, MemorySpace::device});
     needs.push_back({"the output's copy on the GPU", array, MemorySpace::device});
   }
-  for (MemoryUse& u : s->workspace(p)) {
-    u.what += " (strategy " + s->name() + ")";
+  for (MemoryUse& u : workspace) {
+    u.what += " (strategy " + s.name() + ")";
     needs.push_back(std::move(u));
   }
   return needs;
+}
+}  // namespace
+
+std::vector<MemoryUse> memory_needed(const Problem& p, const RunInfo& choice, MemorySpace arrays,
+                                     bool count_arrays) {
+  const Strategy* s = find_strategy(choice.strategy);
+  if (!s) throw Error("memory_needed: unknown strategy '" + choice.strategy + "'");
+  return needs_of(*s, p, arrays, count_arrays, s->workspace(p));
+}
+
+std::vector<MemoryUse> memory_needed(const StrategyPlan& plan, MemorySpace arrays,
+                                     bool count_arrays) {
+  return needs_of(plan.strategy(), plan.problem(), arrays, count_arrays, plan.workspace());
 }
 
 void require_memory(const std::vector<MemoryUse>& needs) {

@@ -12,8 +12,14 @@ void run_cuda_on_host_buffers(const Strategy& s, const Problem&, const void*, vo
   throw Error("strategy '" + s.name() + "' needs CUDA, but halo was built without CUDA");
 }
 
-void run_cuda_strategy(const Strategy& s, const Problem&, const void*, void*, void*) {
-  throw Error("strategy '" + s.name() + "' needs CUDA, but halo was built without CUDA");
+void run_cuda_on_host_buffers(const StrategyPlan& plan, const void*, void*, void*) {
+  throw Error("strategy '" + plan.strategy().name() +
+              "' needs CUDA, but halo was built without CUDA");
+}
+
+void run_cuda_strategy(const StrategyPlan& plan, const void*, void*, void*) {
+  throw Error("strategy '" + plan.strategy().name() +
+              "' needs CUDA, but halo was built without CUDA");
 }
 
 std::vector<DeviceInfo> query_cuda_devices(std::string* why_none) {

@@ -77,15 +77,22 @@ std::int64_t repair_host(const Problem& p, const void* in, void* out) {
                           [&](const auto* i, auto* o) { return repair_impl(p, i, o); });
 }
 
-void run_strategy(const Strategy& s, const Problem& p, const void* in, void* out, void* stream) {
-  if (s.backend() == Backend::cuda) {
-    run_cuda_strategy(s, p, in, out, stream);
+void run_strategy(const StrategyPlan& plan, const void* in, void* out, void* stream) {
+  if (plan.strategy().backend() == Backend::cuda) {
+    run_cuda_strategy(plan, in, out, stream);
     return;
   }
-  const NonFinite how = s.nonfinite(p);
+  const NonFinite how = plan.nonfinite();
   unsigned int noted = 0;
-  s.run(p, Buffers{in, out, how == NonFinite::noted ? &noted : nullptr, 1}, stream);
-  if (how == NonFinite::unnoted || (how == NonFinite::noted && noted)) repair_host(p, in, out);
+  plan.run(Buffers{in, out, how == NonFinite::noted ? &noted : nullptr, 1}, stream);
+  if (how == NonFinite::unnoted || (how == NonFinite::noted && noted))
+    repair_host(plan.problem(), in, out);
+}
+
+std::shared_ptr<const StrategyPlan> plan_or_throw(const Strategy& s, const Problem& p) {
+  Prepared pp = s.prepare(p);
+  if (!pp) throw Error("strategy '" + s.name() + "' cannot run " + p.describe() + ": " + pp.why_not);
+  return std::move(pp.plan);
 }
 
 }  // namespace halo::detail

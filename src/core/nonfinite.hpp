@@ -84,12 +84,12 @@ HALO_HOST_DEVICE double repair_sum(const T* item, const RepairGeometry& g, const
 // many it recomputed. Where none is non-finite it only reads the output.
 std::int64_t repair_host(const Problem& p, const void* in, void* out);
 
-// Runs strategy s on p with SciPy's non-finite answers (Strategy::nonfinite): the one way the
-// library, the benchmarks and the bindings run a strategy. Host buffers for CPU strategies,
-// device buffers for CUDA ones (run_cuda_on_host_buffers copies host arrays).
-void run_strategy(const Strategy& s, const Problem& p, const void* in, void* out, void* stream);
+// Runs a strategy's plan on its problem with SciPy's non-finite answers
+// (StrategyPlan::nonfinite): the one way the library, the benchmarks and the bindings run a
+// strategy. Host buffers for CPU strategies, device buffers for CUDA ones
+// (run_cuda_on_host_buffers copies host arrays).
+void run_strategy(const StrategyPlan& plan, const void* in, void* out, void* stream);
 // The CUDA half of run_strategy (cuda/repair.cu; throws without CUDA).
-void run_cuda_strategy(const Strategy& s, const Problem& p, const void* in, void* out,
-                       void* stream);
+void run_cuda_strategy(const StrategyPlan& plan, const void* in, void* out, void* stream);
 
 }  // namespace halo::detail

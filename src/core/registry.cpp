@@ -24,10 +24,16 @@ const detail::StrategyList& registry() {
   return list;
 }
 
-std::string known_names() {
+std::string known_names(const std::vector<const Strategy*>& among) {
   std::string s;
-  for (const Strategy* st : strategies()) s += (s.empty() ? "" : ", ") + st->name();
+  for (const Strategy* st : among) s += (s.empty() ? "" : ", ") + st->name();
   return s;
+}
+
+const Strategy* find_in(const std::vector<const Strategy*>& among, const std::string& name) {
+  for (const Strategy* s : among)
+    if (s->name() == name) return s;
+  return nullptr;
 }
 
 // The kernels of the course notes, kept as the notes write them: a problem they refuse is
@@ -44,18 +50,18 @@ bool seed_kernel(const std::string& name) {
 // Whether opt holds a run on host arrays to the CPU (the CPU backend, the reference, or a CPU
 // strategy by name): such a run never asks for CUDA, since asking starts the CUDA runtime, whose
 // context maps hundreds of MB of address space and takes a GPU's memory.
-bool held_to_cpu(const Options& opt, MemorySpace space) {
+bool held_to_cpu(const Options& opt, MemorySpace space,
+                 const std::vector<const Strategy*>& among) {
   if (space == MemorySpace::device) return false;
   if (!opt.strategy.empty()) {
-    const Strategy* s = find_strategy(opt.strategy);
+    const Strategy* s = find_in(among, opt.strategy);
     return s && s->backend() != Backend::cuda;
   }
   return opt.backend == Backend::cpu || opt.backend == Backend::reference;
 }
 
 // " (0.72 ms: how)": the estimate the choice was made on, for RunInfo's note.
-std::string modelled(const Strategy& s, const Problem& p) {
-  const Estimate e = s.estimate(p);
+std::string modelled(const Estimate& e) {
   if (!std::isfinite(e.ns)) return " (" + e.why + ")";
   char ms[32];
   std::snprintf(ms, sizeof ms, "%.3g ms", e.ns * 1e-6);
@@ -64,38 +70,41 @@ std::string modelled(const Strategy& s, const Problem& p) {
 
 }  // namespace
 
-// The dispatch: the strategy of backend `be` that `auto` runs p with, read top to bottom.
+// The dispatch: the plan of backend `be`'s strategy that `auto` runs p with, read top to bottom.
+// Each strategy is asked once, for its plan or why it cannot run p (Strategy::prepare); then:
 //  1. Only strategies that can implement p (their reasons kept for the error).
 //  2. The rules that are not about speed: the seed kernels of the course notes are never taken
 //     (they are there to be read and run by name); where direct sums are required, only a
 //     strategy whose summation of p is direct (each also refuses such a p itself).
-//  3. The least modelled time (Strategy::estimate, from the machine's profile); a strategy
+//  3. The least modelled time (StrategyPlan::estimate, from the machine's profile); a strategy
 //     without an estimate only where none has one; ties to the earlier registered.
-// nullptr and the reasons if none: those of the strategies beyond the seed kernels where there
+// Null and the reasons if none: those of the strategies beyond the seed kernels where there
 // are any, else the seed kernels'.
-const Strategy* detail::choose_within(Backend be, const Problem& p, std::string* reasons) {
-  const Strategy* best = nullptr;
-  double best_ns = 0;
+std::shared_ptr<const StrategyPlan> detail::plan_within(Backend be, const Problem& p,
+                                                        const std::vector<const Strategy*>& among,
+                                                        std::string* reasons, Estimate* estimate) {
+  std::shared_ptr<const StrategyPlan> best;
+  Estimate best_e;
   std::string own, seeds;
   bool seed_runs = false;
-  for (const Strategy* s : strategies()) {
+  for (const Strategy* s : among) {
     if (s->backend() != be) continue;
     const bool seed = seed_kernel(s->name());
-    const Status st = s->can_implement(p);
-    if (!st) {
+    Prepared pp = s->prepare(p);
+    if (!pp) {
       std::string& r = seed ? seeds : own;
-      r += (r.empty() ? "" : "; ") + s->name() + ": " + st.reason;
+      r += (r.empty() ? "" : "; ") + s->name() + ": " + pp.why_not;
       continue;
     }
     if (seed) {
       seed_runs = true;
       continue;
     }
-    if (p.direct_sums() && s->summation(p) != Summation::direct) continue;
-    const double ns = s->estimate(p).ns;
-    if (!best || ns < best_ns) {
-      best = s;
-      best_ns = ns;
+    if (p.direct_sums() && pp.plan->summation() != Summation::direct) continue;
+    Estimate e = pp.plan->estimate();
+    if (!best || e.ns < best_e.ns) {
+      best = std::move(pp.plan);
+      best_e = std::move(e);
     }
   }
   if (!best && reasons) {
@@ -105,7 +114,13 @@ const Strategy* detail::choose_within(Backend be, const Problem& p, std::string*
            "the seed kernels run it, but only by name (--strategy)";
     *reasons += (reasons->empty() ? "" : "; ") + r;
   }
+  if (best && estimate) *estimate = std::move(best_e);
   return best;
+}
+
+const Strategy* detail::choose_within(Backend be, const Problem& p, std::string* reasons) {
+  const auto plan = plan_within(be, p, strategies(), reasons, nullptr);
+  return plan ? &plan->strategy() : nullptr;
 }
 
 const std::vector<const Strategy*>& strategies() {
@@ -123,13 +138,16 @@ const Strategy* find_strategy(const std::string& name) {
   return nullptr;
 }
 
-RunInfo choose(const Problem& p, const Options& opt, MemorySpace space) {
-  RunInfo info;
+detail::Choice detail::choose_plan(const Problem& p, const Options& opt, MemorySpace space,
+                                   const std::vector<const Strategy*>& among) {
+  Choice c;
+  RunInfo& info = c.info;
   // An explicit strategy: that one or an error, never a silent fallback.
   if (!opt.strategy.empty()) {
-    const Strategy* s = find_strategy(opt.strategy);
+    const Strategy* s = find_in(among, opt.strategy);
     if (!s)
-      throw Error("unknown strategy '" + opt.strategy + "' (available: " + known_names() + ")");
+      throw Error("unknown strategy '" + opt.strategy + "' (available: " + known_names(among) +
+                  ")");
     if (opt.backend != Backend::automatic && opt.backend != s->backend())
       throw Error("strategy '" + s->name() + "' belongs to backend " + to_string(s->backend()) +
                   ", not " + to_string(opt.backend));
@@ -140,18 +158,16 @@ RunInfo choose(const Problem& p, const Options& opt, MemorySpace space) {
     } else if (space == MemorySpace::device) {
       throw Error("strategy '" + s->name() + "' runs on the CPU and cannot read device memory");
     }
-    const Status st = s->can_implement(p);
-    if (!st)
-      throw Error("strategy '" + s->name() + "' cannot run " + p.describe() + ": " + st.reason);
+    c.plan = plan_or_throw(*s, p);
     info.strategy = s->name();
     info.backend = s->backend();
     info.note = "chosen explicitly";
-    return info;
+    return c;
   }
 
   Backend be = opt.backend;
   std::string why_no_cuda;
-  const bool have_cuda = !held_to_cpu(opt, space) && cuda_available(&why_no_cuda);
+  const bool have_cuda = !held_to_cpu(opt, space, among) && cuda_available(&why_no_cuda);
   if (space == MemorySpace::device) {
     if (be != Backend::automatic && be != Backend::cuda)
       throw Error(std::string("backend ") + to_string(be) + " cannot read device memory");
@@ -161,13 +177,14 @@ RunInfo choose(const Problem& p, const Options& opt, MemorySpace space) {
   if (be == Backend::cuda && !have_cuda)
     throw Error("backend cuda requested but no CUDA device is usable: " + why_no_cuda);
 
+  Estimate e;
   if (be == Backend::automatic) {
     if (have_cuda) {
       std::string reasons;
-      if (const Strategy* s = detail::choose_within(Backend::cuda, p, &reasons)) {
-        info = {s->name(), Backend::cuda, "auto: least modelled time of the CUDA strategies" +
-                                              modelled(*s, p)};
-        return info;
+      if ((c.plan = plan_within(Backend::cuda, p, among, &reasons, &e))) {
+        info = {c.plan->strategy().name(), Backend::cuda,
+                "auto: least modelled time of the CUDA strategies" + modelled(e)};
+        return c;
       }
       info.note = "auto: no CUDA strategy fits (" + reasons + "); ";
     } else {
@@ -176,18 +193,22 @@ RunInfo choose(const Problem& p, const Options& opt, MemorySpace space) {
     be = Backend::cpu;
   }
   std::string reasons;
-  const Strategy* s = detail::choose_within(be, p, &reasons);
-  if (!s && be == Backend::cpu && opt.backend == Backend::automatic) {
-    s = detail::choose_within(Backend::reference, p, &reasons);
-  }
-  if (!s)
+  c.plan = plan_within(be, p, among, &reasons, &e);
+  if (!c.plan && be == Backend::cpu && opt.backend == Backend::automatic)
+    c.plan = plan_within(Backend::reference, p, among, &reasons, &e);
+  if (!c.plan)
     throw Error(std::string("no ") + to_string(be) + " strategy can run " + p.describe() +
                 (reasons.empty() ? std::string() : ": " + reasons));
-  info.strategy = s->name();
-  info.backend = s->backend();
-  info.note += std::string("least modelled time of the ") + to_string(s->backend()) +
-               " strategies" + modelled(*s, p);
-  return info;
+  const Strategy& s = c.plan->strategy();
+  info.strategy = s.name();
+  info.backend = s.backend();
+  info.note += std::string("least modelled time of the ") + to_string(s.backend()) +
+               " strategies" + modelled(e);
+  return c;
+}
+
+RunInfo choose(const Problem& p, const Options& opt, MemorySpace space) {
+  return detail::choose_plan(p, opt, space, strategies()).info;
 }
 
 namespace {
@@ -232,13 +253,13 @@ void check_arrays(const char* who, const ConstArrayView& in, const ArrayView& ou
     throw Error(w + ": output overlaps input (in-place filtering is not supported)");
 }
 
-// Runs strategy s on p's arrays (host arrays through the device where s is a CUDA strategy).
-void run_on(const Strategy& s, const Problem& p, const ConstArrayView& in, const ArrayView& out,
+// Runs a plan on its problem's arrays (host arrays through the device for a CUDA strategy).
+void run_on(const StrategyPlan& plan, const ConstArrayView& in, const ArrayView& out,
             void* stream) {
-  if (s.backend() == Backend::cuda && in.space == MemorySpace::host)
-    detail::run_cuda_on_host_buffers(s, p, in.data, out.data, stream);
+  if (plan.strategy().backend() == Backend::cuda && in.space == MemorySpace::host)
+    detail::run_cuda_on_host_buffers(plan, in.data, out.data, stream);
   else
-    detail::run_strategy(s, p, in.data, out.data, stream);
+    detail::run_strategy(plan, in.data, out.data, stream);
 }
 }  // namespace
 
@@ -247,34 +268,47 @@ void run_on(const Strategy& s, const Problem& p, const ConstArrayView& in, const
 RunInfo apply(ConstArrayView in, ArrayView out, const Filter& filter, const Options& opt) {
   check_arrays("apply", in, out);
   const Problem p = problem_of(ArrayDesc::of(in), filter, opt);
-  RunInfo info = choose(p, opt, in.space);
+  detail::Choice c = detail::choose_plan(p, opt, in.space, strategies());
   // Refused before anything is allocated if the workspace cannot fit (the caller's arrays exist).
-  require_memory(memory_needed(p, info, in.space));
-  run_on(*find_strategy(info.strategy), p, in, out, opt.stream);
-  return info;
+  require_memory(memory_needed(*c.plan, in.space));
+  run_on(*c.plan, in, out, opt.stream);
+  return std::move(c.info);
 }
 
+// The problem and the plan chosen for it, held together: the plan refers to the problem.
 struct Plan::State {
   ArrayDesc desc;
   Problem problem;
-  const Strategy* strategy = nullptr;
+  std::shared_ptr<const StrategyPlan> plan;
   RunInfo info;
   std::vector<MemoryUse> needs;  // the workspace beside the caller's arrays
   void* stream = nullptr;
 };
 
-Plan prepare(const ArrayDesc& desc, const Filter& filter, const Options& opt) {
+struct detail::PlanAccess {
+  static Plan make(std::shared_ptr<const Plan::State> st) {
+    Plan plan;
+    plan.state_ = std::move(st);
+    return plan;
+  }
+};
+
+Plan detail::prepare_among(const std::vector<const Strategy*>& among, const ArrayDesc& desc,
+                           const Filter& filter, const Options& opt) {
   auto st = std::make_shared<Plan::State>();
   st->desc = desc;
   st->problem = problem_of(desc, filter, opt);
-  st->info = choose(st->problem, opt, desc.space);
-  st->strategy = find_strategy(st->info.strategy);
-  st->needs = memory_needed(st->problem, st->info, desc.space);
+  Choice c = choose_plan(st->problem, opt, desc.space, among);
+  st->plan = std::move(c.plan);
+  st->info = std::move(c.info);
+  st->needs = memory_needed(*st->plan, desc.space);
   require_memory(st->needs);
   st->stream = opt.stream;
-  Plan plan;
-  plan.state_ = std::move(st);
-  return plan;
+  return PlanAccess::make(std::move(st));
+}
+
+Plan prepare(const ArrayDesc& desc, const Filter& filter, const Options& opt) {
+  return detail::prepare_among(strategies(), desc, filter, opt);
 }
 
 RunInfo Plan::run(ConstArrayView in, ArrayView out, void* stream) const {
@@ -292,7 +326,7 @@ RunInfo Plan::run(ConstArrayView in, ArrayView out, void* stream) const {
                 (d.space == MemorySpace::device ? " on the device" : " on the host"));
   // What is free may have changed since prepare(): the same check, on the same figures.
   require_memory(s.needs);
-  run_on(*s.strategy, s.problem, in, out, stream ? stream : s.stream);
+  run_on(*s.plan, in, out, stream ? stream : s.stream);
   return s.info;
 }
 
@@ -308,7 +342,7 @@ const ArrayDesc& Plan::desc() const {
 
 std::string Plan::describe() const {
   if (!state_) return "an empty plan";
-  const std::string plan = state_->strategy->plan(state_->problem);
+  const std::string plan = state_->plan->describe();
   return state_->problem.describe() + ": " + state_->info.strategy +
          (plan.empty() ? std::string() : " (" + plan + ")");
 }

@@ -1,6 +1,5 @@
 // Enums, views and small helpers of the public header.
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
 #include "core/detail.hpp"
@@ -183,43 +182,6 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-namespace {
-std::uint64_t bits_of(double v) {
-  std::uint64_t b = 0;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
-}  // namespace
-
-ProblemKey ProblemKey::of(const Problem& p) {
-  ProblemKey k;
-  k.rank = p.rank();
-  k.extents = p.extents();
-  k.kext = p.filter_extents();
-  k.anchor = p.anchor();
-  k.user_kext = p.filter().extents();
-  k.batch = p.batch();
-  k.dtype = p.dtype();
-  k.mode = p.edges().mode;
-  k.cval_bits = bits_of(p.cval());
-  k.direct_sums = p.direct_sums();
-  k.footprint = p.footprint();
-  if (!p.tuning().empty()) k.tuning = tuning_string(p.tuning());
-  k.w = p.correlation_weights();
-  k.valid = true;
-  return k;
-}
-
-bool ProblemKey::matches(const Problem& p) const {
-  if (!valid || (p.tuning().empty() ? !tuning.empty() : tuning != tuning_string(p.tuning())))
-    return false;
-  return rank == p.rank() && batch == p.batch() &&
-         dtype == p.dtype() && direct_sums == p.direct_sums() && footprint == p.footprint() &&
-         extents == p.extents() &&
-         kext == p.filter_extents() && anchor == p.anchor() &&
-         user_kext == p.filter().extents() && mode == p.edges().mode &&
-         cval_bits == bits_of(p.cval()) && w == p.correlation_weights();
-}
 }  // namespace detail
 
 }  // namespace halo

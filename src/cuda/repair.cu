@@ -139,16 +139,16 @@ void launch_repair(const Problem& p, const void* in, void* out, const unsigned i
 
 }  // namespace
 
-void run_cuda_strategy(const Strategy& s, const Problem& p, const void* in, void* out,
-                       void* stream) {
-  const NonFinite how = s.nonfinite(p);
+void run_cuda_strategy(const StrategyPlan& plan, const void* in, void* out, void* stream) {
+  const Problem& p = plan.problem();
+  const NonFinite how = plan.nonfinite();
   Buffers b{in, out};
   if (how == NonFinite::noted) {
     b.nonfinite_mark = next_mark.fetch_add(1, std::memory_order_relaxed);
     if (b.nonfinite_mark == 0) b.nonfinite_mark = next_mark.fetch_add(1);  // 0: the words' start
     b.nonfinite = device_words() + b.nonfinite_mark % kWords;
   }
-  s.run(p, b, stream);
+  plan.run(b, stream);
   if (how != NonFinite::exact)
     launch_repair(p, in, out, b.nonfinite, b.nonfinite_mark, static_cast<cudaStream_t>(stream));
 }

@@ -108,6 +108,12 @@ void register_cuda_strategies(StrategyList& out) {
 
 void run_cuda_on_host_buffers(const Strategy& s, const Problem& p, const void* in, void* out,
                               void* stream) {
+  run_cuda_on_host_buffers(*plan_or_throw(s, p), in, out, stream);
+}
+
+void run_cuda_on_host_buffers(const StrategyPlan& plan, const void* in, void* out, void* stream) {
+  const Strategy& s = plan.strategy();
+  const Problem& p = plan.problem();
   const std::size_t bytes = std::size_t(p.elements()) * dtype_size(p.dtype());
   const auto st = static_cast<cudaStream_t>(stream);
   const std::string what = p.describe() + " (strategy " + s.name() + ")";
@@ -116,7 +122,7 @@ void run_cuda_on_host_buffers(const Strategy& s, const Problem& p, const void* i
   HALO_CUDA_CHECK(cudaMemcpyAsync(din.p, in, bytes, cudaMemcpyHostToDevice, st),
                   "copying the input (" + std::to_string(bytes) + " bytes) of " + what +
                       " to the device");
-  run_cuda_strategy(s, p, din.p, dout.p, stream);
+  run_cuda_strategy(plan, din.p, dout.p, stream);
   HALO_CUDA_CHECK(cudaMemcpyAsync(out, dout.p, bytes, cudaMemcpyDeviceToHost, st),
                   "copying the output (" + std::to_string(bytes) + " bytes) of " + what +
                       " to the host");

@@ -173,10 +173,12 @@ std::vector<double> time_cpu(const Strategy& s, const Problem& p, int warmup, in
       reinterpret_cast<T*>(in.data())[i] = T(d(g));
     });
   }
+  // Planned once, as a held halo::Plan runs: each run times the strategy's run alone.
+  const auto plan = detail::plan_or_throw(s, p);
   std::vector<double> ms;
   for (int r = 0; r < warmup + reps; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    detail::run_strategy(s, p, in.data(), out.data(), nullptr);  // with the non-finite check
+    detail::run_strategy(*plan, in.data(), out.data(), nullptr);  // with the non-finite check
     const auto t1 = std::chrono::steady_clock::now();
     if (r >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
@@ -257,9 +259,11 @@ nlohmann::json explain_choice(const Problem& p, const std::string& name, const s
   // Each strategy's modelled time where it can run p (what `auto` compared), ms.
   nlohmann::json estimated = nlohmann::json::object();
   for (const Strategy* s : strategies()) {
-    if (s->backend() == Backend::reference || !s->can_implement(p)) continue;
+    if (s->backend() == Backend::reference) continue;
+    const Prepared pp = s->prepare(p);
+    if (!pp) continue;
     if (opt.backend != Backend::automatic && s->backend() != opt.backend) continue;
-    const double ns = s->estimate(p).ns;
+    const double ns = pp.plan->estimate().ns;
     estimated[s->name()] = std::isfinite(ns) ? nlohmann::json(ns * 1e-6) : nlohmann::json();
   }
   e["estimated_ms"] = std::move(estimated);

@@ -193,10 +193,9 @@ struct Planned {
 // it runs, for a filter of extents `k` as given that the problem folds to `folded_taps`
 // correlation weights (`folded`: a new array rather than the weights as given), whose rank-1
 // analysis keeps a window of `window` weights. Held through the run: the filter given to
-// halo::apply and the problem's copy of it; the correlation weights; the copies the analyses
-// keep to know a filter again (the separable factors' and the low-rank terms', from the plan;
-// the choice's, from the run) and the separable window. While the problem is built: one more
-// copy of the weights as given, and per axis two maps of each tap's place once folded.
+// halo::apply and the problem's copy of it; the correlation weights; the separable window the
+// problem's analysis keeps. While the problem is built: one more copy of the weights as given,
+// and per axis two maps of each tap's place once folded.
 struct WeightBytes {
   double building = 0, running = 0;
 };
@@ -208,7 +207,7 @@ WeightBytes weight_bytes(const halo::Extents& k, int rank, double folded_taps, b
     axis_sum += double(k[i]);
     axis_max = std::max(axis_max, double(k[i]));
   }
-  const double analyses = 2 * folded_taps + window;
+  const double analyses = window;
   WeightBytes b;
   b.building =
       8 * (3 * taps + axis_sum + std::max(axis_max, folded ? folded_taps : 0.0) + analyses);
@@ -373,7 +372,10 @@ Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h, bool verbos
     p.set_footprint(r.opt.footprint);
     p.set_tuning(r.opt.tuning);
     r.choice = halo::choose(p, r.opt);
-    needs = halo::memory_needed(p, r.choice, halo::MemorySpace::host, true);
+    // The chosen strategy's plan, for its workspace and (-v) its description.
+    const halo::Prepared chosen = halo::find_strategy(r.choice.strategy)->prepare(p);
+    if (!chosen) throw halo::Error(chosen.why_not);  // choose() has asked: never
+    needs = halo::memory_needed(*chosen.plan, halo::MemorySpace::host, true);
     double workspace = 0;
     for (std::size_t i = 2; i < needs.size(); ++i) workspace += std::max(0.0, needs[i].bytes);
     const WeightBytes w = weight_bytes(r.filter.extents(), r.rank, double(p.taps()),
@@ -386,8 +388,7 @@ Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h, bool verbos
     r.describe = p.describe();
     r.bytes = p.bytes();
     r.flops = p.flops();
-    if (verbose)
-      if (const halo::Strategy* s = halo::find_strategy(r.choice.strategy)) r.plan = s->plan(p);
+    if (verbose) r.plan = chosen.plan->describe();
   }
   halo::require_memory(needs);
   return r;

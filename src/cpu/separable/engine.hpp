@@ -670,13 +670,4 @@ void run_job(const Job<T>& j, const Problem& p, const char* who) {
   if (progress) progress(1.0);
 }
 
-template <class T>
-void run_typed(const Problem& p, const Buffers& b) {
-  const auto win = detail::separable_windows(p);
-  if (!win) throw Error("cpu_separable: the filter is not rank 1");
-  Job<T> j = make_job<T>(p, *win, b.input, b.output);
-  if (b.nonfinite) j.buffers = &b;
-  run_job(j, p, "cpu_separable");
-}
-
 }  // namespace halo::cpu::sep

@@ -34,6 +34,7 @@
  * term. In 3-D the axis lines' z term runs after, as z's pass of the input added to the output.
  */
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 
 #include "core/profile.hpp"
@@ -117,30 +118,6 @@ LowRankSplit compute_split(const Problem& p) {
   return s;
 }
 
-// The split (an SVD of up to kMaxSvdTaps weights) of the last problem this thread asked about,
-// shared, not copied: choose() asks every strategy's can_implement and estimate, and apply()
-// then the workspace and the run, all of the same weights, and a small run (a Python call on an
-// 8x8 image) must not pay for the analysis or its copies each time.
-std::shared_ptr<const LowRankSplit> split_terms(const Problem& p) {
-  struct Memo {
-    std::vector<double> w;
-    std::int64_t key[8] = {};
-    std::shared_ptr<const LowRankSplit> split;
-  };
-  thread_local Memo memo;
-  const Dims3 k = p.filter_dims3(), a = p.anchor3();
-  // The dtype too: the SVD's tolerance is the dtype's; and the footprint, which decides whether
-  // terms may leave zero weights out (detail::low_rank_terms).
-  const std::int64_t key[8] = {k.z, k.y, k.x, a.z, a.y, a.x, std::int64_t(p.dtype()),
-                               std::int64_t(p.footprint())};
-  if (memo.split && std::equal(key, key + 8, memo.key) && memo.w == p.correlation_weights())
-    return memo.split;
-  memo.split = std::make_shared<const LowRankSplit>(compute_split(p));
-  memo.w = p.correlation_weights();
-  std::copy(key, key + 8, memo.key);
-  return memo.split;
-}
-
 template <class T>
 Job<T> make_lowrank_job(const Problem& p, const LowRankSplit& s, const void* in, void* out) {
   Job<T> j = job_of<T>(p, in, out);
@@ -167,9 +144,94 @@ Job<T> make_lowrank_job(const Problem& p, const LowRankSplit& s, const void* in,
   return j;
 }
 
-// What a stage costs beside its taps, in taps of the same problem (profile::Cpu).
+// How a pass runs, in words (the plans' describe()).
+template <class T>
+std::string pass_text(const char* a, const Pass<T>& q) {
+  if (q.box)
+    return std::string(a) + " (box of " + std::to_string(q.bk) + " taps: " +
+           (q.restart == 0 ? std::string("sums by doubling")
+            : a[0] == 'x'  ? "running sums of vectors restarted every " + std::to_string(q.restart)
+                           : "running sums restarted every " + std::to_string(q.restart)) +
+           ")";
+  return std::string(a) + " (" + std::to_string(q.K()) + " taps" + (q.sym ? ", symmetric" : "") +
+         ")";
+}
 
-class SeparableStrategy final : public Strategy {
+// A job's row buffers over its team, `what` they are for.
+template <class T>
+std::vector<MemoryUse> job_workspace(const Job<T>& j, const std::string& what) {
+  const double per = double(Scratch<T>::sizes(j).bytes()) + 64;
+  return {{what + " of " + std::to_string(j.threads) + " threads", per * j.threads,
+           MemorySpace::host}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// cpu_separable's plan: the problem's windows (Problem::analysis) and the job of its passes.
+// ---------------------------------------------------------------------------------------------
+template <class T>
+class SeparablePlan final : public StrategyPlan {
+ public:
+  SeparablePlan(const Strategy& s, const Problem& p, const detail::AxisWindows& win)
+      : StrategyPlan(s, p), win_(win), job_(make_job<T>(p, win, nullptr, nullptr)) {}
+
+  // The passes as `cpu`'s direct sum of their taps and per-stage cost (profile::Cpu: the fused
+  // x-y stage, the z stage after it); a box along one axis by running sums, two taps an output
+  // (docs/notes/tuning.md, "Separable passes (`cpu_separable`)"). No estimate for any other
+  // filter along one axis: one pass of `cpu`'s direct sums either way.
+  Estimate estimate() const override {
+    const Problem& p = problem();
+    const bool box = job_.x.box || job_.y.box || job_.z.box;
+    if (win_.long_axes == 1 && box)
+      return {profile::cpu_direct_ns(p, 2), "a box along one axis: running sums, 2 taps"};
+    if (win_.long_axes < 2) return Estimate::none("a filter along one axis: cpu's single pass");
+    const bool xy = win_.radius[1] > 0 || win_.radius[2] > 0, z = win_.radius[0] > 0;
+    const profile::Cpu& c = profile::cpu();
+    const double taps =
+        double(win_.taps) + (xy ? c.xy_stage_taps : 0) + (xy && z ? c.z_stage_taps : 0);
+    return {profile::cpu_direct_ns(p, taps), "the passes' taps and stages at cpu's tap cost"};
+  }
+  Summation summation() const override {
+    const Job<T>& j = job_;
+    const bool running = j.y.box || j.z.box || (j.x.box && j.x.restart > 0);
+    return running              ? Summation::running
+           : win_.long_axes > 1 ? Summation::separable
+                                : Summation::direct;
+  }
+  std::string describe() const override {
+    const Job<T>& j = job_;
+    std::string s;
+    if (j.xy()) {
+      s += j.x.on && j.y.on ? pass_text("x", j.x) + " and " + pass_text("y", j.y) + " fused" +
+                                  " through a ring of rows, " + std::to_string(j.cw) +
+                                  " columns x " + std::to_string(j.strip) + " rows per unit"
+           : j.x.on ? pass_text("x", j.x) + " alone"
+                    : pass_text("y", j.y) + " alone";
+    }
+    if (j.z.on)
+      s += std::string(j.xy() ? ", then " : "") + pass_text("z", j.z) +
+           (j.xy() ? " in place on the output" : " alone") + ", " + std::to_string(j.zcw) +
+           " columns per unit";
+    return s + "; " + std::to_string(j.threads) + " threads";
+  }
+  std::vector<MemoryUse> workspace() const override {
+    return job_workspace(job_, "ring and row buffers");
+  }
+  void run(const Buffers& b, void*) const override {
+    Job<T> j = job_;
+    j.in = static_cast<const T*>(b.input);
+    j.out = static_cast<T*>(b.output);
+    if (b.nonfinite) j.buffers = &b;
+    run_job(j, problem(), "cpu_separable");
+  }
+  // The last pass's stores note non-finite outputs.
+  NonFinite nonfinite() const override { return NonFinite::noted; }
+
+ private:
+  const detail::AxisWindows& win_;  // the problem's (Problem::analysis), which outlives the plan
+  Job<T> job_;                      // without arrays: each run's copy is given them
+};
+
+class SeparableStrategy final : public PlannedStrategy {
  public:
   std::string name() const override { return "cpu_separable"; }
   Backend backend() const override { return Backend::cpu; }
@@ -177,133 +239,47 @@ class SeparableStrategy final : public Strategy {
     return "rank-1 filters as 1-D passes (x and y fused through a ring of rows, then z in "
            "place), OpenMP threads + Highway SIMD";
   }
-  Status can_implement(const Problem& p) const override {
-    const auto win = detail::separable_windows(p);
-    if (!win) return Status::failure("the filter is not an outer product of 1-D factors");
-    if (win->long_axes == 0) return Status::failure("the filter has no axis longer than 1");
+  Prepared prepare(const Problem& p) const override {
+    const auto& win = detail::separable_windows(p);
+    if (!win) return Prepared::cannot("the filter is not an outer product of 1-D factors");
+    if (win->long_axes == 0) return Prepared::cannot("the filter has no axis longer than 1");
     if (p.direct_sums() && win->long_axes > 1)
-      return Status::failure("direct sums required: the passes sum each output in stages");
+      return Prepared::cannot("direct sums required: the passes sum each output in stages");
     for (int a = 0; a < 3; ++a)
-      if (win->radius[a] > (1 << 16)) return Status::failure("a factor's radius exceeds 65536");
-    return Status::success();
+      if (win->radius[a] > (1 << 16)) return Prepared::cannot("a factor's radius exceeds 65536");
+    return {dispatch_dtype(p.dtype(),
+                           [&](auto d) -> std::shared_ptr<const StrategyPlan> {
+                             using T = typename decltype(d)::storage;
+                             return std::make_shared<SeparablePlan<T>>(*this, p, *win);
+                           }),
+            {}};
   }
-  // The passes as `cpu`'s direct sum of their taps and per-stage cost (profile::Cpu: the fused
-  // x-y stage, the z stage after it); a box along one axis by running sums, two taps an output
-  // (docs/notes/tuning.md, "Separable passes (`cpu_separable`)"). No estimate for any other
-  // filter along one axis: one pass of `cpu`'s direct sums either way.
-  Estimate estimate(const Problem& p) const override {
-    const auto win = detail::separable_windows(p);
-    if (!win) return Estimate::none("not rank 1");
-    if (win->long_axes == 1 && has_box(p, *win))
-      return {profile::cpu_direct_ns(p, 2), "a box along one axis: running sums, 2 taps"};
-    if (win->long_axes < 2) return Estimate::none("a filter along one axis: cpu's single pass");
-    const bool xy = win->radius[1] > 0 || win->radius[2] > 0, z = win->radius[0] > 0;
-    const profile::Cpu& c = profile::cpu();
-    const double taps =
-        double(win->taps) + (xy ? c.xy_stage_taps : 0) + (xy && z ? c.z_stage_taps : 0);
-    return {profile::cpu_direct_ns(p, taps), "the passes' taps and stages at cpu's tap cost"};
-  }
-  // Whether a factor of p takes a box form (running sums; along x doubling under direct sums).
-  static bool has_box(const Problem& p, const detail::AxisWindows& win) {
-    return dispatch_dtype(p.dtype(), [&](auto d) {
-      using T = typename decltype(d)::storage;
-      const Job<T> j = make_job<T>(p, win, nullptr, nullptr);
-      return j.x.box || j.y.box || j.z.box;
-    });
-  }
-  Summation summation(const Problem& p) const override {
-    const auto win = detail::separable_windows(p);
-    if (!win) return Summation::direct;
-    const bool running = dispatch_dtype(p.dtype(), [&](auto d) {
-      const Job<typename decltype(d)::storage> j =
-          make_job<typename decltype(d)::storage>(p, *win, nullptr, nullptr);
-      return j.y.box || j.z.box || (j.x.box && j.x.restart > 0);
-    });
-    return running              ? Summation::running
-           : win->long_axes > 1 ? Summation::separable
-                                : Summation::direct;
-  }
-  std::string plan(const Problem& p) const override {
-    const auto win = detail::separable_windows(p);
-    if (!win) return {};
-    return dispatch_dtype(p.dtype(), [&](auto d) {
-      using T = typename decltype(d)::storage;
-      const Job<T> j = make_job<T>(p, *win, nullptr, nullptr);
-      std::string s;
-      auto pass = [](const char* a, const Pass<T>& q) {
-        if (q.box)
-          return std::string(a) + " (box of " + std::to_string(q.bk) + " taps: " +
-                 (q.restart == 0 ? std::string("sums by doubling")
-                  : a[0] == 'x'  ? "running sums of vectors restarted every " +
-                                      std::to_string(q.restart)
-                                 : "running sums restarted every " + std::to_string(q.restart)) +
-                 ")";
-        return std::string(a) + " (" + std::to_string(q.K()) + " taps" +
-               (q.sym ? ", symmetric" : "") + ")";
-      };
-      if (j.xy()) {
-        s += j.x.on && j.y.on ? pass("x", j.x) + " and " + pass("y", j.y) + " fused" +
-                                    " through a ring of rows, " + std::to_string(j.cw) +
-                                    " columns x " + std::to_string(j.strip) + " rows per unit"
-             : j.x.on ? pass("x", j.x) + " alone"
-                      : pass("y", j.y) + " alone";
-      }
-      if (j.z.on)
-        s += std::string(j.xy() ? ", then " : "") + pass("z", j.z) +
-             (j.xy() ? " in place on the output" : " alone") + ", " + std::to_string(j.zcw) +
-             " columns per unit";
-      return s + "; " + std::to_string(j.threads) + " threads";
-    });
-  }
-  std::vector<MemoryUse> workspace(const Problem& p) const override {
-    const auto win = detail::separable_windows(p);
-    if (!win) return {};
-    return dispatch_dtype(p.dtype(), [&](auto d) {
-      using T = typename decltype(d)::storage;
-      const Job<T> j = make_job<T>(p, *win, nullptr, nullptr);
-      const double per = double(Scratch<T>::sizes(j).bytes()) + 64;
-      return std::vector<MemoryUse>{
-          {"ring and row buffers of " + std::to_string(j.threads) + " threads", per * j.threads,
-           MemorySpace::host}};
-    });
-  }
-  void run(const Problem& p, const Buffers& b, void*) const override {
-    dispatch_dtype(p.dtype(), [&](auto d) { run_typed<typename decltype(d)::storage>(p, b); });
-  }
-  // The last pass's stores note non-finite outputs.
-  NonFinite nonfinite(const Problem&) const override { return NonFinite::noted; }
 };
 
-// What a term costs beside its taps and the model of a run's time (profile::Cpu).
+// ---------------------------------------------------------------------------------------------
+// cpu_lowrank's plan: the split of the problem's terms (an SVD of up to kMaxSvdTaps weights, made
+// once per plan) and the job of their passes.
+// ---------------------------------------------------------------------------------------------
+// The passes' taps and per-term and per-stage costs, in taps (profile::Cpu).
+double lowrank_cost(const LowRankSplit& s) {
+  const profile::Cpu& c = profile::cpu();
+  return double(s.taps) + c.term_taps * double(s.count()) + c.xy_stage_taps +
+         (s.z.empty() ? 0 : c.z_add_stage_taps);
+}
 
-class LowRankStrategy final : public Strategy {
+template <class T>
+class LowRankPlan final : public StrategyPlan {
  public:
-  std::string name() const override { return "cpu_lowrank"; }
-  Backend backend() const override { return Backend::cpu; }
-  std::string description() const override {
-    return "filters of low rank as sums of separable terms (axis lines, or an SVD in float64): "
-           "per unit each input row filtered along x into each term's ring, each output row the "
-           "sum of the terms' y passes, written once; OpenMP threads + Highway SIMD";
-  }
-  Status can_implement(const Problem& p) const override {
-    const auto held = split_terms(p);
-    const LowRankSplit& s = *held;
-    if (!s.why_not.empty()) return Status::failure(s.why_not);
-    if (p.direct_sums() && !s.single_passes)
-      return Status::failure(
-          "direct sums required: a sum of separable terms sums each output in stages");
-    return Status::success();
-  }
-  // The passes' taps and per-term and per-stage costs, in taps.
-  static double cost(const LowRankSplit& s) {
-    const profile::Cpu& c = profile::cpu();
-    return double(s.taps) + c.term_taps * double(s.count()) + c.xy_stage_taps +
-           (s.z.empty() ? 0 : c.z_add_stage_taps);
-  }
+  LowRankPlan(const Strategy& s, const Problem& p, LowRankSplit split)
+      : StrategyPlan(s, p),
+        split_(std::move(split)),
+        job_(make_lowrank_job<T>(p, split_, nullptr, nullptr)) {}
+
   // The terms' passes: ns per output and per modelled tap (profile::Cpu, LoG 9x9 .. 33x33 on
-  // 2048^2), the taps counted with each term's and the stages' cost (cost()).
-  Estimate estimate(const Problem& p) const override {
-    const double taps = cost(*split_terms(p));
+  // 2048^2), the taps counted with each term's and the stages' cost (lowrank_cost).
+  Estimate estimate() const override {
+    const Problem& p = problem();
+    const double taps = lowrank_cost(split_);
     const char* what = "cpu_lowrank's cost model";
     const profile::Cpu& c = profile::cpu();
     const double output_ns =
@@ -315,67 +291,75 @@ class LowRankStrategy final : public Strategy {
                      profile::cpu_direct_ns(p, taps)),
             "the terms' passes: elements x (output + modelled taps x tap) ns"};
   }
-  Summation summation(const Problem& p) const override {
-    const auto held = split_terms(p);
-    const LowRankSplit& s = *held;
-    return s.why_not.empty() && !s.single_passes ? Summation::low_rank : Summation::direct;
+  Summation summation() const override {
+    return split_.single_passes ? Summation::direct : Summation::low_rank;
   }
-  std::string plan(const Problem& p) const override {
-    const auto held = split_terms(p);
-    const LowRankSplit& s = *held;
-    if (!s.why_not.empty()) return {};
-    return dispatch_dtype(p.dtype(), [&](auto d) {
-      using T = typename decltype(d)::storage;
-      const Job<T> j = make_lowrank_job<T>(p, s, nullptr, nullptr);
-      auto pass = [](const Pass<T>& q) {
-        if (!q.on) return std::string("-");
-        return std::to_string(q.K()) + (q.sym ? " sym" : "");
-      };
-      std::string t;
-      for (const auto& q : j.terms)
-        t += (t.empty() ? "" : " + ") + ("[x " + pass(q.x) + ", y " + pass(q.y) + "]");
-      char buf[96];
-      if (s.terms->axis_lines)
-        std::snprintf(buf, sizeof buf, "axis lines, exact");
-      else
-        std::snprintf(buf, sizeof buf, "SVD, dropped singular values %.1e of the largest",
-                      s.terms->dropped / s.terms->largest);
-      std::string out = std::to_string(s.count()) + " separable terms (" + buf + "): " + t;
-      if (j.z.on) out += " + [z " + pass(j.z) + "]";
-      out += " taps; x and y fused per unit of " + std::to_string(j.cw) + " columns x " +
-             std::to_string(j.strip) + " rows, each output row written once";
-      if (j.z.on)
-        out += ", then z's pass of the input added to the output, " + std::to_string(j.zcw) +
-               " columns per unit";
-      return out + "; " + std::to_string(j.threads) + " threads";
-    });
+  std::string describe() const override {
+    const LowRankSplit& s = split_;
+    const Job<T>& j = job_;
+    auto pass = [](const Pass<T>& q) {
+      if (!q.on) return std::string("-");
+      return std::to_string(q.K()) + (q.sym ? " sym" : "");
+    };
+    std::string t;
+    for (const auto& q : j.terms)
+      t += (t.empty() ? "" : " + ") + ("[x " + pass(q.x) + ", y " + pass(q.y) + "]");
+    char buf[96];
+    if (s.terms->axis_lines)
+      std::snprintf(buf, sizeof buf, "axis lines, exact");
+    else
+      std::snprintf(buf, sizeof buf, "SVD, dropped singular values %.1e of the largest",
+                    s.terms->dropped / s.terms->largest);
+    std::string out = std::to_string(s.count()) + " separable terms (" + buf + "): " + t;
+    if (j.z.on) out += " + [z " + pass(j.z) + "]";
+    out += " taps; x and y fused per unit of " + std::to_string(j.cw) + " columns x " +
+           std::to_string(j.strip) + " rows, each output row written once";
+    if (j.z.on)
+      out += ", then z's pass of the input added to the output, " + std::to_string(j.zcw) +
+             " columns per unit";
+    return out + "; " + std::to_string(j.threads) + " threads";
   }
-  std::vector<MemoryUse> workspace(const Problem& p) const override {
-    const auto held = split_terms(p);
-    const LowRankSplit& s = *held;
-    if (!s.why_not.empty()) return {};
-    return dispatch_dtype(p.dtype(), [&](auto d) {
-      using T = typename decltype(d)::storage;
-      const Job<T> j = make_lowrank_job<T>(p, s, nullptr, nullptr);
-      const double per = double(Scratch<T>::sizes(j).bytes()) + 64;
-      return std::vector<MemoryUse>{{"rings and row buffers of " + std::to_string(j.threads) +
-                                         " threads (" + std::to_string(s.count()) + " terms)",
-                                     per * j.threads, MemorySpace::host}};
-    });
+  std::vector<MemoryUse> workspace() const override {
+    return job_workspace(job_, "rings and row buffers (" + std::to_string(split_.count()) +
+                                   " terms)");
   }
-  void run(const Problem& p, const Buffers& b, void*) const override {
-    const auto held = split_terms(p);
-    const LowRankSplit& s = *held;
-    if (!s.why_not.empty()) throw Error("cpu_lowrank: " + s.why_not);
-    dispatch_dtype(p.dtype(), [&](auto d) {
-      using T = typename decltype(d)::storage;
-      Job<T> j = make_lowrank_job<T>(p, s, b.input, b.output);
-      if (b.nonfinite) j.buffers = &b;
-      run_job(j, p, "cpu_lowrank");
-    });
+  void run(const Buffers& b, void*) const override {
+    Job<T> j = job_;
+    j.in = static_cast<const T*>(b.input);
+    j.out = static_cast<T*>(b.output);
+    if (b.nonfinite) j.buffers = &b;
+    run_job(j, problem(), "cpu_lowrank");
   }
   // The last term's stores (or the z stage's) note non-finite outputs.
-  NonFinite nonfinite(const Problem&) const override { return NonFinite::noted; }
+  NonFinite nonfinite() const override { return NonFinite::noted; }
+
+ private:
+  LowRankSplit split_;
+  Job<T> job_;  // without arrays: each run's copy is given them
+};
+
+class LowRankStrategy final : public PlannedStrategy {
+ public:
+  std::string name() const override { return "cpu_lowrank"; }
+  Backend backend() const override { return Backend::cpu; }
+  std::string description() const override {
+    return "filters of low rank as sums of separable terms (axis lines, or an SVD in float64): "
+           "per unit each input row filtered along x into each term's ring, each output row the "
+           "sum of the terms' y passes, written once; OpenMP threads + Highway SIMD";
+  }
+  Prepared prepare(const Problem& p) const override {
+    LowRankSplit s = compute_split(p);
+    if (!s.why_not.empty()) return Prepared::cannot(s.why_not);
+    if (p.direct_sums() && !s.single_passes)
+      return Prepared::cannot(
+          "direct sums required: a sum of separable terms sums each output in stages");
+    return {dispatch_dtype(p.dtype(),
+                           [&](auto d) -> std::shared_ptr<const StrategyPlan> {
+                             using T = typename decltype(d)::storage;
+                             return std::make_shared<LowRankPlan<T>>(*this, p, std::move(s));
+                           }),
+            {}};
+  }
 };
 
 }  // namespace sep

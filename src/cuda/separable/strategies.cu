@@ -1,6 +1,7 @@
 // strategy: separable, and strategy: lowrank (a sum of separable terms), on the passes of this
 // folder (the overview: geometry.cuh).
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -15,16 +16,6 @@
 namespace halo::cuda {
 namespace sep {
 namespace {
-
-// make_plan(p), kept for the last few problems of this thread and their device: a run asks for
-// the plan several times (can_implement, estimate, workspace, run), and a repeated run of the
-// same problem again. The reference is valid until the next call.
-const SepPlan& plan_of(const Problem& p) {
-  thread_local detail::ProblemMemo<SepPlan> memo;
-  const int device = detail::current_cuda_device();
-  if (const SepPlan* plan = memo.find(p, device)) return *plan;
-  return memo.put(p, device, make_plan(p));
-}
 
 // The taps a pass computes per output: its compiled windows', where a box factor by running
 // sums (float32) costs its window once per thread's 8 outputs along x and two more per output
@@ -53,25 +44,19 @@ double passes_ns(const Problem& p, const SepPlan& plan, bool adds = false) {
   return ns;
 }
 
-class SeparableStrategy final : public Strategy {
+// The plans below are made for the device current at prepare(): a run on another device plans
+// its passes again for that run (the passes follow the device's multiprocessors and features).
+// separable's plan: the passes of the problem's windows (Problem::analysis).
+class SeparableStrategyPlan final : public StrategyPlan {
  public:
-  std::string name() const override { return "separable"; }
-  Backend backend() const override { return Backend::cuda; }
-  std::string description() const override {
-    return "rank-1 filters as 1-D passes: x and y fused in one kernel (rows filtered into a "
-           "shared-memory ring, columns from it), in 3-D z too (a ring of filtered planes), or z "
-           "as a second pass; every boundary mode";
-  }
-  Status can_implement(const Problem& p) const override {
-    const SepPlan& plan = plan_of(p);
-    return plan.why_not.empty() ? Status::success() : Status::failure(plan.why_not);
-  }
+  SeparableStrategyPlan(const Strategy& s, const Problem& p, SepPlan plan)
+      : StrategyPlan(s, p), plan_(std::move(plan)), device_(detail::current_cuda_device()) {}
+
   // Whether p runs as one fused x-y pass whose tiles come by tensor maps (rows 16-byte aligned
   // in length; the base address is the caller's).
-  bool fused_by_maps(const Problem& p) const {
-    const SepPlan& plan = plan_of(p);
-    return plan.why_not.empty() && plan.passes.size() == 1 && sep_pass_tma(plan.passes[0], p) &&
-           plan.passes[0].g.nx % 4 == 0;
+  bool fused_by_maps() const {
+    return plan_.passes.size() == 1 && sep_pass_tma(plan_.passes[0], problem()) &&
+           plan_.passes[0].g.nx % 4 == 0;
   }
   // The passes' modelled time, calibrated by the crossovers measured against `fast` and `fft`
   // (profile::Gpu; FastTuning's fields of the same names replace them):
@@ -89,8 +74,9 @@ class SeparableStrategy final : public Strategy {
   //    transforms run: the x pass as the transforms are weighed against it ("Row transforms in
   //    shared memory");
   //  - otherwise each pass moves its arrays at copy speed and runs its taps at the passes' rate.
-  Estimate estimate(const Problem& p) const override {
-    const SepPlan& plan = plan_of(p);
+  Estimate estimate() const override {
+    const Problem& p = problem();
+    const SepPlan& plan = plan_;
     const FastTuning& tune = p.tuning();
     const profile::Gpu& g = profile::gpu();
     const int r = int(std::min<std::int64_t>(p.max_radius(), 1 << 20));
@@ -102,7 +88,7 @@ class SeparableStrategy final : public Strategy {
               "box rows: flat, at fast's model of " + std::to_string(from) + " - 1/2 taps"};
     }
     if (p.rank() > 1 && fast_runs) {
-      const int top = p.rank() == 2 ? tune.sep_radius_2d.value_or(fused_by_maps(p)
+      const int top = p.rank() == 2 ? tune.sep_radius_2d.value_or(fused_by_maps()
                                                                      ? g.sep_radius_2d_maps
                                                                      : g.sep_radius_2d)
                                     : tune.sep_radius_3d.value_or(g.sep_radius_3d);
@@ -130,35 +116,38 @@ class SeparableStrategy final : public Strategy {
       return {t.direct_ns, "the x pass as the row transforms are weighed against it"};
     return {passes, "the passes: arrays at copy speed, taps at the passes' rate"};
   }
-  Summation summation(const Problem& p) const override {
-    const SepPlan& plan = plan_of(p);
-    if (!plan.why_not.empty()) return Summation::direct;
-    for (const SepPass& s : plan.passes)
+  Summation summation() const override {
+    for (const SepPass& s : plan_.passes)
       if (s.g.xbox || s.g.ybox || s.colk) return Summation::running;
-    return plan.win.long_axes > 1 ? Summation::separable : Summation::direct;
+    return plan_.win.long_axes > 1 ? Summation::separable : Summation::direct;
   }
-  Traffic model(const Problem& p) const override {
-    const SepPlan& plan = plan_of(p);
+  Traffic model() const override {
     double taps = 0;
-    for (const SepPass& s : plan.passes) taps += pass_taps(s, plan.win);
-    return {p.bytes() * double(std::max<std::size_t>(plan.passes.size(), 1)),
-            2.0 * taps * double(p.elements())};
+    for (const SepPass& s : plan_.passes) taps += pass_taps(s, plan_.win);
+    return {problem().bytes() * double(std::max<std::size_t>(plan_.passes.size(), 1)),
+            2.0 * taps * double(problem().elements())};
   }
-  std::vector<MemoryUse> workspace(const Problem& p) const override {
-    const SepPlan& plan = plan_of(p);
-    if (plan.passes.size() < 2) return {};
+  std::vector<MemoryUse> workspace() const override {
+    const Problem& p = problem();
+    if (plan_.passes.size() < 2) return {};
     return {{"scratch array between the x-y and z passes",
              double(p.elements()) * double(dtype_size(p.dtype())), MemorySpace::device}};
   }
-  std::string plan(const Problem& p) const override {
-    const SepPlan& plan = plan_of(p);
-    if (!plan.why_not.empty()) return plan.why_not;
-    return "rank-1 filter: " + describe_factors(p, plan.win) + "; " + describe_passes(plan, p);
+  std::string describe() const override {
+    return "rank-1 filter: " + describe_factors(problem(), plan_.win) + "; " +
+           describe_passes(plan_, problem());
   }
-  void run(const Problem& p, const Buffers& b, void* stream) const override {
-    const SepPlan& plan = plan_of(p);
-    if (!plan.why_not.empty())
-      throw Error("strategy 'separable' cannot run " + p.describe() + ": " + plan.why_not);
+  void run(const Buffers& b, void* stream) const override {
+    const Problem& p = problem();
+    SepPlan other;  // planned for this run where the device is not the plan's
+    const SepPlan* planned = &plan_;
+    if (detail::current_cuda_device() != device_) {
+      other = make_plan(p);
+      if (!other.why_not.empty())
+        throw Error("strategy 'separable' cannot run " + p.describe() + ": " + other.why_not);
+      planned = &other;
+    }
+    const SepPlan& plan = *planned;
     const auto st = static_cast<cudaStream_t>(stream);
     const int sms = prim::current_device_facts().multiprocessors;
     const NonFiniteNote note = NonFiniteNote::of(b);  // the last pass's kernels note
@@ -177,7 +166,27 @@ class SeparableStrategy final : public Strategy {
     });
   }
   // Every kernel that writes the output notes a non-finite one it stores.
-  NonFinite nonfinite(const Problem&) const override { return NonFinite::noted; }
+  NonFinite nonfinite() const override { return NonFinite::noted; }
+
+ private:
+  SepPlan plan_;
+  int device_;  // the CUDA device the passes were planned for
+};
+
+class SeparableStrategy final : public PlannedStrategy {
+ public:
+  std::string name() const override { return "separable"; }
+  Backend backend() const override { return Backend::cuda; }
+  std::string description() const override {
+    return "rank-1 filters as 1-D passes: x and y fused in one kernel (rows filtered into a "
+           "shared-memory ring, columns from it), in 3-D z too (a ring of filtered planes), or z "
+           "as a second pass; every boundary mode";
+  }
+  Prepared prepare(const Problem& p) const override {
+    SepPlan plan = make_plan(p);
+    if (!plan.why_not.empty()) return Prepared::cannot(plan.why_not);
+    return {std::make_shared<SeparableStrategyPlan>(*this, p, std::move(plan)), {}};
+  }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -249,15 +258,6 @@ LowRankPlan make_lowrank_plan(const Problem& p) {
   return lp;
 }
 
-// make_lowrank_plan(p) for the last few problems of this thread and their device (the SVD of up
-// to kMaxSvdTaps weights is not repeated per question).
-const LowRankPlan& lowrank_plan_of(const Problem& p) {
-  thread_local detail::ProblemMemo<LowRankPlan> memo;
-  const int device = detail::current_cuda_device();
-  if (const LowRankPlan* plan = memo.find(p, device)) return *plan;
-  return memo.put(p, device, make_lowrank_plan(p));
-}
-
 // The terms' modelled time: their passes (passes_ns), every term after the first adding into the
 // output.
 double lowrank_ns(const Problem& p, const LowRankPlan& lp) {
@@ -266,66 +266,65 @@ double lowrank_ns(const Problem& p, const LowRankPlan& lp) {
   return ns;
 }
 
-class LowRankStrategy final : public Strategy {
+// lowrank's plan: the terms of the problem's filter (an SVD of up to kMaxSvdTaps weights, made
+// once per plan) and each term's passes.
+class LowRankStrategyPlan final : public StrategyPlan {
  public:
-  std::string name() const override { return "lowrank"; }
-  Backend backend() const override { return Backend::cuda; }
-  std::string description() const override {
-    return "filters of low rank as sums of separable terms (axis lines, or an SVD in float64), "
-           "each term's x and y fused in one pass as `separable`'s, every term after the first "
-           "adding into the output";
+  LowRankStrategyPlan(const Strategy& s, const Problem& p, LowRankPlan plan)
+      : StrategyPlan(s, p), lp_(std::move(plan)), device_(detail::current_cuda_device()) {}
+
+  Estimate estimate() const override {
+    return {lowrank_ns(problem(), lp_), "the terms' passes (separable's model)"};
   }
-  Status can_implement(const Problem& p) const override {
-    const LowRankPlan& lp = lowrank_plan_of(p);
-    return lp.why_not.empty() ? Status::success() : Status::failure(lp.why_not);
+  Summation summation() const override {
+    return lp_.single_passes ? Summation::direct : Summation::low_rank;
   }
-  Estimate estimate(const Problem& p) const override {
-    return {lowrank_ns(p, lowrank_plan_of(p)), "the terms' passes (separable's model)"};
-  }
-  Summation summation(const Problem& p) const override {
-    const LowRankPlan& lp = lowrank_plan_of(p);
-    return lp.why_not.empty() && !lp.single_passes ? Summation::low_rank : Summation::direct;
-  }
-  Traffic model(const Problem& p) const override {
-    const LowRankPlan& lp = lowrank_plan_of(p);
+  Traffic model() const override {
+    const Problem& p = problem();
     double bytes = 0, taps = 0;
-    for (std::size_t i = 0; i < lp.terms.size(); ++i)
-      for (const SepPass& s : lp.terms[i].passes) {
-        const bool adds = i > 0 && &s == &lp.terms[i].passes.back();
+    for (std::size_t i = 0; i < lp_.terms.size(); ++i)
+      for (const SepPass& s : lp_.terms[i].passes) {
+        const bool adds = i > 0 && &s == &lp_.terms[i].passes.back();
         bytes += p.bytes() * (adds ? 1.5 : 1.0);
-        taps += pass_taps(s, lp.terms[i].win);
+        taps += pass_taps(s, lp_.terms[i].win);
       }
     return {bytes, 2.0 * taps * double(p.elements())};
   }
-  std::vector<MemoryUse> workspace(const Problem& p) const override {
-    const LowRankPlan& lp = lowrank_plan_of(p);
-    for (const SepPlan& sp : lp.terms)
+  std::vector<MemoryUse> workspace() const override {
+    const Problem& p = problem();
+    for (const SepPlan& sp : lp_.terms)
       if (sp.passes.size() > 1)
         return {{"scratch array between a term's passes",
                  double(p.elements()) * double(dtype_size(p.dtype())), MemorySpace::device}};
     return {};
   }
-  std::string plan(const Problem& p) const override {
-    const LowRankPlan& lp = lowrank_plan_of(p);
-    if (!lp.why_not.empty()) return lp.why_not;
+  std::string describe() const override {
+    const Problem& p = problem();
     char form[96];
-    if (lp.axis_lines)
+    if (lp_.axis_lines)
       std::snprintf(form, sizeof form, "axis lines, exact");
     else
       std::snprintf(form, sizeof form, "SVD, dropped singular values %.1e of the largest",
-                    lp.dropped);
-    std::string s = std::to_string(lp.terms.size()) + " separable terms (" + form + ")";
-    for (std::size_t i = 0; i < lp.terms.size(); ++i)
-      s += "; term " + std::to_string(i + 1) + ", " + describe_factors(p, lp.terms[i].win) +
-           ": " + describe_passes(lp.terms[i], p);
+                    lp_.dropped);
+    std::string s = std::to_string(lp_.terms.size()) + " separable terms (" + form + ")";
+    for (std::size_t i = 0; i < lp_.terms.size(); ++i)
+      s += "; term " + std::to_string(i + 1) + ", " + describe_factors(p, lp_.terms[i].win) +
+           ": " + describe_passes(lp_.terms[i], p);
     char model[64];
-    std::snprintf(model, sizeof model, "; modelled %.3g ms", lowrank_ns(p, lp) * 1e-6);
+    std::snprintf(model, sizeof model, "; modelled %.3g ms", lowrank_ns(p, lp_) * 1e-6);
     return s + "; each term after the first adds its last pass into the output" + model;
   }
-  void run(const Problem& p, const Buffers& b, void* stream) const override {
-    const LowRankPlan& lp = lowrank_plan_of(p);
-    if (!lp.why_not.empty())
-      throw Error("strategy 'lowrank' cannot run " + p.describe() + ": " + lp.why_not);
+  void run(const Buffers& b, void* stream) const override {
+    const Problem& p = problem();
+    LowRankPlan other;  // planned for this run where the device is not the plan's
+    const LowRankPlan* planned = &lp_;
+    if (detail::current_cuda_device() != device_) {
+      other = make_lowrank_plan(p);
+      if (!other.why_not.empty())
+        throw Error("strategy 'lowrank' cannot run " + p.describe() + ": " + other.why_not);
+      planned = &other;
+    }
+    const LowRankPlan& lp = *planned;
     const auto st = static_cast<cudaStream_t>(stream);
     const int sms = prim::current_device_facts().multiprocessors;
     // Every term's last pass notes the outputs it stores: the last term's are the outputs, and
@@ -352,7 +351,27 @@ class LowRankStrategy final : public Strategy {
     });
   }
   // Every term's last pass notes a non-finite output it stores (run()).
-  NonFinite nonfinite(const Problem&) const override { return NonFinite::noted; }
+  NonFinite nonfinite() const override { return NonFinite::noted; }
+
+ private:
+  LowRankPlan lp_;
+  int device_;  // the CUDA device the terms' passes were planned for
+};
+
+class LowRankStrategy final : public PlannedStrategy {
+ public:
+  std::string name() const override { return "lowrank"; }
+  Backend backend() const override { return Backend::cuda; }
+  std::string description() const override {
+    return "filters of low rank as sums of separable terms (axis lines, or an SVD in float64), "
+           "each term's x and y fused in one pass as `separable`'s, every term after the first "
+           "adding into the output";
+  }
+  Prepared prepare(const Problem& p) const override {
+    LowRankPlan lp = make_lowrank_plan(p);
+    if (!lp.why_not.empty()) return Prepared::cannot(lp.why_not);
+    return {std::make_shared<LowRankStrategyPlan>(*this, p, std::move(lp)), {}};
+  }
 };
 
 }  // namespace
