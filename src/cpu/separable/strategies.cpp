@@ -71,12 +71,21 @@ constexpr std::size_t kMaxTerms = 32;
 
 bool is_one(const std::vector<double>& w) { return w.size() == 1 && w[0] == 1.0; }
 
+constexpr const char* kRankOne =
+    "the filter is rank 1 (an outer product of 1-D factors: cpu_separable)";
+
 LowRankSplit compute_split(const Problem& p) {
   LowRankSplit s;
   const Dims3 k = p.filter_dims3();
   const int long_axes = (k.z > 1) + (k.y > 1) + (k.x > 1);
   if (long_axes < 2) {
     s.why_not = "the filter has fewer than two axes longer than 1 (one pass: cpu or cpu_separable)";
+    return s;
+  }
+  // A filter the rank-1 analysis factors (Problem::analysis, which cpu_separable reads too) is one
+  // term: no SVD to say so.
+  if (const auto& win = detail::separable_windows(p); win && win->long_axes >= 2) {
+    s.why_not = kRankOne;
     return s;
   }
   s.terms = detail::low_rank_terms(p);
@@ -110,8 +119,7 @@ LowRankSplit compute_split(const Problem& p) {
           "output): 3-D sums of such terms are not implemented";
     }
   }
-  if (s.why_not.empty() && s.count() < 2)
-    s.why_not = "the filter is rank 1 (an outer product of 1-D factors: cpu_separable)";
+  if (s.why_not.empty() && s.count() < 2) s.why_not = kRankOne;
   if (s.why_not.empty() && s.count() > kMaxTerms)
     s.why_not =
         std::to_string(s.count()) + " separable terms: more than " + std::to_string(kMaxTerms);

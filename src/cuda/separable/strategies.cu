@@ -215,6 +215,13 @@ LowRankPlan make_lowrank_plan(const Problem& p) {
     lp.why_not = "the filter has fewer than two axes longer than 1 (one pass: separable or fast)";
     return lp;
   }
+  const char* const rank_one = "the filter is rank 1 (an outer product of 1-D factors: separable)";
+  // A filter the rank-1 analysis factors (Problem::analysis, which separable reads too) is one
+  // term: no SVD to say so.
+  if (const auto& win = detail::separable_windows(p); win && win->long_axes >= 2) {
+    lp.why_not = rank_one;
+    return lp;
+  }
   const auto lr = detail::low_rank_terms(p);
   if (!lr) {
     lp.why_not = "the filter is neither axis lines through one point nor, with two long axes, "
@@ -223,7 +230,7 @@ LowRankPlan make_lowrank_plan(const Problem& p) {
     return lp;
   }
   if (lr->terms.size() < 2) {
-    lp.why_not = "the filter is rank 1 (an outer product of 1-D factors: separable)";
+    lp.why_not = rank_one;
     return lp;
   }
   if (lr->terms.size() > kMaxGpuTerms) {
