@@ -260,9 +260,9 @@ nlohmann::json explain_choice(const Problem& p, const std::string& name, const s
   nlohmann::json estimated = nlohmann::json::object();
   for (const Strategy* s : strategies()) {
     if (s->backend() == Backend::reference) continue;
+    if (opt.backend != Backend::automatic && s->backend() != opt.backend) continue;
     const Prepared pp = s->prepare(p);
     if (!pp) continue;
-    if (opt.backend != Backend::automatic && s->backend() != opt.backend) continue;
     const double ns = pp.plan->estimate().ns;
     estimated[s->name()] = std::isfinite(ns) ? nlohmann::json(ns * 1e-6) : nlohmann::json();
   }
