@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,8 +23,12 @@ namespace {
 // problem, with an estimate of its own; it counts the questions it is asked.
 class CountingStrategy final : public PlannedStrategy {
  public:
-  CountingStrategy(std::string name, double ns, std::string refuse = {})
-      : name_(std::move(name)), ns_(ns), refuse_(std::move(refuse)) {}
+  // Throwing: prepare() throws halo::Error (a figure its analysis lacks), or its plan's
+  // estimate() does.
+  enum class Throws { nothing, prepare, estimate };
+  CountingStrategy(std::string name, double ns, std::string refuse = {},
+                   Throws throws = Throws::nothing)
+      : name_(std::move(name)), ns_(ns), refuse_(std::move(refuse)), throws_(throws) {}
   std::string name() const override { return name_; }
   Backend backend() const override { return Backend::cpu; }
   std::string description() const override { return "counts its plans and runs"; }
@@ -32,7 +37,10 @@ class CountingStrategy final : public PlannedStrategy {
    public:
     CountingPlan(const CountingStrategy& s, const Problem& p)
         : StrategyPlan(s, p), inner_(find_strategy("cpu")->prepare(p).plan), owner_(s) {}
-    Estimate estimate() const override { return {owner_.ns_, "counted"}; }
+    Estimate estimate() const override {
+      if (owner_.throws_ == Throws::estimate) throw Error("count: no figure for this dtype");
+      return {owner_.ns_, "counted"};
+    }
     NonFinite nonfinite() const override { return inner_->nonfinite(); }
     std::vector<MemoryUse> workspace() const override { return inner_->workspace(); }
     void run(const Buffers& b, void* stream) const override {
@@ -47,6 +55,7 @@ class CountingStrategy final : public PlannedStrategy {
 
   Prepared prepare(const Problem& p) const override {
     ++prepares;
+    if (throws_ == Throws::prepare) throw Error("count: not written for this dtype");
     if (!refuse_.empty()) return Prepared::cannot(refuse_);
     return {std::make_shared<CountingPlan>(*this, p), {}};
   }
@@ -57,6 +66,7 @@ class CountingStrategy final : public PlannedStrategy {
   std::string name_;
   double ns_;
   std::string refuse_;
+  Throws throws_;
 };
 
 Problem small_problem(DType t = DType::f64) {
@@ -112,6 +122,33 @@ TEST(StrategyPlan, ReasonsOfStrategiesThatCannot) {
     EXPECT_NE(std::string(err.what()).find("strategy 'count_x' cannot run"), std::string::npos)
         << err.what();
   }
+}
+
+// A strategy whose analysis throws halo::Error cannot run the problem (its message the reason)
+// and the others still answer; one whose estimate throws has none, and is taken only where no
+// other strategy has one. (A new dtype: the strategies not written for it need not be edited.)
+TEST(StrategyPlan, StrategiesThatThrowAreSkippedWithTheirReason) {
+  using T = CountingStrategy::Throws;
+  const CountingStrategy bad("count_bad", 1, {}, T::prepare),
+      unmodelled("count_free", 1, {}, T::estimate), ok("count_ok", 50);
+  const Problem p = small_problem();
+  std::string why;
+  Estimate e;
+  auto plan = detail::plan_within(Backend::cpu, p, {&bad, &unmodelled, &ok}, &why, &e);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->strategy().name(), "count_ok");
+  plan = detail::plan_within(Backend::cpu, p, {&bad, &unmodelled}, &why, &e);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->strategy().name(), "count_free");
+  EXPECT_FALSE(std::isfinite(e.ns));
+  EXPECT_NE(e.why.find("no figure for this dtype"), std::string::npos) << e.why;
+  why.clear();
+  EXPECT_FALSE(detail::plan_within(Backend::cpu, p, {&bad}, &why, nullptr));
+  EXPECT_EQ(why, "count_bad: count: not written for this dtype");
+  // Named, the strategy's own error reaches the caller.
+  Options named = on_cpu();
+  named.strategy = "count_bad";
+  EXPECT_THROW(detail::choose_plan(p, named, MemorySpace::host, {&bad, &ok}), Error);
 }
 
 TEST(StrategyPlan, APlanRunsWithoutAnalysingAgain) {

@@ -78,6 +78,8 @@ std::string modelled(const Estimate& e) {
 //     strategy whose summation of p is direct (each also refuses such a p itself).
 //  3. The least modelled time (StrategyPlan::estimate, from the machine's profile); a strategy
 //     without an estimate only where none has one; ties to the earlier registered.
+// A strategy whose prepare() throws halo::Error is one that cannot (the message its reason); one
+// whose estimate() throws has no estimate.
 // Null and the reasons if none: those of the strategies beyond the seed kernels where there
 // are any, else the seed kernels'.
 std::shared_ptr<const StrategyPlan> detail::plan_within(Backend be, const Problem& p,
@@ -90,7 +92,14 @@ std::shared_ptr<const StrategyPlan> detail::plan_within(Backend be, const Proble
   for (const Strategy* s : among) {
     if (s->backend() != be) continue;
     const bool seed = seed_kernel(s->name());
-    Prepared pp = s->prepare(p);
+    // A strategy whose analysis of p throws (a constant it has no value for, a dtype its code
+    // is not written for) cannot run p, and says why: the other strategies still answer.
+    Prepared pp;
+    try {
+      pp = s->prepare(p);
+    } catch (const Error& e) {
+      pp = Prepared::cannot(e.what());
+    }
     if (!pp) {
       std::string& r = seed ? seeds : own;
       r += (r.empty() ? "" : "; ") + s->name() + ": " + pp.why_not;
@@ -101,7 +110,14 @@ std::shared_ptr<const StrategyPlan> detail::plan_within(Backend be, const Proble
       continue;
     }
     if (p.direct_sums() && pp.plan->summation() != Summation::direct) continue;
-    Estimate e = pp.plan->estimate();
+    // A model without a figure for p (its dtype) gives no estimate: the strategy is then taken
+    // only where no other has one.
+    Estimate e;
+    try {
+      e = pp.plan->estimate();
+    } catch (const Error& err) {
+      e = Estimate::none(err.what());
+    }
     if (!best || e.ns < best_e.ns) {
       best = std::move(pp.plan);
       best_e = std::move(e);

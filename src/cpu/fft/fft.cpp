@@ -258,10 +258,10 @@ struct Plan {
 struct CostModel {
   double a, b, c;  // FFT tile
 };
-CostModel cost_model(bool f64) {
+CostModel cost_model(DType t) {
   const profile::Cpu& c = profile::cpu();
-  return f64 ? CostModel{c.fft_a_f64, c.fft_b_f64, c.fft_c_f64}
-             : CostModel{c.fft_a_f32, c.fft_b_f32, c.fft_c_f32};
+  return per_dtype(t, CostModel{c.fft_a_f32, c.fft_b_f32, c.fft_c_f32},
+                   CostModel{c.fft_a_f64, c.fft_b_f64, c.fft_c_f64}, "cpu_fft's transform model");
 }
 
 // Elements per tile at most (2^18: a 512 x 512 tile, 1 MiB real + 1 MiB complex in f32), unless
@@ -304,11 +304,11 @@ double fftw_run_bytes(const FftTiling& t, double real_bytes) {
 }  // namespace
 
 FftTiling fft_tiling(const Problem& p) {
-  const CostModel m = cost_model(p.dtype() == DType::f64);
+  const CostModel m = cost_model(p.dtype());
   FftTiling best = detail::fft_tiling(p, detail::FftCost{m.a, m.b, m.c, double(kTileCap),
                                                          kNominalThreads, "cpu_fft", false, kMinX});
   // Set-up: the spectrum (one transform in float64) and the plans.
-  best.fft_ns += 2 * tile_ns(cost_model(true), double(best.elements())) + 5e4;
+  best.fft_ns += 2 * tile_ns(cost_model(DType::f64), double(best.elements())) + 5e4;
   best.direct_ns = profile::cpu_direct_ns(p);
   return best;
 }
