@@ -83,6 +83,12 @@ std::shared_ptr<const StrategyPlan> plan_within(Backend be, const Problem& p,
                                                 const std::vector<const Strategy*>& among,
                                                 std::string* reasons, Estimate* estimate);
 
+// A strategy's answer for p as the dispatch takes it: a halo::Error thrown by its analysis (a
+// constant it has no value for, a dtype its code is not written for) is a reason it cannot.
+Prepared prepare_for_dispatch(const Strategy& s, const Problem& p);
+// A plan's estimate as the dispatch takes it: a model that throws gives no estimate.
+Estimate estimate_for_dispatch(const StrategyPlan& plan);
+
 // What choose() answers, with the plan it chose (made for p, which must outlive it).
 struct Choice {
   RunInfo info;

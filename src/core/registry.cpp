@@ -70,6 +70,22 @@ std::string modelled(const Estimate& e) {
 
 }  // namespace
 
+Prepared detail::prepare_for_dispatch(const Strategy& s, const Problem& p) {
+  try {
+    return s.prepare(p);
+  } catch (const Error& e) {
+    return Prepared::cannot(e.what());
+  }
+}
+
+Estimate detail::estimate_for_dispatch(const StrategyPlan& plan) {
+  try {
+    return plan.estimate();
+  } catch (const Error& e) {
+    return Estimate::none(e.what());
+  }
+}
+
 // The dispatch: the plan of backend `be`'s strategy that `auto` runs p with, read top to bottom.
 // Each strategy is asked once, for its plan or why it cannot run p (Strategy::prepare); then:
 //  1. Only strategies that can implement p (their reasons kept for the error).
@@ -92,14 +108,7 @@ std::shared_ptr<const StrategyPlan> detail::plan_within(Backend be, const Proble
   for (const Strategy* s : among) {
     if (s->backend() != be) continue;
     const bool seed = seed_kernel(s->name());
-    // A strategy whose analysis of p throws (a constant it has no value for, a dtype its code
-    // is not written for) cannot run p, and says why: the other strategies still answer.
-    Prepared pp;
-    try {
-      pp = s->prepare(p);
-    } catch (const Error& e) {
-      pp = Prepared::cannot(e.what());
-    }
+    Prepared pp = prepare_for_dispatch(*s, p);
     if (!pp) {
       std::string& r = seed ? seeds : own;
       r += (r.empty() ? "" : "; ") + s->name() + ": " + pp.why_not;
@@ -110,14 +119,7 @@ std::shared_ptr<const StrategyPlan> detail::plan_within(Backend be, const Proble
       continue;
     }
     if (p.direct_sums() && pp.plan->summation() != Summation::direct) continue;
-    // A model without a figure for p (its dtype) gives no estimate: the strategy is then taken
-    // only where no other has one.
-    Estimate e;
-    try {
-      e = pp.plan->estimate();
-    } catch (const Error& err) {
-      e = Estimate::none(err.what());
-    }
+    Estimate e = estimate_for_dispatch(*pp.plan);
     if (!best || e.ns < best_e.ns) {
       best = std::move(pp.plan);
       best_e = std::move(e);

@@ -261,9 +261,9 @@ nlohmann::json explain_choice(const Problem& p, const std::string& name, const s
   for (const Strategy* s : strategies()) {
     if (s->backend() == Backend::reference) continue;
     if (opt.backend != Backend::automatic && s->backend() != opt.backend) continue;
-    const Prepared pp = s->prepare(p);
+    const Prepared pp = detail::prepare_for_dispatch(*s, p);
     if (!pp) continue;
-    const double ns = pp.plan->estimate().ns;
+    const double ns = detail::estimate_for_dispatch(*pp.plan).ns;
     estimated[s->name()] = std::isfinite(ns) ? nlohmann::json(ns * 1e-6) : nlohmann::json();
   }
   e["estimated_ms"] = std::move(estimated);

@@ -57,10 +57,10 @@ __device__ __forceinline__ void store_row_tile(float* tile, const float (&acc)[R
   auto store = [&](auto value) {
     int u = threadIdx.x;
     for (; u + THREADS < n; u += 2 * THREADS) {
-      const float a = value(tile[box_skew(u)]), b = value(tile[box_skew(u + THREADS)]);
-      dst[u] = a;
-      dst[u + THREADS] = b;
-      probe = fmaf(a, b, probe);
+      const float ab[2] = {value(tile[box_skew(u)]), value(tile[box_skew(u + THREADS)])};
+      dst[u] = ab[0];
+      dst[u + THREADS] = ab[1];
+      probe = probe_pairs(probe, ab);
     }
     if (u < n) {
       const float a = value(tile[box_skew(u)]);
