@@ -426,6 +426,51 @@ TEST(SeparableCuda, MatchesTheReferenceOnEveryPassKindModeAndOp) {
   EXPECT_EQ(ran, int(cases.size() * edge_sets().size()));
 }
 
+// 3-D boxes of 2R + 1 taps along every axis (R = 4 and 8, rows 16-byte aligned on an sm_90
+// device) in the one-pass volume kernel's BOX form: running sums along x (runs of 8), y (a
+// thread's rows) and z (the last 2R + 1 planes kept, the sum restarted from them every 2R + 1
+// planes). Held to Summation::running's bound under every mode and origin, a constant volume
+// keeps its value exactly, and filters that are not boxes on every axis keep the FMAs.
+TEST(SeparableCuda, VolumeBoxesRunAsRunningSums) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << why;
+  const Strategy& sep = *find_strategy("separable");
+  // Sizes past one tile along each axis and not a multiple of it; box:17 on the smaller volume
+  // only (the reference's direct sums of 4913 taps under eight edge sets).
+  for (const Extents& e : {Extents{40, 30, 68}, Extents{75, 29, 132}})
+    for (const char* spec : {"box:9", "box:17"}) {
+      if (e[0] == 75 && std::string(spec) == "box:17") continue;
+      const Filter f = make_named_filter(spec, 3);
+      const Problem p(3, e, 1, f, DType::f32);
+      const std::string plan = sep.plan(p);
+      if (plan.find("tensor memory accelerator") == std::string::npos)
+        GTEST_SKIP() << "the volume kernel's tensor-map tiles need an sm_90 device: " << plan;
+      EXPECT_NE(plan.find("box factors by running sums along x, y and z"), std::string::npos)
+          << plan;
+      EXPECT_EQ(sep.summation(p), Summation::running) << p.describe();
+      for (const Edges& edges : edge_sets())
+        EXPECT_EQ(check_strategy<float>("separable", 3, e, 1, f, Op::correlate, false, edges), "")
+            << spec << " " << p.describe();
+      // A constant volume: its mean exactly, under a mode (every window full) and under zero
+      // ghosts in the interior.
+      std::int64_t n = e[0] * e[1] * e[2];
+      const std::vector<float> in(std::size_t(n), 7.0f);
+      std::vector<float> out(in.size());
+      Options o;
+      o.strategy = "separable";
+      o.edges = Edges::all(Boundary::reflect);
+      apply(ConstArrayView(in.data(), DType::f32, 3, e), ArrayView{out.data(), DType::f32, 3, e},
+            f, o);
+      for (std::size_t i = 0; i < out.size(); ++i)
+        ASSERT_EQ(out[i], 7.0f) << spec << " output " << i;
+    }
+  for (const char* spec : {"gaussian:sigma=1", "box:7", "gaussian:sigma=2"}) {
+    const Problem p(3, {40, 30, 68}, 1, make_named_filter(spec, 3), DType::f32);
+    EXPECT_EQ(sep.plan(p).find("running sums along x, y and z"), std::string::npos)
+        << spec << ": " << sep.plan(p);
+  }
+}
+
 // Box factors in float32 run as running sums over each thread's outputs (8 along x, a step's
 // 8 or 16 down y and z), held to Summation::running's bound; float64 boxes take the FMAs.
 TEST(SeparableCuda, BoxFactorsRunAsRunningSums) {

@@ -297,6 +297,7 @@ struct VolGeom {
   int near_x;               // rows longer than the x halo (near_map applies)
   float cval;
   SumScale scale;  // of the outputs (box factors: BoxUnits::scale)
+  int box = 0;     // vol_tma_kernel: every factor a box of 2R + 1 taps of 1 (running sums)
 };
 
 // Volumes by tensor-map tiles (vol_tma_kernel, volume.cu).

@@ -272,6 +272,15 @@ SepPlan make_plan(const Problem& p, const detail::AxisWindows& win_in, bool term
     g.zmode = mode_z;
     g.cval = float(p.cval());
     g.scale = plan.units.scale({0, 1, 2});
+    // Every factor a box of 2 rv + 1 taps (box_units made their taps 1): running sums in
+    // vol_tma_kernel's BOX form (Summation::running).
+    g.box = 1;
+    for (int a = 0; a < 3; ++a) {
+      const std::vector<double>& w = win->w[std::size_t(a)];
+      if (w.size() != std::size_t(2 * rv + 1) || plan.units.k[std::size_t(a)] != 2 * rv + 1 ||
+          std::any_of(w.begin(), w.end(), [](double t) { return t != 1.0; }))
+        g.box = 0;
+    }
     plan.passes.push_back(s);
     plan.why_not = shared_memory_why_not(plan, p.dtype());
     return plan;
@@ -482,9 +491,13 @@ std::string describe_passes(const SepPlan& plan, const Problem& p) {
              std::to_string(vt_ty(q.rx)) +
              " outputs marching along z in chunks, each plane's tile copied by the tensor "
              "memory accelerator (" + std::to_string(kVtStages - 1) +
-             " planes ahead), filtered along x and y, and added into a queue of " +
-             std::to_string(2 * q.rx + 1) + " partial sums per output column along z; else " +
-             prefetch + ")";
+             " planes ahead), " +
+             (q.vg.box ? std::string("box factors by running sums along x, y and z (the last ") +
+                             std::to_string(2 * q.rx + 1) + " planes kept)"
+                       : std::string("filtered along x and y, and added into a queue of ") +
+                             std::to_string(2 * q.rx + 1) + " partial sums per output column "
+                             "along z") +
+             "; else " + prefetch + ")";
       else
         s += prefetch + ")";
     }

@@ -118,7 +118,7 @@ class SeparableStrategyPlan final : public StrategyPlan {
   }
   Summation summation() const override {
     for (const SepPass& s : plan_.passes)
-      if (s.g.xbox || s.g.ybox || s.colk) return Summation::running;
+      if (s.g.xbox || s.g.ybox || s.colk || (s.vol && s.vg.box)) return Summation::running;
     return plan_.win.long_axes > 1 ? Summation::separable : Summation::direct;
   }
   Traffic model() const override {

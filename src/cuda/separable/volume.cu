@@ -56,6 +56,43 @@ __device__ __forceinline__ void y_column(const float* col, int pitch, const Taps
   }
 }
 
+// The BOX forms of x_run8 and y_column (every tap 1): the first output the window's sum, each
+// next one the last plus the element entering minus the one leaving (two adds an output in
+// place of 2R + 1 FMAs; Summation::running, restarted every run of 8 and every column of N).
+template <int R, int PAD>
+__device__ __forceinline__ void x_box8(const float* src, float (&acc)[8]) {
+  float v[8 + 2 * PAD];
+#pragma unroll
+  for (int i0 = 0; i0 < 8 + 2 * PAD; i0 += 4) {
+    const float4 f = *reinterpret_cast<const float4*>(src + i0);
+    v[i0] = f.x, v[i0 + 1] = f.y, v[i0 + 2] = f.z, v[i0 + 3] = f.w;
+  }
+  float sum = v[PAD - R];
+#pragma unroll
+  for (int j = 1; j <= 2 * R; ++j) sum += v[PAD - R + j];
+  acc[0] = sum;
+#pragma unroll
+  for (int q = 1; q < 8; ++q) {
+    sum = (sum + v[PAD + R + q]) - v[PAD - R + q - 1];
+    acc[q] = sum;
+  }
+}
+template <int N, int R>
+__device__ __forceinline__ void y_box_column(const float* col, int pitch, float (&acc)[N]) {
+  float u[N + 2 * R];
+#pragma unroll
+  for (int a = 0; a < N + 2 * R; ++a) u[a] = col[a * pitch];
+  float sum = u[0];
+#pragma unroll
+  for (int j = 1; j <= 2 * R; ++j) sum += u[j];
+  acc[0] = sum;
+#pragma unroll
+  for (int q = 1; q < N; ++q) {
+    sum = (sum + u[q + 2 * R]) - u[q - 1];
+    acc[q] = sum;
+  }
+}
+
 template <int R>
 __global__ void __launch_bounds__(kVolThreads, 3)
     vol_kernel(const float* __restrict__ in, float* __restrict__ out, VolGeom g, Taps<float, R> wx,
@@ -279,8 +316,11 @@ __device__ __forceinline__ void x_run8_mapped(const float* row, const int* map, 
 }
 
 // SCALED: the pass has a box factor whose sums are divided as they are stored (SumScale); the
-// host picks the instantiation, so that other filters carry no branch for it.
-template <int R, bool SCALED>
+// host picks the instantiation, so that other filters carry no branch for it. BOX: every factor
+// a box of 2R + 1 taps of 1 (VolGeom::box): running sums along x (runs of 8), y (a thread's RY
+// rows) and z (the last K planes' sums kept, the running sum restarted from them every K
+// planes) in place of the FMAs.
+template <int R, bool SCALED, bool BOX>
 __global__ void __launch_bounds__(kVolThreads, 2)
     vol_tma_kernel(const float* __restrict__ in, float* __restrict__ out, VolGeom g,
                    const __grid_constant__ CUtensorMap map, Taps<float, R> wx, Taps<float, R> wy,
@@ -444,11 +484,15 @@ __global__ void __launch_bounds__(kVolThreads, 2)
     };
     fetch(0);
 
-    float q[RY][K];  // the z queue: q[p][o % K], output plane o of row yq + p
+    // The z queue: q[p][o % K], output plane o of row yq + p. BOX: q[p][j % K] holds y-filtered
+    // plane j of row yq + p (the last K planes), zs[p] their running sum.
+    float q[RY][K], zs[RY];
 #pragma unroll
-    for (int p = 0; p < RY; ++p)
+    for (int p = 0; p < RY; ++p) {
+      zs[p] = 0.f;
 #pragma unroll
       for (int k = 0; k < K; ++k) q[p][k] = 0.f;
+    }
     const i64 x = x0 + c;
     const int rows = int(min(i64(RY), max(i64(0), g.ny - (y0 + yq))));  // this thread's rows
     float* o = out + item * plane * g.nz + z0 * plane + (y0 + yq) * g.nx + x;
@@ -474,6 +518,8 @@ __global__ void __launch_bounds__(kVolThreads, 2)
           for (int e = 0; e < 8; ++e) acc[e] = 0.f;
           if (mapped_run)
             x_run8_mapped<R, P>(row, xmap + c0, g.cval, wx, acc);
+          else if constexpr (BOX)
+            x_box8<R, P>(row + c0, acc);
           else
             x_run8<float, R, P>(row + c0, wx, acc);
           float* d = xs + (i & 1) * TR * XP + xr * XP + c0;
@@ -486,32 +532,59 @@ __global__ void __launch_bounds__(kVolThreads, 2)
       if (i >= 1) {
         // Plane i - 1 along y, then into the z queue: it completes output plane i - 1 - 2R.
         float v[RY];
-        y_column(xs + ((i - 1) & 1) * TR * XP + yq * XP + c, XP, wy, v);
+        const float* col = xs + ((i - 1) & 1) * TR * XP + yq * XP + c;
+        if constexpr (BOX)
+          y_box_column<RY, R>(col, XP, v);
+        else
+          y_column(col, XP, wy, v);
         const bool done = i - 1 >= 2 * R;
         vol_case<K>(slot, [&](auto sc) {
           constexpr int S = decltype(sc)::value, DONE = (S + 1) % K;
+          float w[RY];  // output plane i - 1 - 2R (where done)
+          if constexpr (BOX) {
+            // Plane i - 1 enters the running sum and plane i - 1 - K (its slot's) leaves it;
+            // every K planes the sum restarts from the K planes kept, added in slot order.
 #pragma unroll
-          for (int m = 0; m <= 2 * R; ++m)
+            for (int p = 0; p < RY; ++p) {
+              zs[p] = (zs[p] + v[p]) - q[p][S];
+              q[p][S] = v[p];
+            }
+            if constexpr (S == K - 1) {
 #pragma unroll
-            for (int p = 0; p < RY; ++p)
-              q[p][(S - m + K) % K] = fmaf(wz.w[m], v[p], q[p][(S - m + K) % K]);
+              for (int p = 0; p < RY; ++p) {
+                float t = q[p][0];
+#pragma unroll
+                for (int m = 1; m < K; ++m) t += q[p][m];
+                zs[p] = t;
+              }
+            }
+#pragma unroll
+            for (int p = 0; p < RY; ++p) w[p] = zs[p];
+          } else {
+#pragma unroll
+            for (int m = 0; m <= 2 * R; ++m)
+#pragma unroll
+              for (int p = 0; p < RY; ++p)
+                q[p][(S - m + K) % K] = fmaf(wz.w[m], v[p], q[p][(S - m + K) % K]);
+#pragma unroll
+            for (int p = 0; p < RY; ++p) w[p] = q[p][DONE];
+          }
           if (done && x < g.nx) {
-            float v[RY];
-#pragma unroll
-            for (int p = 0; p < RY; ++p) v[p] = q[p][DONE];
             if constexpr (SCALED) {
 #pragma unroll
-              for (int p = 0; p < RY; ++p) v[p] = g.scale(v[p]);
+              for (int p = 0; p < RY; ++p) w[p] = g.scale(w[p]);
             }
 #pragma unroll
             for (int p = 0; p < RY; ++p)
-              if (p < rows) o[p * g.nx] = v[p];
+              if (p < rows) o[p * g.nx] = w[p];
             // The rows past the volume too: sums of the tile's zeros or of the mode's cells, finite
             // on finite data.
-            probe = probe_pairs(probe, v);
+            probe = probe_pairs(probe, w);
           }
+          if constexpr (!BOX) {
 #pragma unroll
-          for (int p = 0; p < RY; ++p) q[p][DONE] = 0.f;
+            for (int p = 0; p < RY; ++p) q[p][DONE] = 0.f;
+          }
         });
         if (done) o += plane;
         slot = slot + 1 == K ? 0 : slot + 1;
@@ -554,12 +627,14 @@ bool launch_vol_tma(const float* in, float* out, VolGeom g, const detail::AxisWi
                           vol_tile_pitch(R), vt_ty(R) + 2 * R, 256))
     return false;
   g.tiles_y = ceil_div64(g.ny, vt_ty(R));
-  if (g.scale.on)
-    launch_vol_chunks<R>(vol_tma_kernel<R, true>, "vol_tma_kernel", vol_tma_shared_bytes(R), R,
-                         g, win, p, stream, sms, note, in, out, map);
+  const auto launch = [&](auto kernel) {
+    launch_vol_chunks<R>(kernel, "vol_tma_kernel", vol_tma_shared_bytes(R), R, g, win, p, stream,
+                         sms, note, in, out, map);
+  };
+  if (g.box)
+    g.scale.on ? launch(vol_tma_kernel<R, true, true>) : launch(vol_tma_kernel<R, false, true>);
   else
-    launch_vol_chunks<R>(vol_tma_kernel<R, false>, "vol_tma_kernel", vol_tma_shared_bytes(R), R,
-                         g, win, p, stream, sms, note, in, out, map);
+    g.scale.on ? launch(vol_tma_kernel<R, true, false>) : launch(vol_tma_kernel<R, false, false>);
   return true;
 }
 
