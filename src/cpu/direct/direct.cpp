@@ -42,6 +42,7 @@
 #include "core/boundary.hpp"
 #include "core/nonfinite.hpp"
 #include "core/profile.hpp"
+#include "core/reciprocal.hpp"
 #include "halo/strategy.hpp"
 
 #ifndef HALO_CPU_FAST_COMMON
@@ -265,20 +266,23 @@ HWY_INLINE void Block(D d, const Job<T>& j, const T* const* rows, int64_t xoff, 
     }
   }
   if constexpr (kDivide) {
-    // q = a / divisor: a times the rounded reciprocal, then one correction by the residual
-    // a - q * divisor (exact by FMA), which makes q the exact quotient wherever there is one
-    // (a box's sum of a constant region) and the rounded one in all but rare near-ties; cheaper
-    // than a division, whose unit takes 5-9 cycles per vector (docs/notes/nonfinite-cpu.md).
-    const VecT<D> dv = hn::Set(d, j.divisor), rv = hn::Set(d, T(1) / j.divisor);
+    // a / divisor as a hi + a lo in one FMA (core/reciprocal.hpp): the exact quotient wherever
+    // there is one (a box's sum of a constant region), correctly rounded elsewhere; cheaper than a
+    // division, whose unit takes 5-9 cycles per vector (docs/notes/nonfinite-cpu.md).
+#if HWY_NATIVE_FMA
+    const halo::detail::Reciprocal<T> y = halo::detail::Reciprocal<T>::of(j.divisor);
+    const VecT<D> hi = hn::Set(d, y.hi), lo = hn::Set(d, y.lo);
+#else
+    const VecT<D> dv = hn::Set(d, j.divisor);
+#endif
     HALO_UNROLL_ALL
     for (int r = 0; r < R; ++r) {
       HALO_UNROLL_ALL
       for (int v = 0; v < V; ++v) {
 #if HWY_NATIVE_FMA
-        const VecT<D> q = hn::Mul(acc[r][v], rv);
-        acc[r][v] = hn::MulAdd(hn::NegMulAdd(q, dv, acc[r][v]), rv, q);
+        acc[r][v] = hn::MulAdd(acc[r][v], hi, hn::Mul(acc[r][v], lo));
 #else
-        acc[r][v] = hn::Div(acc[r][v], dv);  // the residual needs a fused multiply-add
+        acc[r][v] = hn::Div(acc[r][v], dv);  // (the sum a hi + a lo must be fused)
 #endif
       }
     }

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/reciprocal.hpp"
 #include "cpu/separable/kernels.hpp"
 #include "hwy/highway.h"
 
@@ -37,19 +38,18 @@ HWY_INLINE void Put(D d, hn::Vec<D> v, T* HWY_RESTRICT dst, bool stream) {
 }
 
 // A sum scaled as the pass's Scale says (kind kS, a compile-time constant: no branch per vector).
-// Division: a times the rounded reciprocal, then one correction by the residual a - q s (exact
-// by FMA), which makes q the exact quotient wherever there is one (a box's sum of a constant
-// region) and the rounded one in all but rare near-ties; cheaper than a division, whose unit
-// takes 5-9 cycles per vector (docs/notes/nonfinite-cpu.md).
+// Division: a hi + a lo in one FMA (core/reciprocal.hpp), the exact quotient wherever there is one
+// (a box's sum of a constant region) and correctly rounded elsewhere; cheaper than a division,
+// whose unit takes 5-9 cycles per vector (docs/notes/nonfinite-cpu.md).
 template <int kS, class D, class T>
 HWY_INLINE hn::Vec<D> Scaled(D d, hn::Vec<D> a, T s) {
   if constexpr (kS == Scale<T>::mul) return hn::Mul(a, hn::Set(d, s));
   if constexpr (kS == Scale<T>::div) {
 #if HWY_NATIVE_FMA
-    const auto q = hn::Mul(a, hn::Set(d, T(1) / s));
-    return hn::MulAdd(hn::NegMulAdd(q, hn::Set(d, s), a), hn::Set(d, T(1) / s), q);
+    const halo::detail::Reciprocal<T> y = halo::detail::Reciprocal<T>::of(s);
+    return hn::MulAdd(a, hn::Set(d, y.hi), hn::Mul(a, hn::Set(d, y.lo)));
 #else
-    return hn::Div(a, hn::Set(d, s));  // the residual needs a fused multiply-add
+    return hn::Div(a, hn::Set(d, s));  // (the sum a hi + a lo must be fused)
 #endif
   }
   return a;

@@ -28,10 +28,10 @@ namespace halo::cuda::fast {
 struct Finish {
   NonFiniteNote note;
   bool box = false;  // divide by K
-  float k_f = 1.f;   // K and RN(1/K), in each dtype (the reciprocal from the host: rcp.rn in a
-  float y_f = 1.f;   // kernel is a MUFU and a fix-up with a slow path, per stored group)
-  double k_d = 1.0;
-  double y_d = 1.0;
+  // 1 / K in each dtype (div_by; from the host: rcp.rn in a kernel is a MUFU and a fix-up with a
+  // slow path, per stored group).
+  prim::Reciprocal<float> y_f;
+  prim::Reciprocal<double> y_d;
 
   // A run's: the note of b (Buffers::nonfinite), the divisor K of a box filter (0: none).
   static Finish of(const Buffers& b, std::int64_t box_taps) {
@@ -39,8 +39,8 @@ struct Finish {
     f.note = NonFiniteNote::of(b);
     f.box = box_taps > 0;
     if (f.box) {
-      f.k_f = float(box_taps), f.k_d = double(box_taps);
-      f.y_f = 1.f / f.k_f, f.y_d = 1.0 / f.k_d;  // IEEE division: correctly rounded
+      f.y_f = prim::Reciprocal<float>::of(float(box_taps));
+      f.y_d = prim::Reciprocal<double>::of(double(box_taps));
     }
     return f;
   }
@@ -49,9 +49,9 @@ struct Finish {
   template <class T>
   __device__ __forceinline__ T divided(T v) const {
     if constexpr (sizeof(T) == 4)
-      return div_by(v, k_f, y_f);
+      return prim::div_by(v, y_f);
     else
-      return div_by(v, k_d, y_d);
+      return prim::div_by(v, y_d);
   }
   // A group of outputs divided where `box`, before they are stored.
   template <class T, int N>
@@ -79,13 +79,6 @@ struct Finish {
   template <class T, int N>
   __device__ __forceinline__ void probe_all(const T (&a)[N], T& probe) const {
     probe = probe_pairs(probe, a);
-  }
-  // The same, one FMA per output: the Winograd columns' stores, where pairs measured slower at
-  // r = 4 (docs/notes/nonfinite-pairs.md).
-  template <class T, int N>
-  __device__ __forceinline__ void probe_each(const T (&a)[N], T& probe) const {
-#pragma unroll
-    for (int j = 0; j < N; ++j) probe = probe_nonfinite(probe, a[j]);
   }
 };
 

@@ -186,7 +186,8 @@ __global__ void __launch_bounds__(kThreads)
         o[2 * p] = m[0] + m[1] + m[2];
         o[2 * p + 1] = m[1] - m[2] - m[3];
       }
-      if (full || edge) g.finish.probe_each(o, probe);  // never a box (fast_policy)
+      // Never a box (fast_policy). Unconditional: a lane past nx transforms the map's zeros.
+      g.finish.probe_all(o, probe);
       if (full) {
         if constexpr (kStreamStores<T, R, F>)
           store16_cs(row, o[0], o[1], o[2], o[3]);

@@ -11,6 +11,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/reciprocal.hpp"
+
 namespace halo::cuda::prim {
 
 // The (2R+1)^d weights of a window of radius R, by value: kernel parameters live in constant bank
@@ -59,17 +61,15 @@ __device__ __forceinline__ void load_row(T (&v)[NV], const T* __restrict__ row, 
   }
 }
 
-// a / k for an integer k >= 1 (at most 2^20) whose reciprocal y = RN(1/k) is given: q = a y,
-// then one Newton correction q + (a - k q) y (the remainder by one FMA), rounded once. Correctly
-// rounded wherever a / k is a normal number: q lies within 1.5 ulp of a / k, so the corrected
-// value lies within 2^-22 ulp of it, while a / k is never a midpoint between two numbers of the
-// dtype and lies at least 1/(2k) ulp from one. Branch-free FMAs, where the division operator
-// inlines a call to its slow path, which cost registers and spills in the kernels that hold it.
-// A NaN or an infinity gives NaN (noted, and repaired, as any non-finite output).
+// a / k for an integer k given as its Reciprocal (hi + lo = 1 / k, from the host): a hi + a lo,
+// one FMA, correctly rounded (core/reciprocal.hpp says why and how it was checked). The division
+// operator inlines a call to its slow path, which cost registers and spills in the kernels that
+// hold it. Multiplying by a weight c: Reciprocal::times(c).
 template <class T>
-__device__ __forceinline__ T div_by(T a, T k, T y) {
-  const T q = a * y;
-  return fma(fma(-q, k, a), y, q);
+using Reciprocal = halo::detail::Reciprocal<T>;
+template <class T>
+__device__ __forceinline__ T div_by(T a, const Reciprocal<T>& y) {
+  return fma(a, y.hi, a * y.lo);
 }
 
 // f(std::integral_constant<int, I>{}) for I = 0 .. N-1, in order.

@@ -197,25 +197,19 @@ struct Taps {
 // 1 / k, correctly rounded, so that a constant region gives the constant exactly (SciPy sums the
 // window and divides by its size once), else multiplies by their weights' product c; a pass
 // without a box factor leaves its sums (make_plan sets it: BoxUnits::scale).
-// The division is q = s y, then q + (s - q k) y with y = RN(1 / k): the remainder exact by one
-// FMA and added back by another (Markstein's correction), which rounds s / k correctly for
-// normal s; checked against the exact quotient for every float32 significand of two binades and
-// k of 3 to 16641 (boxes of 2^n - 1 taps among them), and on 10^7 float64 cases. __fdiv_rn's
-// slow path (a call) cost the unrolled kernels registers and spills. Multiplying: y = c, k = 0,
-// and no remainder added (c2 = 0).
+// The division is div_by's (primitives/rows.cuh): s hi + s lo with hi + lo = 1 / k, two
+// instructions, correctly rounded, so that a box's mean of a constant region is the constant.
+// Multiplying by the weights' product c: {c, 0}.
 struct SumScale {
-  double c1 = 1, k = 0, c2 = 0;
-  float c1f = 1, kf = 0, c2f = 0;
+  prim::Reciprocal<double> y;
+  prim::Reciprocal<float> yf;
   int on = 0;  // the pass has a box factor
   template <class T>
   __device__ __forceinline__ T operator()(T s) const {
-    if constexpr (sizeof(T) == 4) {
-      const float q = s * c1f;
-      return fmaf(fmaf(-q, kf, s), c2f, q);
-    } else {
-      const double q = s * c1;
-      return fma(fma(-q, k, s), c2, q);
-    }
+    if constexpr (sizeof(T) == 4)
+      return prim::div_by(s, yf);
+    else
+      return prim::div_by(s, y);
   }
   // v[i] scaled, where the pass has a box factor (one uniform branch).
   template <class T, int N>

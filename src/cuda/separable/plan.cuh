@@ -68,13 +68,11 @@ struct BoxUnits {
     if (!any || (!divide && cp == 1.0)) return s;  // (boxes of weight 1: their sums)
     s.on = 1;
     if (divide && kp < double(1 << 24)) {  // (the product of taps exact in float32)
-      s.k = kp;
-      s.kf = float(kp);
-      s.c1 = s.c2 = 1.0 / kp;
-      s.c1f = s.c2f = 1.0f / s.kf;  // RN(1 / k) in float32
+      s.y = prim::Reciprocal<double>::of(kp);
+      s.yf = prim::Reciprocal<float>::of(float(kp));
     } else {
-      s.c1 = divide ? 1.0 / kp : cp;
-      s.c1f = float(s.c1);
+      s.y = prim::Reciprocal<double>::times(divide ? 1.0 / kp : cp);
+      s.yf = prim::Reciprocal<float>::times(float(s.y.hi));
     }
     return s;
   }
