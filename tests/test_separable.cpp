@@ -543,9 +543,10 @@ TEST(SeparableCuda, BoxRowsTakeSeveralSegmentsPerBlock) {
 // Volumes whose factors all fit radius 4 (float32, at least 4 halos deep) run x, y and z in one
 // pass: tile edges (64 x 16 outputs of a plane), primes, unaligned rows, 1-element axes, a
 // factor of one tap, filters wider than an axis, several z-chunks, batches, every compiled
-// radius; boxes among them take FMAs (no running sums). The edge sets' origins widen a window by
-// one, so factors of 9 taps run under the sets without origins. Wider factors, shallower
-// volumes and float64 keep two passes.
+// radius; boxes take FMAs here (running sums need the tensor-map kernel's radii 4 and 8:
+// VolumeBoxesRunAsRunningSums), and the plan and Summation say the same. The edge sets' origins
+// widen a window by one, so factors of 9 taps run under the sets without origins. Wider
+// factors, shallower volumes and float64 keep two passes.
 const std::vector<PassCase>& volume_cases() {
   static const std::vector<PassCase> cases = {
       {3, {40, 17, 65}, 1, {7, 7, 7}},   {3, {37, 31, 130}, 2, {7, 3, 5}},
@@ -559,18 +560,22 @@ const std::vector<PassCase>& volume_cases() {
 TEST(SeparableCuda, VolumesRunInOnePass) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << why;
-  const auto check = [](const Problem& p, const Filter& f, Op op, const Edges& e) {
+  int running = 0;  // cases that ran as running sums
+  const auto check = [&running](const Problem& p, const Filter& f, Op op, const Edges& e) {
     const Strategy* s = find_strategy("separable");
     const std::string plan = s->plan(p);
     EXPECT_NE(plan.find("z fused in one pass"), std::string::npos) << p.describe() << ": " << plan;
     EXPECT_TRUE(s->workspace(p).empty()) << p.describe();
-    EXPECT_EQ(s->summation(p), Summation::separable) << p.describe();
+    const bool sums = plan.find("running sums along x, y and z") != std::string::npos;
+    running += sums;
+    EXPECT_EQ(s->summation(p), sums ? Summation::running : Summation::separable) << p.describe();
     EXPECT_EQ(check_strategy<float>("separable", p.rank(), p.extents(), p.batch(), f, op, false, e),
               "");
   };
   const auto outer = [](const std::vector<std::int64_t>& k) { return random_outer_product(k); };
   const int ran = for_each_case(volume_cases(), outer, check);
   EXPECT_EQ(ran, int(volume_cases().size() * edge_sets().size()));
+  EXPECT_EQ(running, 0);  // (random factors are no boxes)
   for_each_case({{3, {40, 30, 50}, 2, {7, 7, 7}}, {3, {35, 20, 70}, 1, {7, 5, 3}}}, box_filter,
                 check);
   // Radius 4 (9 taps: Gaussians of sigma 1, boxes of 9) and 8 (17 taps: sigma 2; 13 and 15

@@ -272,9 +272,10 @@ SepPlan make_plan(const Problem& p, const detail::AxisWindows& win_in, bool term
     g.zmode = mode_z;
     g.cval = float(p.cval());
     g.scale = plan.units.scale({0, 1, 2});
-    // Every factor a box of 2 rv + 1 taps (box_units made their taps 1): running sums in
-    // vol_tma_kernel's BOX form (Summation::running).
-    g.box = 1;
+    // Every factor a box of 2 rv + 1 taps (box_units made their taps 1) and the tensor-map
+    // kernel wanted: running sums in vol_tma_kernel's BOX form (Summation::running; the
+    // register-fed kernel, where the rows turn out unaligned, takes FMAs within that bound).
+    g.box = vol_tma_wanted(rv, p) ? 1 : 0;
     for (int a = 0; a < 3; ++a) {
       const std::vector<double>& w = win->w[std::size_t(a)];
       if (w.size() != std::size_t(2 * rv + 1) || plan.units.k[std::size_t(a)] != 2 * rv + 1 ||
