@@ -41,6 +41,42 @@ def _normalize_sequence(value, rank):
     return [value] * rank
 
 
+_AxisError = getattr(np, "exceptions", np).AxisError  # numpy.exceptions from NumPy 1.25
+
+
+def _check_axes(axes, ndim):
+    """SciPy's _ni_support._check_axes: the axes a filter runs over, as non-negative ints in the
+    order given (None: every axis). An element that is not an integer is a TypeError (through
+    __index__), another kind of object a ValueError, and so are duplicates. An axis out of range
+    is numpy's AxisError, a ValueError as SciPy's. A scalar is checked as a 1-tuple is: SciPy
+    leaves a scalar unchecked and negative, and its functions then fail unevenly (an AxisError,
+    an IndexError, or correlate's RuntimeError for -1); AxisError is an IndexError too."""
+    if axes is None:
+        return tuple(range(ndim))
+    if np.isscalar(axes):
+        axes = (operator.index(axes),)
+    elif isinstance(axes, Iterable):
+        axes = tuple(operator.index(ax) for ax in axes)
+    else:
+        raise ValueError("axes must be an integer, iterable of integers, or None")
+    for ax in axes:
+        if ax < -ndim or ax > ndim - 1:
+            raise _AxisError(f"specified axis: {ax} is out of range")
+    axes = tuple(ax % ndim if ax < 0 else ax for ax in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError("axes must be unique")
+    return axes
+
+
+def _on_axes(values, axes, ndim, fill):
+    """Per-axis values given for `axes` (one each, in their order) as a list over all ndim axes,
+    fill on the others: how SciPy expands sigma, mode and origin to the input's rank."""
+    full = [fill] * ndim
+    for v, ax in zip(values, axes):
+        full[ax] = v
+    return full
+
+
 @functools.lru_cache(maxsize=64)
 def _mode_name(mode):
     return _halo.parse_mode(mode)  # halo.Error (a RuntimeError, as SciPy's) if unknown

@@ -9,8 +9,8 @@ try:  # NumPy 2
 except ImportError:  # NumPy 1
     from numpy.core.multiarray import normalize_axis_index
 
-from ._arguments import (_allocate, _mode, _normalize_sequence, _options, _origin_1d, _origins_nd,
-                         _output, _real_cval, _uniform_axis)
+from ._arguments import (_allocate, _check_axes, _mode, _normalize_sequence, _on_axes, _options,
+                         _origin_1d, _origins_nd, _output, _real_cval, _uniform_axis)
 from ._arrays import host_weights, kind_name, kind_of
 from ._calls import _along, _complex_via_real, _copy, _execute, _real_or_split, _separable
 from ._replay import _on_input_device, _replayable
@@ -49,7 +49,7 @@ def _correlate1d(input, weights, axis, output, mode, cval, origin, convolve, opt
     return _execute(xp, input, out, out_dt, passes, _real_cval(cval), opts)
 
 
-def _correlate(input, weights, output, mode, cval, origin, convolve, opts):
+def _correlate(input, weights, output, mode, cval, origin, convolve, opts, axes):
     xp, input = kind_of(input)
     weights = host_weights(weights)
     if xp.dtype(input).kind == "c" or weights.dtype.kind == "c":
@@ -59,12 +59,22 @@ def _correlate(input, weights, output, mode, cval, origin, convolve, opts):
         out = _allocate(xp, out, out_dt, input)
 
         def call(part, w, o, c):
-            return _correlate(part, w, o, mode, c, origin, convolve, opts)
+            return _correlate(part, w, o, mode, c, origin, convolve, opts, axes)
 
         return _complex_via_real(call, xp, input, weights, out, cval)
     ndim = len(input.shape)
-    origins = _normalize_sequence(origin, ndim)
+    axes = _check_axes(axes, ndim)
     weights = np.asarray(weights, dtype=np.float64)
+    origins = _normalize_sequence(origin, len(axes))
+    if len(axes) < ndim:
+        # SciPy's _expand_footprint and _expand_origin: the weights' axes stay in the input's
+        # order (extent 1 inserted on the axes not filtered), while the origins, one per entry
+        # of axes, go to those axes in the order given.
+        if weights.ndim != len(axes):
+            raise RuntimeError(f"weights.ndim ({weights.ndim}) must match len(axes) "
+                               f"({len(axes)})")
+        weights = np.expand_dims(weights, tuple(a for a in range(ndim) if a not in axes))
+        origins = _on_axes(origins, axes, ndim, 0)
     wshape = [k for k in weights.shape if k > 0]
     if len(wshape) != ndim:
         raise RuntimeError("filter weights array has incorrect shape.")
@@ -103,20 +113,22 @@ def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, o
 
 @_replayable
 @_on_input_device
-def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *,
+def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
               backend="auto", strategy=None, direct_sums=False):
-    """scipy.ndimage.correlate: a multidimensional correlation (weights of the input's rank)."""
+    """scipy.ndimage.correlate: a multidimensional correlation (weights of the input's rank, or
+    of len(axes) over the axes given)."""
     return _correlate(input, weights, output, mode, cval, origin, False,
-                      _options(backend, strategy, direct_sums))
+                      _options(backend, strategy, direct_sums), axes)
 
 
 @_replayable
 @_on_input_device
-def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *,
+def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
              backend="auto", strategy=None, direct_sums=False):
-    """scipy.ndimage.convolve: a multidimensional convolution (weights of the input's rank)."""
+    """scipy.ndimage.convolve: a multidimensional convolution (weights of the input's rank, or
+    of len(axes) over the axes given)."""
     return _correlate(input, weights, output, mode, cval, origin, True,
-                      _options(backend, strategy, direct_sums))
+                      _options(backend, strategy, direct_sums), axes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -138,15 +150,16 @@ def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect
 @_replayable
 @_on_input_device
 def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
-                    *, radius=None, backend="auto", strategy=None, direct_sums=False):
+                    *, radius=None, axes=None, backend="auto", strategy=None, direct_sums=False):
     """scipy.ndimage.gaussian_filter: a multidimensional Gaussian filter, per axis sigma, order,
-    mode and radius."""
+    mode and radius (one per entry of axes where axes are given)."""
     opts = _options(backend, strategy, direct_sums)
     xp, input = kind_of(input)
     out, out_dt = _output(output, xp, input)
     ndim = len(input.shape)
-    modes = _normalize_sequence(mode, ndim)
-    factors, key = _gaussian_factors(ndim, sigma, order, truncate, radius)
+    axes = _check_axes(axes, ndim)
+    modes = _on_axes(_normalize_sequence(mode, len(axes)), axes, ndim, "constant")
+    factors, key = _gaussian_factors(axes, sigma, order, truncate, radius)
     if not factors:
         return _copy(xp, input, out, out_dt)
     return _real_or_split(
@@ -200,18 +213,19 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
 
 @_replayable
 @_on_input_device
-def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *,
+def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
                    backend="auto", strategy=None, direct_sums=False):
     """scipy.ndimage.uniform_filter: a multidimensional uniform filter, per axis size, origin
-    and mode."""
+    and mode (one per entry of axes where axes are given)."""
     opts = _options(backend, strategy, direct_sums)
     xp, input = kind_of(input)
     out, out_dt = _output(output, xp, input, complex_output=xp.dtype(input).kind == "c")
-    ndim = len(input.shape)
-    sizes = _normalize_sequence(size, ndim)
-    origins = _normalize_sequence(origin, ndim)
-    modes = _normalize_sequence(mode, ndim)
-    axes = [(a, sizes[a], origins[a], modes[a]) for a in range(ndim) if sizes[a] > 1]
+    axes = _check_axes(axes, len(input.shape))
+    n = len(axes)
+    sizes = _normalize_sequence(size, n)
+    origins = _normalize_sequence(origin, n)
+    modes = _normalize_sequence(mode, n)
+    axes = [(axes[i], sizes[i], origins[i], modes[i]) for i in range(n) if sizes[i] > 1]
     if not axes:
         return _copy(xp, input, out, out_dt)
     # SciPy's uniform_filter passes int(size) to uniform_filter1d.
@@ -255,30 +269,33 @@ def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, backend="a
                      _options(backend, strategy, direct_sums))
 
 
-def _laplace_real(xp, input, out, out_dt, modes, cval, opts):
+def _laplace_real(xp, input, out, out_dt, axes, modes, cval, opts):
     ndim = len(input.shape)
-    if out_dt.kind in "fc" and ndim <= 3:
+    if out_dt.kind in "fc" and len(axes) <= 3:
         # One N-D filter, the cross; "nd": its zero weights are no taps, as SciPy's per-axis
         # passes never read off their axis (a NaN or infinity reaches only the cross).
-        passes = [(_laplace_weights(ndim), False, list(modes), [0] * ndim, None, "nd")]
+        passes = [(_laplace_weights(ndim, axes), False, list(modes), [0] * ndim, None, "nd")]
         return _execute(xp, input, out, out_dt, passes, cval, opts)
-    # SciPy's sum of per-axis results, each rounded to the output dtype.
-    passes = [(_along(_SECOND, a, ndim), False, list(modes), [0] * ndim, None)
-              for a in range(ndim)]
+    # SciPy's sum of per-axis results in the order of axes, each rounded to the output dtype.
+    passes = [(_along(_SECOND, a, ndim), False, list(modes), [0] * ndim, None) for a in axes]
     return _execute(xp, input, out, out_dt, passes, cval, opts, summed=True)
 
 
 @_replayable
 @_on_input_device
-def laplace(input, output=None, mode="reflect", cval=0.0, *, backend="auto", strategy=None,
-            direct_sums=False):
-    """scipy.ndimage.laplace: the sum of the second differences [1, -2, 1] along every axis."""
+def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None, backend="auto",
+            strategy=None, direct_sums=False):
+    """scipy.ndimage.laplace: the sum of the second differences [1, -2, 1] along every axis (or
+    the axes given, a mode per entry)."""
     opts = _options(backend, strategy, direct_sums)
     xp, input = kind_of(input)
     out, out_dt = _output(output, xp, input)
     ndim = len(input.shape)
-    if ndim == 0:
+    axes = _check_axes(axes, ndim)
+    if not axes:
         return _copy(xp, input, out, out_dt)
-    modes = [_mode(m) for m in _normalize_sequence(mode, ndim)]
-    return _real_or_split(lambda i, o, dt, c: _laplace_real(xp, i, o, dt, modes, c, opts), xp,
-                          input, out, out_dt, cval)
+    modes = _on_axes([_mode(m) for m in _normalize_sequence(mode, len(axes))], axes, ndim,
+                     "constant")
+    return _real_or_split(lambda i, o, dt, c: _laplace_real(xp, i, o, dt, axes, modes, c, opts),
+                          xp, input, out, out_dt, cval)
+

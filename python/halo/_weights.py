@@ -89,18 +89,20 @@ def _gaussian_weights_of(sigma, order, truncate, radius):
     return w, ("gauss", sd, int(order), int(lw))
 
 
-def _gaussian_factors(ndim, sigma, order, truncate, radius):
-    """gaussian_filter's (axis, reversed kernel) per axis of sigma > 1e-15, and a key naming
-    them. Cached."""
-    return _cached(_FACTORS, _gaussian_factors_of, ndim, sigma, order, truncate, radius)
+def _gaussian_factors(axes, sigma, order, truncate, radius):
+    """gaussian_filter's (axis, reversed kernel) per axis of `axes` (a tuple, checked) whose
+    sigma is > 1e-15, in the order of `axes` (SciPy's order of the passes), and a key naming
+    them; sigma, order and radius: one value, or one per axis of `axes`. Cached."""
+    return _cached(_FACTORS, _gaussian_factors_of, axes, sigma, order, truncate, radius)
 
 
-def _gaussian_factors_of(ndim, sigma, order, truncate, radius):
-    orders = _normalize_sequence(order, ndim)
-    sigmas = _normalize_sequence(sigma, ndim)
-    radii = _normalize_sequence(radius, ndim)
-    kernels = [(a, _gaussian_weights(sigmas[a], orders[a], truncate, radii[a]))
-               for a in range(ndim) if sigmas[a] > 1e-15]
+def _gaussian_factors_of(axes, sigma, order, truncate, radius):
+    n = len(axes)
+    orders = _normalize_sequence(order, n)
+    sigmas = _normalize_sequence(sigma, n)
+    radii = _normalize_sequence(radius, n)
+    kernels = [(axes[i], _gaussian_weights(sigmas[i], orders[i], truncate, radii[i]))
+               for i in range(n) if sigmas[i] > 1e-15]
     return [(a, w) for a, (w, _) in kernels], tuple((a, k) for a, (_, k) in kernels)
 
 
@@ -121,16 +123,17 @@ _PREWITT_SMOOTH = np.array([1.0, 1.0, 1.0])
 _SECOND = np.array([1.0, -2.0, 1.0])
 
 
-@functools.lru_cache(maxsize=8)
-def _laplace_weights(ndim):
-    """The sum of [1, -2, 1] along every axis as one filter of extent 3 on each."""
-    w = np.zeros((3,) * ndim)
-    centre = (1,) * ndim
-    for a in range(ndim):
+@functools.lru_cache(maxsize=64)
+def _laplace_weights(ndim, axes):
+    """The sum of [1, -2, 1] along each of `axes` as one ndim filter of extent 3 on those axes
+    (1 on the others)."""
+    w = np.zeros(tuple(3 if a in axes else 1 for a in range(ndim)))
+    centre = tuple(1 if a in axes else 0 for a in range(ndim))
+    for a in axes:
         for d in (0, 2):
             i = list(centre)
             i[a] = d
             w[tuple(i)] = 1.0
-    w[centre] = -2.0 * ndim
+    w[centre] = -2.0 * len(axes)
     w.flags.writeable = False
     return w
