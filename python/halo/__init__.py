@@ -4,13 +4,17 @@ A drop-in for these functions of scipy.ndimage, with SciPy's signatures, default
 and results (docs/PYTHON.md says where results can differ):
 
     correlate, convolve, correlate1d, convolve1d, gaussian_filter, gaussian_filter1d,
-    uniform_filter, uniform_filter1d, sobel, prewitt, laplace
+    uniform_filter, uniform_filter1d, sobel, prewitt, laplace, gaussian_laplace,
+    gaussian_gradient_magnitude, generic_laplace, generic_gradient_magnitude
 
-Each also takes the keyword-only arguments backend ('auto', 'cpu', 'reference', 'cuda'),
-strategy (a name from halo.strategies(), or None to let the core choose) and direct_sums (every
-output a plain sum of its taps: no Winograd, FFT or separable passes). NumPy arrays run on the
-CPU (or are copied to the GPU with backend='cuda'); CuPy arrays and PyTorch CUDA tensors run on
-their GPU without copies, on the caller's current stream, and come back as the same kind.
+with SciPy's keyword-only axes (the axes to filter; the others are not) where recent SciPy has
+it: correlate, convolve, gaussian_filter, uniform_filter, laplace and the last four. Each but
+the generic_ ones (which call the caller's function) also takes the keyword-only arguments
+backend ('auto', 'cpu', 'reference', 'cuda'), strategy (a name from halo.strategies(), or None to
+let the core choose) and direct_sums (every output a plain sum of its taps: no Winograd, FFT or
+separable passes). NumPy arrays run on the CPU (or are copied to the GPU with backend='cuda');
+CuPy arrays and PyTorch CUDA tensors run on their GPU without copies, on the caller's current
+stream, and come back as the same kind.
 
     from halo import gaussian_filter
     smooth = gaussian_filter(image, sigma=2)
@@ -29,15 +33,17 @@ for _name in ("OMP_STACKSIZE", "GOMP_STACKSIZE"):
     if _os.environ.get(_name) and _halo.set_openmp_stack_size(_os.environ[_name]):
         break
 from ._filters import (convolve, convolve1d, correlate, correlate1d, gaussian_filter,
-                       gaussian_filter1d, laplace, prewitt, sobel, uniform_filter,
-                       uniform_filter1d)
+                       gaussian_filter1d, gaussian_gradient_magnitude, gaussian_laplace,
+                       generic_gradient_magnitude, generic_laplace, laplace, prewitt, sobel,
+                       uniform_filter, uniform_filter1d)
 from ._info import info, last_run, load_profile, set_tuning, strategies, tuning
 from ._replay import _REPLAY  # noqa: F401 (the replay table: tests and bench/compare.py)
 
 __all__ = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter",
            "gaussian_filter1d", "uniform_filter", "uniform_filter1d", "sobel", "prewitt",
-           "laplace", "info", "strategies", "last_run", "set_tuning", "load_profile", "tuning",
-           "Error"]
+           "laplace", "gaussian_laplace", "gaussian_gradient_magnitude", "generic_laplace",
+           "generic_gradient_magnitude", "info", "strategies", "last_run", "set_tuning",
+           "load_profile", "tuning", "Error"]
 
 Error = _halo.Error  # what the core reports; a RuntimeError
 __version__ = _halo.build_info()["version"]

@@ -40,6 +40,10 @@ class NumPy:
         return np.empty(shape, dtype)
 
     @staticmethod
+    def zeros(shape, dtype, like=None):
+        return np.zeros(shape, dtype)
+
+    @staticmethod
     def contiguous(x, dtype):
         """x as a C-contiguous array of dtype (x itself when it is one)."""
         return np.ascontiguousarray(x, dtype)
@@ -107,6 +111,17 @@ class NumPy:
         """x rounded to the nearest integers, in place."""
         np.rint(x, out=x)
 
+    @staticmethod
+    def square(x):
+        """x * x in place, in x's dtype (SciPy's gradient magnitude)."""
+        np.multiply(x, x, x)
+
+    @staticmethod
+    def sqrt(x):
+        """The square root in place, as SciPy's gradient magnitude takes it: an integer x
+        holds the truncated root (numpy's unsafe casting)."""
+        np.sqrt(x, x, casting="unsafe")
+
 
 def _prepared(dtype, call):
     shape, weights, convolve, modes, cval, origins, backend, strategy, direct_sums, every = call
@@ -164,6 +179,23 @@ class _Device:
 
     def imag(self, x):
         return x.imag
+
+    def zeros(self, shape, dtype, like):
+        z = self.empty(shape, dtype, like)
+        z[...] = 0
+        return z
+
+    def square(self, x):
+        """x * x in place, in x's dtype (SciPy's gradient magnitude)."""
+        x *= x
+
+    def sqrt(self, x):
+        """numpy.sqrt's in place: the root computed in the dtype numpy.sqrt gives for x's
+        (float16 from 8-bit integers and bools, float32 from 16-bit, float64 from wider) and
+        stored back as the kind stores it (truncated into integers)."""
+        dt = self.dtype(x)
+        root_dt = np.sqrt(np.ones(1, dt)).dtype
+        self.write(x, self.root(x if root_dt == dt else self.astype(x, root_dt)))
 
     def overlap(self, a, b):
         a0, a1 = self.span(a)
@@ -256,6 +288,9 @@ class CuPy(_Device):
     def rint(self, x):
         self.cp.rint(x, out=x)
 
+    def root(self, x):
+        return self.cp.sqrt(x)
+
     def write(self, dst, src):
         dst[...] = src
 
@@ -346,6 +381,9 @@ class Torch(_Device):
 
     def rint(self, x):
         x.round_()  # to the nearest integer, halves to even, as numpy.rint
+
+    def root(self, x):
+        return self.torch.sqrt(x)
 
     def write(self, dst, src):
         dst.copy_(src)

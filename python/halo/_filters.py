@@ -299,3 +299,112 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None, backend=
     return _real_or_split(lambda i, o, dt, c: _laplace_real(xp, i, o, dt, axes, modes, c, opts),
                           xp, input, out, out_dt, cval)
 
+
+# ---------------------------------------------------------------------------------------------
+# Sums of per-axis derivatives: generic_laplace, generic_gradient_magnitude, gaussian_laplace,
+# gaussian_gradient_magnitude
+# ---------------------------------------------------------------------------------------------
+def _per_axis_sum(input, derivative, output, mode, cval, extra_arguments, extra_keywords, axes,
+                  magnitude, apart=False):
+    """SciPy's generic_laplace (magnitude False: the sum of derivative's results over the axes)
+    and generic_gradient_magnitude (True: the root of the sum of their squares), step by step:
+    derivative(input, axis, output, mode, cval, *extra_arguments, **extra_keywords) writes the
+    first axis's result into the output (zeros of its dtype where not given), each later axis's
+    is asked for with output.dtype, squared in place (magnitude) and added in the output's dtype,
+    and the root is taken in place (numpy.sqrt's unsafe casting). apart: an output that overlaps
+    the input gets the result computed apart (as halo's filters do), where SciPy's later axes
+    would read the first one's result."""
+    if extra_keywords is None:
+        extra_keywords = {}
+    xp, input = kind_of(input)
+    out, out_dt = _output(output, xp, input)
+    axes = _check_axes(axes, len(input.shape))
+    if not axes:
+        return _copy(xp, input, out, out_dt)
+    if apart and out is not None and xp.overlap(out, input):
+        xp.write(out, _per_axis_sum(input, derivative, out_dt, mode, cval, extra_arguments,
+                                    extra_keywords, axes, magnitude))
+        return out
+    output = xp.zeros(tuple(input.shape), out_dt, input) if out is None else out
+    modes = _normalize_sequence(mode, len(axes))
+    derivative(input, axes[0], output, modes[0], cval, *extra_arguments, **extra_keywords)
+    if magnitude:
+        xp.square(output)
+    for axis, m in zip(axes[1:], modes[1:]):
+        tmp = derivative(input, axis, output.dtype, m, cval, *extra_arguments, **extra_keywords)
+        if magnitude:
+            xp.square(tmp)
+        output += tmp
+    if magnitude:
+        xp.sqrt(output)
+    return output
+
+
+@_on_input_device
+def generic_laplace(input, derivative2, output=None, mode="reflect", cval=0.0,
+                    extra_arguments=(), extra_keywords=None, *, axes=None):
+    """scipy.ndimage.generic_laplace: the sum over the axes (every axis, or those given, a mode
+    per entry) of derivative2(input, axis, output, mode, cval, *extra_arguments,
+    **extra_keywords), called as SciPy calls it."""
+    return _per_axis_sum(input, derivative2, output, mode, cval, extra_arguments,
+                         extra_keywords, axes, False)
+
+
+@_on_input_device
+def generic_gradient_magnitude(input, derivative, output=None, mode="reflect", cval=0.0,
+                               extra_arguments=(), extra_keywords=None, *, axes=None):
+    """scipy.ndimage.generic_gradient_magnitude: the root of the sum over the axes (every axis,
+    or those given, a mode per entry) of the squares of derivative(input, axis, output, mode,
+    cval, *extra_arguments, **extra_keywords), called as SciPy calls it."""
+    return _per_axis_sum(input, derivative, output, mode, cval, extra_arguments,
+                         extra_keywords, axes, True)
+
+
+def _gaussian_per_axis(input, sigma, output, mode, cval, axes, options, kwargs, order,
+                       expand_sigma):
+    """gaussian_laplace (order 2) and gaussian_gradient_magnitude (order 1) as SciPy composes
+    them: per axis of axes, halo's gaussian_filter of that order along it and order 0 along
+    the others, sigma per axis (0 on the axes not given: not filtered), the axis's mode on every
+    axis; kwargs (truncate, radius) and halo's options go to gaussian_filter."""
+    backend, strategy, direct_sums = options
+    _options(backend, strategy, direct_sums)
+    xp, input = kind_of(input)
+    ndim = len(input.shape)
+    axes = _check_axes(axes, ndim)
+    if expand_sigma:
+        sigma = _normalize_sequence(sigma, len(axes))
+        if len(axes) < ndim:
+            sigma = _on_axes(sigma, axes, ndim, 0)
+    kwargs = dict(kwargs, backend=backend, strategy=strategy, direct_sums=direct_sums)
+
+    def derivative(input, axis, output, mode, cval, sigma, **kwargs):
+        orders = [0] * ndim
+        orders[axis] = order
+        return gaussian_filter(input, sigma, orders, output, mode, cval, **kwargs)
+
+    return _per_axis_sum(input, derivative, output, mode, cval, (sigma,), kwargs, axes,
+                         order == 1, apart=True)
+
+
+@_on_input_device
+def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None,
+                     backend="auto", strategy=None, direct_sums=False, **kwargs):
+    """scipy.ndimage.gaussian_laplace: the sum over the axes (every axis, or those given, a sigma
+    and a mode per entry) of Gaussian second derivatives; kwargs (truncate, radius) go to
+    gaussian_filter."""
+    return _gaussian_per_axis(input, sigma, output, mode, cval, axes,
+                              (backend, strategy, direct_sums), kwargs, 2, True)
+
+
+@_on_input_device
+def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=0.0, *,
+                                axes=None, backend="auto", strategy=None, direct_sums=False,
+                                **kwargs):
+    """scipy.ndimage.gaussian_gradient_magnitude: the root of the sum over the axes (every axis,
+    or those given, a sigma and a mode per entry) of the squares of Gaussian first derivatives;
+    kwargs (truncate, radius) go to gaussian_filter."""
+    # SciPy passes sigma on as given, so that with axes its Gaussian smooths the axes not given
+    # too (or refuses a sigma per entry of axes); halo leaves them unfiltered, as SciPy's
+    # gaussian_laplace does and both document (docs/PYTHON.md, "What differs").
+    return _gaussian_per_axis(input, sigma, output, mode, cval, axes,
+                              (backend, strategy, direct_sums), kwargs, 1, axes is not None)

@@ -1,6 +1,6 @@
 """Runs SciPy's own filter tests (scipy/ndimage/tests/test_filters.py of the installed SciPy)
 against halo: while each test of this folder runs, scipy.ndimage's and scipy.ndimage._filters'
-functions that halo provides are halo's (SciPy's other functions, e.g. gaussian_laplace, then call
+functions that halo provides are halo's (SciPy's code that calls them by those names then calls
 halo's too). Tests listed in tests/python/scipy_suite_exclusions.txt are expected to fail
 (strict: one that passes is reported), each for the reason given there."""
 import fnmatch
@@ -14,7 +14,8 @@ import halo
 
 PROVIDED = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter",
             "gaussian_filter1d", "uniform_filter", "uniform_filter1d", "sobel", "prewitt",
-            "laplace"]
+            "laplace", "gaussian_laplace", "gaussian_gradient_magnitude", "generic_laplace",
+            "generic_gradient_magnitude"]
 EXCLUSIONS = os.path.join(os.path.dirname(__file__), os.pardir, "scipy_suite_exclusions.txt")
 
 
