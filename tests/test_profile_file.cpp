@@ -7,6 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/fft_tiling.hpp"
+#include "core/profile.hpp"
 #include "io/npy.hpp"
 #include "profile.hpp"
 #include "support.hpp"
@@ -97,6 +99,43 @@ TEST_F(ProfileFile, WhatIsNotAProfileIsAnErrorNamingTheFile) {
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.output.find("text.json"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(path("o.npy")));
+}
+
+// A profile's measured rates (FastTuning::copy_gbs, fma_gflops: what `halo bench` measured as
+// another GPU's ceilings) scale the H100's rates in every cost model: moving figures by the copy
+// ratio, computing figures by the FMA ratio, set-up figures not at all; unset, the H100's own.
+TEST(GpuProfile, MeasuredRatesScaleTheModels) {
+  const profile::Gpu& h = profile::gpu();
+  const profile::Gpu same = profile::gpu(FastTuning{});
+  EXPECT_EQ(same.copy_bytes_per_ns, h.copy_bytes_per_ns);
+  EXPECT_EQ(same.direct_flops_f32, h.direct_flops_f32);
+  FastTuning t = detail::parse_fast_tuning(
+      "copy_gbs=" + std::to_string(std::lround(h.ceiling_copy_gbs / 2)) +
+          ",fma_gflops=" + std::to_string(std::lround(h.ceiling_fma_gflops * 2)),
+      "test");
+  const profile::Gpu g = profile::gpu(t);
+  const auto near = [](double a, double b) { return std::fabs(a / b - 1) < 1e-3; };
+  EXPECT_TRUE(near(g.copy_bytes_per_ns, h.copy_bytes_per_ns / 2)) << g.copy_bytes_per_ns;
+  EXPECT_TRUE(near(g.fft_element_ns_f32, h.fft_element_ns_f32 * 2));
+  EXPECT_TRUE(near(g.fft_stage_ns_f64, h.fft_stage_ns_f64 * 2));
+  EXPECT_TRUE(near(g.direct_flops_f32, h.direct_flops_f32 * 2));
+  EXPECT_TRUE(near(g.passes_flops_f64, h.passes_flops_f64 * 2));
+  EXPECT_TRUE(near(g.fft_tile_pair_ns, h.fft_tile_pair_ns / 2));
+  EXPECT_TRUE(near(g.fft_rows_point_ns[2], h.fft_rows_point_ns[2] / 2));
+  EXPECT_EQ(g.fft_setup_ns, h.fft_setup_ns);
+  EXPECT_EQ(g.sep_radius_2d, h.sep_radius_2d);
+  // Through a model: cuFFT's tiles (a 99 x 99 filter) against the direct sum, whose ratio a
+  // device with half the copy rate and twice the FMA rate moves by about 4.
+  Problem p(2, {4096, 4096, 1}, 1, Filter(random_vector<double>(99 * 99), {99, 99}), DType::f32);
+  const detail::FftTiling a = detail::cuda_fft_tiling(p);
+  p.set_tuning(t);
+  const detail::FftTiling b = detail::cuda_fft_tiling(p);
+  ASSERT_FALSE(a.shared);
+  EXPECT_TRUE(near(b.direct_ns, a.direct_ns / 2)) << b.direct_ns << " " << a.direct_ns;
+  EXPECT_GT(b.fft_ns, 1.8 * a.fft_ns);
+  EXPECT_GT(b.fft_ns / b.direct_ns, 3.6 * (a.fft_ns / a.direct_ns));
+  // Out of range: refused by name.
+  EXPECT_THROW(detail::parse_fast_tuning("copy_gbs=0", "test"), Error);
 }
 
 }  // namespace

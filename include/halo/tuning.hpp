@@ -55,6 +55,11 @@ struct FastTuning {
                                       // `fft`'s row transforms wherever they beat the direct sum
   std::optional<int> fft_cost;        // 1..100000: % applied to the FFT's modelled time where
                                       // `auto` weighs it against the direct sum's (100)
+  // The device's rates as `halo bench` measures its ceilings (a device-to-device copy, GB/s read
+  // plus written; an FMA-bound kernel, float32 GFLOP/s): the GPU profile's rates, measured on the
+  // H100, are scaled to them in every cost model (unset: the H100's, 2989 and 61000).
+  std::optional<int> copy_gbs;        // 1..1000000
+  std::optional<int> fma_gflops;      // 1..10000000
   // On the CPU (unset: the development VM's; `halo bench --suite crossovers --backend cpu`):
   std::optional<int> cpu_fft_cost;    // 1..100000: the same for `cpu_fft` against `cpu` (100)
 

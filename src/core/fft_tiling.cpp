@@ -125,16 +125,15 @@ namespace {
 // to 1.45x slower per element (384 x 576 and 400 x 576 against 512 x 512: docs/notes/tuning.md,
 // FFT on the GPU). Transforms along x of 32 or more: the model counts no cost for narrow tiles,
 // whose gathers read 4 bytes per 32-byte sector (a filter along y alone took tiles of 1 column).
-FftCost cuda_cost(DType t) {
-  const profile::Gpu& g = profile::gpu();
+FftCost cuda_cost(DType t, const profile::Gpu& g) {
   const double a = per_dtype(t, g.fft_stage_ns_f32, g.fft_stage_ns_f64, "fft's cost model");
   const double b = per_dtype(t, g.fft_element_ns_f32, g.fft_element_ns_f64, "fft's cost model");
   return {a, b, 0.0, 0, 1, "fft", true, 32};
 }
 // The row transforms (float32): each element read or written at the copy's rate (the windows'
 // N / T inputs per output read), then each pair's transform per point (profile::Gpu).
-double rows_move_ns(double elements) {
-  return elements * double(sizeof(float)) / profile::gpu().copy_bytes_per_ns;
+double rows_move_ns(double elements, const profile::Gpu& g) {
+  return elements * double(sizeof(float)) / g.copy_bytes_per_ns;
 }
 
 }  // namespace
@@ -152,16 +151,17 @@ FftTiling cuda_fft_rows(const Problem& p) {
     return best;
   const int64_t least = tune.fft_tile ? int64_t(1) << *tune.fft_tile : 0;
   const double elements = double(p.elements());
+  const profile::Gpu g = profile::gpu(tune);
   double best_ns = -1;
   for (int64_t N : {1024, 2048, 4096}) {
     if (N < k.x || N < least || (least && best_ns >= 0)) continue;
     // Segments of seg outputs, those of consecutive rows paired (src/cuda/fft/rows.cu).
     const int64_t seg = N - k.x + 1, segs = (n.x + seg - 1) / seg;
     const double pairs = std::ceil(double(segs) * double(n.y * n.z * p.batch()) / 2);
-    const double per_point = profile::gpu().fft_rows_point_ns[N == 1024 ? 0 : N == 2048 ? 1 : 2];
+    const double per_point = g.fft_rows_point_ns[N == 1024 ? 0 : N == 2048 ? 1 : 2];
     // The DRAM traffic (each segment reads N inputs for its T outputs) and the transforms.
     const double ns =
-        rows_move_ns(elements * (1 + double(N) / double(seg))) + pairs * double(N) * per_point;
+        rows_move_ns(elements * (1 + double(N) / double(seg)), g) + pairs * double(N) * per_point;
     if (best_ns >= 0 && ns >= best_ns) continue;
     best_ns = ns;
     best.shared = true;
@@ -169,7 +169,7 @@ FftTiling cuda_fft_rows(const Problem& p) {
     best.tile = {1, 1, std::min(2 * seg, n.x)};
     best.tiles = (segs * n.y * n.z + 1) / 2;
     best.window_scale = segs * n.y * n.z * p.batch() > 1 ? std::sqrt(2.0) : 1.0;
-    best.fft_ns = ns + profile::gpu().fft_rows_setup_ns;
+    best.fft_ns = ns + g.fft_rows_setup_ns;
   }
   return best;
 }
@@ -193,33 +193,33 @@ FftTiling cuda_fft_tiles(const Problem& p) {
   best.tile = {1, std::min(ty, n.y), std::min(2 * tx, n.x)};
   best.tiles = rows * pairs * n.z;
   best.window_scale = n.x > tx ? std::sqrt(2.0) : 1.0;
-  best.fft_ns = double(best.tiles) * double(p.batch()) * profile::gpu().fft_tile_pair_ns +
-                profile::gpu().fft_rows_setup_ns;
+  const profile::Gpu g = profile::gpu(tune);
+  best.fft_ns = double(best.tiles) * double(p.batch()) * g.fft_tile_pair_ns + g.fft_rows_setup_ns;
   return best;
 }
 
 FftTiling cuda_fft_tiling(const Problem& p) {
-  FftCost m = cuda_cost(p.dtype());
   const FastTuning& t = p.tuning();
+  const profile::Gpu g = profile::gpu(t);
+  FftCost m = cuda_cost(p.dtype(), g);
   FftTiling shared = cuda_fft_rows(p);
   if (shared.tiles == 0) shared = cuda_fft_tiles(p);
   if (shared.tiles > 0) {
     shared.direct_ns =
-        2.0 * double(p.elements()) * double(p.taps()) / profile::gpu().direct_flops_f32;
+        2.0 * double(p.elements()) * double(p.taps()) / g.direct_flops_f32;
     // The rows of a 2-D or 3-D array go to `separable`'s x pass, which measured the copy plus
     // the taps at that rate, not overlapped (docs/notes/tuning.md, "Row transforms in shared
     // memory").
     if (p.rank() > 1 && shared.fft[1] == 1)
-      shared.direct_ns += rows_move_ns(2.0 * double(p.elements()));
+      shared.direct_ns += rows_move_ns(2.0 * double(p.elements()), g);
     return shared;
   }
   m.cap = double(int64_t(1) << (t.fft_tile ? *t.fft_tile : p.rank() == 1 ? 16 : 18));
   FftTiling best = fft_tiling(p, m);
-  best.fft_ns += profile::gpu().fft_setup_ns;
-  best.direct_ns =
-      2.0 * double(p.elements()) * double(p.taps()) /
-      per_dtype(p.dtype(), profile::gpu().direct_flops_f32, profile::gpu().direct_flops_f64,
-                "fft's direct-sum rate");
+  best.fft_ns += g.fft_setup_ns;
+  best.direct_ns = 2.0 * double(p.elements()) * double(p.taps()) /
+                   per_dtype(p.dtype(), g.direct_flops_f32, g.direct_flops_f64,
+                             "fft's direct-sum rate");
   return best;
 }
 

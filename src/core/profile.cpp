@@ -3,6 +3,7 @@
 
 #include "core/dtype.hpp"
 #include "halo/strategy.hpp"
+#include "halo/tuning.hpp"
 
 namespace halo::profile {
 
@@ -19,8 +20,27 @@ const Gpu& gpu() {
       /*fft_tile_pair_ns=*/110,
       /*sep_radius_2d_maps=*/3, /*sep_radius_2d=*/4, /*sep_radius_3d=*/1,
       /*box_rows_taps=*/66, /*long_rows_taps=*/321,
-      /*fft_cost_percent=*/100};
+      /*fft_cost_percent=*/100,
+      /*ceiling_copy_gbs=*/2989, /*ceiling_fma_gflops=*/61000};
   return h100;
+}
+
+Gpu gpu(const FastTuning& t) {
+  Gpu g = gpu();
+  if (t.copy_gbs) {
+    const double s = double(*t.copy_gbs) / g.ceiling_copy_gbs;
+    g.copy_bytes_per_ns *= s;
+    g.fft_stage_ns_f32 /= s, g.fft_element_ns_f32 /= s;
+    g.fft_stage_ns_f64 /= s, g.fft_element_ns_f64 /= s;
+  }
+  if (t.fma_gflops) {
+    const double s = double(*t.fma_gflops) / g.ceiling_fma_gflops;
+    g.direct_flops_f32 *= s, g.direct_flops_f64 *= s;
+    g.passes_flops_f32 *= s, g.passes_flops_f64 *= s;
+    for (double& v : g.fft_rows_point_ns) v /= s;
+    g.fft_tile_pair_ns /= s;
+  }
+  return g;
 }
 
 const Cpu& cpu() {

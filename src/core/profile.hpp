@@ -8,6 +8,7 @@
 
 namespace halo {
 class Problem;
+struct FastTuning;
 }
 
 namespace halo::profile {
@@ -43,6 +44,11 @@ struct Gpu {
   int sep_radius_2d_maps, sep_radius_2d, sep_radius_3d;
   int box_rows_taps, long_rows_taps;
   int fft_cost_percent;
+  // The ceilings `halo bench` measured on this GPU the same way it measures another's (a
+  // device-to-device copy of 1 GiB, GB/s read plus written; an FMA-bound float32 kernel, GFLOP/s:
+  // docs/BENCHMARKS.md, 2026-11-25): FastTuning::copy_gbs and fma_gflops scale the rates above by
+  // the ratio of another device's to these.
+  double ceiling_copy_gbs, ceiling_fma_gflops;
 };
 
 // A CPU's figures: ns on one core (docs/notes/tuning.md, "cpu_fft", "Separable passes (CPU)",
@@ -74,6 +80,11 @@ struct Cpu {
 // The profiles `auto` models with: the H100's and the development VM's.
 const Gpu& gpu();
 const Cpu& cpu();
+// The GPU profile as a problem's models use it: gpu() with its moving rates scaled by
+// t.copy_gbs / ceiling_copy_gbs (copy_bytes_per_ns; the cuFFT tiles' ns divided by it) and its
+// computing rates by t.fma_gflops / ceiling_fma_gflops (the FMA rates; the shared-memory
+// transforms' ns divided by it), where t gives them; set-up and launch figures as measured.
+Gpu gpu(const FastTuning& t);
 
 // The modelled time of `cpu`'s direct sum of p on one core, ns: elements x (taps x tap_ns +
 // output_ns) of p's rank and dtype, with p's taps or the given count (the CPU strategies' passes

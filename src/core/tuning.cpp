@@ -52,6 +52,8 @@ const std::vector<Field>& fields() {
       {"box_rows_taps", &FastTuning::box_rows_taps, nullptr, false, 2, 1 << 20, {}},
       {"long_rows_taps", &FastTuning::long_rows_taps, nullptr, false, 1, 1025, {}},
       {"fft_cost", &FastTuning::fft_cost, nullptr, false, 1, 100000, {}},
+      {"copy_gbs", &FastTuning::copy_gbs, nullptr, false, 1, 1000000, {}},
+      {"fma_gflops", &FastTuning::fma_gflops, nullptr, false, 1, 10000000, {}},
       {"cpu_fft_cost", &FastTuning::cpu_fft_cost, nullptr, false, 1, 100000, {}},
   };
   return f;

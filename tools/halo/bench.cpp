@@ -448,6 +448,18 @@ int run_bench(const BenchArgs& a) {
   detail::Ceilings gpu_c, cpu_c;
   if (any_gpu) gpu_c = detail::measure_cuda_ceilings(DType::f32);
   if (any_cpu) cpu_c = detail::measure_cpu_ceilings(DType::f32);
+  // The crossovers suite models with this GPU's rates (FastTuning::copy_gbs, fma_gflops: the
+  // profile's rates scaled to the ceilings just measured, unless the tuning gives them), so that
+  // the FFT's cost it calibrates is the residual after them; the profile it writes carries them.
+  FastTuning run_tuning = tuning;
+  std::string rates;
+  if (a.suite == "crossovers" && any_gpu) {
+    if (!run_tuning.copy_gbs) run_tuning.copy_gbs = int(std::lround(gpu_c.copy_gbs));
+    if (!run_tuning.fma_gflops) run_tuning.fma_gflops = int(std::lround(gpu_c.fma_gflops));
+    check_tuning(run_tuning);
+    rates = "copy_gbs=" + std::to_string(*run_tuning.copy_gbs) +
+            ",fma_gflops=" + std::to_string(*run_tuning.fma_gflops);
+  }
 
   std::vector<CrossoverPoint> points;
   nlohmann::json rows = nlohmann::json::array();
@@ -461,7 +473,7 @@ int run_bench(const BenchArgs& a) {
     const std::string name = problem_name(p, bp.filter);
     // The FLOPs of the cheapest exact form: a rank-1 filter's factors, else every tap.
     const double flops = work_flops(p);
-    p.set_tuning(tuning);
+    p.set_tuning(run_tuning);
     CrossoverPoint point{bp.tuning_key, bp.x};
     for (const Strategy* s : strats) {
       if (!bp.tuning_key.empty() && s->name() != bp.below && s->name() != bp.above) continue;
@@ -533,6 +545,7 @@ int run_bench(const BenchArgs& a) {
   std::string crossovers;
   if (!points.empty()) {
     crossovers = crossovers_from(points);
+    if (!rates.empty()) crossovers = rates + (crossovers.empty() ? "" : "," + crossovers);
     nlohmann::json pts = nlohmann::json::array();
     for (const CrossoverPoint& q : points)
       pts.push_back({{"tuning_key", q.tuning_key}, {"x", q.x}, {"below_ms", q.below_ms},

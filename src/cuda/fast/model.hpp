@@ -24,7 +24,7 @@ namespace halo::cuda::fast {
 inline double move_ns(const Problem& p, double rx, double ry) {
   double reads = (128.0 + 2 * rx) / 128.0;
   if (p.rank() == 3) reads *= (8.0 + 2 * ry) / 8.0;
-  return p.bytes() / profile::gpu().copy_bytes_per_ns * (1 + 0.5 * (reads - 1));
+  return p.bytes() / profile::gpu(p.tuning()).copy_bytes_per_ns * (1 + 0.5 * (reads - 1));
 }
 
 // The same with the filter's own halos along x and y (not a cube of its largest radius): what
@@ -38,7 +38,7 @@ inline double filter_move_ns(const Problem& p) {
 }
 
 inline double modelled_ns(const Problem& p, double r, double taps) {
-  const profile::Gpu& g = profile::gpu();
+  const profile::Gpu g = profile::gpu(p.tuning());
   const double move = move_ns(p, r, r);
   const double flops =
       per_dtype(p.dtype(), g.direct_flops_f32, g.direct_flops_f64, "fast's FMA rate");

@@ -32,7 +32,7 @@ double modelled_taps(const SepPass& s, const detail::AxisWindows& win) {
 // (modelled_taps) at the fused kernel's FMA rate.
 double passes_ns(const Problem& p, const SepPlan& plan, bool adds = false) {
   const double n = double(p.elements()), size = double(dtype_size(p.dtype()));
-  const profile::Gpu& g = profile::gpu();
+  const profile::Gpu g = profile::gpu(p.tuning());
   const double flops =
       per_dtype(p.dtype(), g.passes_flops_f32, g.passes_flops_f64, "separable's FMA rate");
   double ns = 0;
@@ -78,7 +78,7 @@ class SeparableStrategyPlan final : public StrategyPlan {
     const Problem& p = problem();
     const SepPlan& plan = plan_;
     const FastTuning& tune = p.tuning();
-    const profile::Gpu& g = profile::gpu();
+    const profile::Gpu g = profile::gpu(tune);
     const int r = int(std::min<std::int64_t>(p.max_radius(), 1 << 20));
     const bool fast_runs = fast::compiled_radius(p.rank(), p.dtype(), r) >= 0;
     if (plan.passes.size() == 1 && box_rows(plan.passes[0]) && (p.rank() == 1 || !fast_runs)) {
