@@ -56,6 +56,13 @@ CALLS = [
     ("sobel", lambda lib, x: lib.sobel(x, axis=0)),
     ("prewitt", lambda lib, x: lib.prewitt(x)),
     ("laplace", lambda lib, x: lib.laplace(x, mode="wrap")),
+    ("gaussian_laplace", lambda lib, x: lib.gaussian_laplace(x, 1.5)),
+    ("gaussian_gradient_magnitude", lambda lib, x: lib.gaussian_gradient_magnitude(
+        x, 1.5, mode="nearest")),
+    ("generic_laplace", lambda lib, x: lib.generic_laplace(
+        x, lambda i, a, o, m, c: lib.correlate1d(i, [1.0, -2.0, 1.0], a, o, m, c))),
+    ("gaussian_filter_axes", lambda lib, x: lib.gaussian_filter(x, 1.5, axes=(0,))),
+    ("uniform_filter_axes", lambda lib, x: lib.uniform_filter(x, 3, axes=(-1,), mode="wrap")),
 ]
 SHAPES = [(1000,), (67, 129), (9, 33, 40)]
 
