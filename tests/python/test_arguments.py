@@ -34,6 +34,8 @@ FUNCTIONS = {
     "sobel": dict(axis=-1, output=None, mode="reflect", cval=0.0),
     "prewitt": dict(axis=-1, output=None, mode="reflect", cval=0.0),
     "laplace": dict(output=None, mode="reflect", cval=0.0),
+    "gaussian_laplace": dict(sigma=1.0, output=None, mode="reflect", cval=0.0),
+    "gaussian_gradient_magnitude": dict(sigma=1.0, output=None, mode="reflect", cval=0.0),
 }
 
 
