@@ -435,8 +435,7 @@ TEST(SeparableCuda, VolumeBoxesRunAsRunningSums) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << why;
   const Strategy& sep = *find_strategy("separable");
-  // Sizes past one tile along each axis and not a multiple of it; box:17 on the smaller volume
-  // only (the reference's direct sums of 4913 taps under eight edge sets).
+  // Past one tile along each axis, not a multiple of it; box:17 (4913 reference taps) only once.
   for (const Extents& e : {Extents{40, 30, 68}, Extents{75, 29, 132}})
     for (const char* spec : {"box:9", "box:17"}) {
       if (e[0] == 75 && std::string(spec) == "box:17") continue;
@@ -451,10 +450,8 @@ TEST(SeparableCuda, VolumeBoxesRunAsRunningSums) {
       for (const Edges& edges : edge_sets())
         EXPECT_EQ(check_strategy<float>("separable", 3, e, 1, f, Op::correlate, false, edges), "")
             << spec << " " << p.describe();
-      // A constant volume: its mean exactly, under a mode (every window full) and under zero
-      // ghosts in the interior.
-      std::int64_t n = e[0] * e[1] * e[2];
-      const std::vector<float> in(std::size_t(n), 7.0f);
+      // A constant volume keeps its value exactly under a mode (every window full).
+      const std::vector<float> in(std::size_t(e[0] * e[1] * e[2]), 7.0f);
       std::vector<float> out(in.size());
       Options o;
       o.strategy = "separable";
@@ -543,10 +540,10 @@ TEST(SeparableCuda, BoxRowsTakeSeveralSegmentsPerBlock) {
 // Volumes whose factors all fit radius 4 (float32, at least 4 halos deep) run x, y and z in one
 // pass: tile edges (64 x 16 outputs of a plane), primes, unaligned rows, 1-element axes, a
 // factor of one tap, filters wider than an axis, several z-chunks, batches, every compiled
-// radius; boxes take FMAs here (running sums need the tensor-map kernel's radii 4 and 8:
-// VolumeBoxesRunAsRunningSums), and the plan and Summation say the same. The edge sets' origins
-// widen a window by one, so factors of 9 taps run under the sets without origins. Wider
-// factors, shallower volumes and float64 keep two passes.
+// radius; boxes among them take FMAs (running sums need the tensor-map kernel's radii 4 and 8:
+// VolumeBoxesRunAsRunningSums). The edge sets' origins widen a window by one, so factors of 9
+// taps run under the sets without origins. Wider factors, shallower volumes and float64 keep
+// two passes.
 const std::vector<PassCase>& volume_cases() {
   static const std::vector<PassCase> cases = {
       {3, {40, 17, 65}, 1, {7, 7, 7}},   {3, {37, 31, 130}, 2, {7, 3, 5}},
@@ -560,22 +557,18 @@ const std::vector<PassCase>& volume_cases() {
 TEST(SeparableCuda, VolumesRunInOnePass) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << why;
-  int running = 0;  // cases that ran as running sums
-  const auto check = [&running](const Problem& p, const Filter& f, Op op, const Edges& e) {
+  const auto check = [](const Problem& p, const Filter& f, Op op, const Edges& e) {
     const Strategy* s = find_strategy("separable");
     const std::string plan = s->plan(p);
     EXPECT_NE(plan.find("z fused in one pass"), std::string::npos) << p.describe() << ": " << plan;
     EXPECT_TRUE(s->workspace(p).empty()) << p.describe();
-    const bool sums = plan.find("running sums along x, y and z") != std::string::npos;
-    running += sums;
-    EXPECT_EQ(s->summation(p), sums ? Summation::running : Summation::separable) << p.describe();
+    EXPECT_EQ(s->summation(p), Summation::separable) << p.describe();
     EXPECT_EQ(check_strategy<float>("separable", p.rank(), p.extents(), p.batch(), f, op, false, e),
               "");
   };
   const auto outer = [](const std::vector<std::int64_t>& k) { return random_outer_product(k); };
   const int ran = for_each_case(volume_cases(), outer, check);
   EXPECT_EQ(ran, int(volume_cases().size() * edge_sets().size()));
-  EXPECT_EQ(running, 0);  // (random factors are no boxes)
   for_each_case({{3, {40, 30, 50}, 2, {7, 7, 7}}, {3, {35, 20, 70}, 1, {7, 5, 3}}}, box_filter,
                 check);
   // Radius 4 (9 taps: Gaussians of sigma 1, boxes of 9) and 8 (17 taps: sigma 2; 13 and 15

@@ -56,9 +56,22 @@ __device__ __forceinline__ void y_column(const float* col, int pitch, const Taps
   }
 }
 
-// The BOX forms of x_run8 and y_column (every tap 1): the first output the window's sum, each
-// next one the last plus the element entering minus the one leaving (two adds an output in
-// place of 2R + 1 FMAs; Summation::running, restarted every run of 8 and every column of N).
+// The BOX forms of x_run8 and y_column (every tap 1): running sums over a window of 2R + 1
+// values u(0) .. u(N + 2R - 1), the first output the window's sum, each next one the last plus
+// the value entering minus the one leaving (two adds an output in place of 2R + 1 FMAs;
+// Summation::running, restarted every run of 8 and every column of N).
+template <int N, int R, class U>
+__device__ __forceinline__ void box_run(U u, float (&acc)[N]) {
+  float sum = u(0);
+#pragma unroll
+  for (int j = 1; j <= 2 * R; ++j) sum += u(j);
+  acc[0] = sum;
+#pragma unroll
+  for (int q = 1; q < N; ++q) {
+    sum = (sum + u(q + 2 * R)) - u(q - 1);
+    acc[q] = sum;
+  }
+}
 template <int R, int PAD>
 __device__ __forceinline__ void x_box8(const float* src, float (&acc)[8]) {
   float v[8 + 2 * PAD];
@@ -67,30 +80,14 @@ __device__ __forceinline__ void x_box8(const float* src, float (&acc)[8]) {
     const float4 f = *reinterpret_cast<const float4*>(src + i0);
     v[i0] = f.x, v[i0 + 1] = f.y, v[i0 + 2] = f.z, v[i0 + 3] = f.w;
   }
-  float sum = v[PAD - R];
-#pragma unroll
-  for (int j = 1; j <= 2 * R; ++j) sum += v[PAD - R + j];
-  acc[0] = sum;
-#pragma unroll
-  for (int q = 1; q < 8; ++q) {
-    sum = (sum + v[PAD + R + q]) - v[PAD - R + q - 1];
-    acc[q] = sum;
-  }
+  box_run<8, R>([&](int i) { return v[PAD - R + i]; }, acc);
 }
 template <int N, int R>
 __device__ __forceinline__ void y_box_column(const float* col, int pitch, float (&acc)[N]) {
   float u[N + 2 * R];
 #pragma unroll
   for (int a = 0; a < N + 2 * R; ++a) u[a] = col[a * pitch];
-  float sum = u[0];
-#pragma unroll
-  for (int j = 1; j <= 2 * R; ++j) sum += u[j];
-  acc[0] = sum;
-#pragma unroll
-  for (int q = 1; q < N; ++q) {
-    sum = (sum + u[q + 2 * R]) - u[q - 1];
-    acc[q] = sum;
-  }
+  box_run<N, R>([&](int i) { return u[i]; }, acc);
 }
 
 template <int R>
