@@ -37,7 +37,10 @@ inline constexpr int kMaxRank = 3;
 // ---------------------------------------------------------------------------------------------
 // Basic enums
 // ---------------------------------------------------------------------------------------------
-enum class DType { f32, f64 };
+// Element types (src/core/dtype.hpp gives each its accumulation type): float32, float64, the
+// 8/16/32-bit integers of images and volumes, IEEE half (float16) and bfloat16, complex64 and
+// complex128. f32 and f64 keep their numbers.
+enum class DType { f32, f64, u8, u16, i16, i32, f16, bf16, c64, c128 };
 enum class Op { correlate, convolve };
 // Boundary modes: what an index outside the array reads (scipy.ndimage's `mode`, same meaning):
 //   constant  cval                       (k k k | a b c d | k k k)
@@ -67,6 +70,7 @@ struct DTypeInfo {
   const char* numpy;   // NumPy's name, e.g. "float32"
   const char* descr;   // the .npy descr halo reads and writes, e.g. "<f4"
   std::size_t size;    // bytes per element
+  char kind;           // NumPy's kind: 'f' floating, 'u' unsigned, 'i' signed, 'c' complex
 };
 const DTypeInfo& dtype_info(DType t);
 const std::vector<DTypeInfo>& dtypes();  // every row, in the order of enum class DType

@@ -4,22 +4,34 @@
 // DTypeList it dispatches over (FloatDTypes by default), and nothing else instantiates it.
 #pragma once
 
+#include <complex>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <utility>
 
+#include "core/half.hpp"
 #include "halo/halo.hpp"
 
 namespace halo {
 
 // X(enumerator, storage type, accumulation type) for every dtype, in the order of enum class
 // DType. Storage: the type of an array's elements; accumulation: the type a sum of taps is carried
-// in (the accuracy bounds of docs/ACCURACY.md are stated in it), the same as storage for the
-// floating types, wider for a future integer or half type.
-#define HALO_DTYPES(X) \
-  X(f32, float, float) \
-  X(f64, double, double)
+// in (the accuracy bounds of docs/ACCURACY.md are stated in it): float for the 8- and 16-bit
+// integers and the half types (each of their values is a float exactly), double for int32 and
+// float64, the complex type of the same precision for complex data.
+#define HALO_DTYPES(X)                                      \
+  X(f32, float, float)                                      \
+  X(f64, double, double)                                    \
+  X(u8, std::uint8_t, float)                                \
+  X(u16, std::uint16_t, float)                              \
+  X(i16, std::int16_t, float)                               \
+  X(i32, std::int32_t, double)                              \
+  X(f16, float16, float)                                    \
+  X(bf16, bfloat16, float)                                  \
+  X(c64, std::complex<float>, std::complex<float>)          \
+  X(c128, std::complex<double>, std::complex<double>)
 
 // From the DType: its storage and accumulation types. From the storage type: its DType and
 // accumulation type (for kernels templated on the storage type).

@@ -11,8 +11,17 @@ namespace halo {
 
 const std::vector<DTypeInfo>& dtypes() {
   static const std::vector<DTypeInfo> table = {
-      {DType::f32, "f32", "float32", "<f4", 4},
-      {DType::f64, "f64", "float64", "<f8", 8},
+      {DType::f32, "f32", "float32", "<f4", 4, 'f'},
+      {DType::f64, "f64", "float64", "<f8", 8, 'f'},
+      {DType::u8, "u8", "uint8", "|u1", 1, 'u'},
+      {DType::u16, "u16", "uint16", "<u2", 2, 'u'},
+      {DType::i16, "i16", "int16", "<i2", 2, 'i'},
+      {DType::i32, "i32", "int32", "<i4", 4, 'i'},
+      {DType::f16, "f16", "float16", "<f2", 2, 'f'},
+      // NumPy has no bfloat16 of its own; ml_dtypes' is a 2-byte void to .npy ("<V2").
+      {DType::bf16, "bf16", "bfloat16", "<V2", 2, 'f'},
+      {DType::c64, "c64", "complex64", "<c8", 8, 'c'},
+      {DType::c128, "c128", "complex128", "<c16", 16, 'c'},
   };
   return table;
 }
