@@ -76,10 +76,12 @@ PYBIND11_MODULE(_halo, m) {
       .def(py::init<const std::vector<std::int64_t>&, const std::string&,
                     const py::array_t<double, py::array::c_style | py::array::forcecast>&, bool,
                     const std::vector<std::string>&, double, const std::vector<std::int64_t>&,
-                    const std::string&, const std::string&, bool, bool>(),
+                    const std::string&, const std::string&, bool, bool, const std::string&,
+                    const std::string&>(),
            py::arg("shape"), py::arg("dtype"), py::arg("weights"), py::arg("convolve"),
            py::arg("modes"), py::arg("cval"), py::arg("origins"), py::arg("backend"),
-           py::arg("strategy"), py::arg("direct_sums"), py::arg("every") = false)
+           py::arg("strategy"), py::arg("direct_sums"), py::arg("every") = false,
+           py::arg("out_dtype") = "", py::arg("rounding") = "truncate")
       .def("host", &Prepared::host, py::arg("input"), py::arg("output"))
       .def("device", &Prepared::device, py::arg("input"), py::arg("output"), py::arg("stream"));
   m.def("set_openmp_stack_size", &halo::detail::set_openmp_stack_size, py::arg("text"),

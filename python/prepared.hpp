@@ -21,20 +21,23 @@ namespace halo_python {
 namespace py = pybind11;
 
 
-// The core's row for a NumPy dtype name ("float32", "float64"); a ValueError names the others.
+// The core's row for a NumPy dtype name ("uint8", "float32", ...); a ValueError names others.
 inline halo::DType dtype_named(const std::string& name) {
   for (const halo::DTypeInfo& d : halo::dtypes())
     if (name == d.numpy) return d.dtype;
-  throw py::value_error("halo computes in float32 or float64, not " + name);
+  std::string names;
+  for (const halo::DTypeInfo& d : halo::dtypes()) names += (names.empty() ? "" : ", ") + std::string(d.numpy);
+  throw py::value_error("the core takes " + names + ", not " + name);
 }
 
-// float32 or float64 in native byte order (a ValueError otherwise).
+// An array's dtype as a row of the core's table, in native (little-endian) byte order (a
+// ValueError otherwise).
 inline halo::DType dtype_of(const py::array& a) {
   const py::dtype d = a.dtype();
-  if (d.equal(py::dtype::of<float>())) return halo::DType::f32;
-  if (d.equal(py::dtype::of<double>())) return halo::DType::f64;
-  throw py::value_error("halo computes in float32 or float64, not " +
-                        py::str(static_cast<const py::handle&>(d)).cast<std::string>());
+  const std::string name = py::str(d.attr("name")).cast<std::string>();
+  const char order = d.attr("byteorder").cast<std::string>()[0];
+  if (order == '>') throw py::value_error("the core takes native byte order, not " + name);
+  return dtype_named(name);
 }
 
 // The tuning every call of this process passes to the core (set_tuning): `auto`'s crossovers
@@ -122,12 +125,15 @@ class Prepared {
            const py::array_t<double, py::array::c_style | py::array::forcecast>& weights,
            bool convolve, const std::vector<std::string>& modes, double cval,
            const std::vector<std::int64_t>& origins, const std::string& backend,
-           const std::string& strategy, bool direct_sums, bool every)
+           const std::string& strategy, bool direct_sums, bool every,
+           const std::string& out_dtype = "", const std::string& rounding = "truncate")
       : rank_(rank_of(shape)),
         dtype_(dtype_named(dtype)),
+        out_dtype_(out_dtype.empty() ? dtype_ : dtype_named(out_dtype)),
         batch_(shape[0]),
         call_(make_call(weights, rank_, convolve, modes, cval, origins, backend, strategy,
                         direct_sums, every)) {
+    call_.options.rounding = halo::parse_rounding(rounding);
     elements_ = batch_;
     for (int a = 0; a < rank_; ++a) {
       ext_[a] = shape[a + 1];
@@ -139,7 +145,7 @@ class Prepared {
   // their shapes).
   py::tuple host(const py::array& in, py::array& out) {
     for (const py::array* a : {&in, static_cast<const py::array*>(&out)})
-      if (dtype_of(*a) != dtype_ || a->size() != elements_ ||
+      if (dtype_of(*a) != (a == &in ? dtype_ : out_dtype_) || a->size() != elements_ ||
           !(a->flags() & py::array::c_style))
         throw py::value_error("arrays of another dtype, size or layout than the prepared call's");
     if (!out.writeable()) throw py::value_error("output array is read-only");
@@ -166,7 +172,7 @@ class Prepared {
     const halo::ConstArrayView iv(in, dtype_, rank_, ext_, batch_, space);
     halo::ArrayView ov;
     ov.data = out;
-    ov.dtype = dtype_;
+    ov.dtype = out_dtype_;
     ov.rank = rank_;
     ov.extents = ext_;
     ov.batch = batch_;
@@ -177,7 +183,7 @@ class Prepared {
     halo::RunInfo info;
     {
       py::gil_scoped_release unlocked;
-      if (!planned) plan = halo::prepare(halo::ArrayDesc::of(iv), call_.filter, options);
+      if (!planned) plan = halo::prepare(halo::ArrayDesc::of(iv, ov), call_.filter, options);
       info = plan.run(iv, ov, stream);
     }
     if (!planned && !planned_[k]) {
@@ -196,7 +202,7 @@ class Prepared {
  private:
 
   int rank_;
-  halo::DType dtype_;
+  halo::DType dtype_, out_dtype_;
   std::int64_t batch_;
   halo::Extents ext_{1, 1, 1};
   std::int64_t elements_ = 1;

@@ -61,6 +61,14 @@ enum class MemorySpace { host, device };
 //   every    every weight, as SciPy's 1-D filters (correlate1d, and the passes of
 //            gaussian_filter, sobel, laplace ...): a zero weight on an infinity gives NaN.
 enum class Footprint { nonzero, every };
+// How a sum becomes an integer output (float outputs round to nearest whatever this says):
+//   truncate  scipy.ndimage's: SciPy's float64 sum (its order of the taps, core/scipy_sum.hpp)
+//             truncated toward zero, a value outside the type wrapped as SciPy's C casts do on
+//             x86-64 (through int32 for 8/16-bit outputs; NaN and the out-of-range give INT_MIN's
+//             low bits): bit for bit SciPy's integers (the default);
+//   nearest   OpenCV's and NPP's: the sum rounded to the nearest integer (ties to even) and
+//             saturated to the type's range, NaN to 0 (a documented addition).
+enum class Rounding { truncate, nearest };
 
 // The table of dtypes: one row each (a new dtype is a row here, in types.cpp, and in
 // src/core/dtype.hpp's HALO_DTYPES).
@@ -81,6 +89,7 @@ const char* to_string(Op op);
 const char* to_string(Boundary b);
 const char* to_string(Backend b);
 const char* to_string(Footprint f);
+const char* to_string(Rounding r);
 // Parse the names printed by to_string(); throw halo::Error naming the bad value otherwise.
 DType parse_dtype(const std::string& s);
 Op parse_op(const std::string& s);
@@ -91,6 +100,7 @@ Op parse_op(const std::string& s);
 Boundary parse_boundary(const std::string& s, bool* zero = nullptr);
 Backend parse_backend(const std::string& s);  // "auto", "reference", "cpu", "cuda"
 Footprint parse_footprint(const std::string& s);  // "nonzero", "every"
+Rounding parse_rounding(const std::string& s);    // "truncate", "nearest"
 
 // Every failure halo reports is a halo::Error whose message says what was being done and why.
 class Error : public std::runtime_error {
@@ -227,6 +237,8 @@ struct Options {
   // Which weights are taps where the input holds NaN or infinities: SciPy's N-D functions'
   // (nonzero, the default) or its 1-D functions' (every).
   Footprint footprint = Footprint::nonzero;
+  // How sums become integer outputs (Rounding): SciPy's truncation by default.
+  Rounding rounding = Rounding::truncate;
   void* stream = nullptr;  // cudaStream_t for the CUDA backend
   // Optional: receives the fraction of the work done (0..1) from the calling thread while a CPU
   // strategy runs (Problem::progress); must not throw. CUDA strategies do not report.
@@ -242,8 +254,10 @@ struct RunInfo {
   std::string note;  // why it was chosen (e.g. "no CUDA device: ...; fell back to cpu")
 };
 
-// out = input (*) filter. `in` and `out` must have the same dtype, rank, extents and batch, and
-// live in the same memory space. Host arrays given to a CUDA strategy are copied to the device
+// out = input (*) filter. `in` and `out` must have the same rank, extents and batch, and live in
+// the same memory space; the output's dtype may differ from the input's (SciPy's `output=`): the
+// sums are carried in the input's accumulation type (core/dtype.hpp) and stored as the output's
+// by Options::rounding. Complex input needs a complex output. Host arrays given to a CUDA strategy are copied to the device
 // and back; device arrays given to a CPU strategy are an error.
 RunInfo apply(ConstArrayView in, ArrayView out, const Filter& filter, const Options& opt = {});
 RunInfo correlate(ConstArrayView in, ArrayView out, const Filter& filter, Options opt = {});
@@ -262,9 +276,16 @@ struct ArrayDesc {
   std::int64_t batch = 1;
   DType dtype = DType::f32;
   MemorySpace space = MemorySpace::host;
+  std::optional<DType> out_dtype;  // the output's dtype where it is not the input's
 
+  DType output_dtype() const { return out_dtype.value_or(dtype); }
   static ArrayDesc of(const ConstArrayView& v) {
-    return {v.rank, v.extents, v.batch, v.dtype, v.space};
+    return {v.rank, v.extents, v.batch, v.dtype, v.space, std::nullopt};
+  }
+  static ArrayDesc of(const ConstArrayView& in, const ArrayView& out) {
+    ArrayDesc d = of(in);
+    if (out.dtype != in.dtype) d.out_dtype = out.dtype;
+    return d;
   }
 };
 

@@ -32,7 +32,16 @@ class Problem {
   int rank() const { return rank_; }
   const Extents& extents() const { return extents_; }
   std::int64_t batch() const { return batch_; }
-  DType dtype() const { return dtype_; }
+  DType dtype() const { return dtype_; }  // the input's
+  // The output's dtype (the input's unless set_output says otherwise) and how sums become
+  // integer outputs (Rounding). set_output throws halo::Error for a complex input with a real
+  // output (SciPy refuses it too).
+  DType out_dtype() const { return out_dtype_; }
+  Rounding rounding() const { return rounding_; }
+  void set_output(DType out, Rounding r = Rounding::truncate);
+  // Input and output both float32 or both float64: what every strategy runs (the others take
+  // only this unless Strategy::accepts_dtypes says more).
+  bool float_in_float_out() const;
   Op op() const { return op_; }
   const Edges& edges() const { return edges_; }
   Boundary mode(int axis) const { return edges_.mode[axis]; }  // axis 0 .. rank-1
@@ -113,6 +122,8 @@ class Problem {
   std::int64_t batch_ = 1;
   Filter filter_;
   DType dtype_ = DType::f32;
+  DType out_dtype_ = DType::f32;
+  Rounding rounding_ = Rounding::truncate;
   Op op_ = Op::correlate;
   Edges edges_;
   std::vector<double> cweights_;
@@ -276,6 +287,12 @@ class Strategy {
   virtual Summation summation(const Problem& p) const { (void)p; return Summation::direct; }
   virtual std::vector<MemoryUse> workspace(const Problem& p) const;
   virtual NonFinite nonfinite(const Problem& p) const { (void)p; return NonFinite::unnoted; }
+
+  // Whether the strategy is written for p's input and output dtypes, asked before anything else
+  // by the dispatch and by every run (detail::run_strategy), so that a strategy never sees
+  // dtypes it was not written for. The default: float32 or float64 in and the same out
+  // (Problem::float_in_float_out).
+  virtual Status accepts_dtypes(const Problem& p) const;
 };
 
 // The base of a strategy whose analysis of a problem is costly: it implements prepare() and its

@@ -84,19 +84,20 @@ class NumPy:
         return x.imag
 
     @staticmethod
-    def prepare(dtype, call):
+    def prepare(dtype, call, out_dtype=None):
         """The core call (shape, weights, convolve, modes, cval, origins, backend, strategy,
-        direct_sums, every) on C-contiguous host arrays of dtype, seen as `shape` (batch first),
-        prepared once (_replay._replayable keeps it). 'auto' means the CPU for NumPy arrays: the
-        core's own 'auto' would take host arrays to a GPU and back where one is usable."""
+        direct_sums, every) on C-contiguous host arrays of dtype (the output's out_dtype, by
+        default the same), seen as `shape` (batch first), prepared once (_replay._replayable
+        keeps it). 'auto' means the CPU for NumPy arrays: the core's own 'auto' would take host
+        arrays to a GPU and back where one is usable."""
         if call[6] == "auto" and not call[7]:
             call = call[:6] + ("cpu",) + call[7:]
-        return _prepared(dtype, call)
+        return _prepared(dtype, call, out_dtype)
 
     @staticmethod
     def run(src, dst, *call):
         """One core call on src and dst (see prepare)."""
-        return NumPy.prepare(src.dtype, call).host(src, dst)
+        return NumPy.prepare(src.dtype, call, dst.dtype).host(src, dst)
 
     @staticmethod
     def choose(dtype, call):
@@ -123,10 +124,12 @@ class NumPy:
         np.sqrt(x, x, casting="unsafe")
 
 
-def _prepared(dtype, call):
+def _prepared(dtype, call, out_dtype=None):
     shape, weights, convolve, modes, cval, origins, backend, strategy, direct_sums, every = call
+    out = "" if out_dtype is None or out_dtype == dtype else (_NAMES.get(out_dtype) or
+                                                              out_dtype.name)
     return _halo.Prepared(list(shape), _NAMES.get(dtype) or dtype.name, weights, convolve, modes,
-                          cval, origins, backend, strategy, direct_sums, every)
+                          cval, origins, backend, strategy, direct_sums, every, out)
 
 
 def _choose(dtype, call, device):

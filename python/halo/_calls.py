@@ -130,7 +130,7 @@ def _core_transposed(xp, src, dst, weights, convolve, modes, cval, origins, opts
     perm = [a for a in range(ndim) if weights.shape[a] == 1] + filtered
     inverse = [perm.index(a) for a in range(ndim)]
     src_t = xp.contiguous(xp.transpose(src, perm), xp.dtype(src))
-    dst_t = xp.empty(src_t.shape, xp.dtype(src), src)
+    dst_t = xp.empty(src_t.shape, xp.dtype(dst), src)
     _core(xp, src_t, dst_t, weights.transpose(perm), convolve, [modes[a] for a in perm], cval,
           [origins[a] for a in perm], opts, direct, every)
     xp.write(dst, xp.transpose(dst_t, inverse))
@@ -147,6 +147,8 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
     if not (len(passes[0]) > 5 and 0 in tuple(input.shape)):
         # SciPy's C code checks the dtypes, except in its N-D correlate of an empty array.
         _c_types(in_dt, out_dt)
+    if _native(xp, in_dt, out_dt, passes, opts):
+        return _execute_native(xp, input, out, out_dt, passes, cval, opts, summed)
     cdt = _compute_dtype(in_dt, out_dt, passes, cval)
     # Integer outputs want SciPy's direct float64 sums (no FFT, no Winograd). Where the core
     # chooses the strategy and the caller did not ask for direct sums, a pass no strategy can sum
@@ -209,6 +211,63 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
     if xp.dtype(result) != out_dt:
         result = xp.cast(result, out_dt)
     if out is None:
+        return result
+    xp.write(out, result)
+    return out
+
+
+# dtypes the core reads and writes itself (NumPy's names), deciding SciPy's integer truncation in
+# its kernels (docs/ACCURACY.md): the other kinds SciPy takes (bool, int8, uint32, int64, uint64)
+# go through a float64 computation and SciPy's casts here.
+_NATIVE = frozenset(np.dtype(t) for t in (np.uint8, np.uint16, np.int16, np.int32, np.float16,
+                                          np.float32, np.float64))
+
+
+def _native(xp, in_dt, out_dt, passes, opts):
+    """Whether the core runs these passes on the arrays' own dtypes: host arrays on the CPU (the
+    GPU's strategies compute float32 and float64 only, for now), dtypes of _NATIVE, no pass
+    that divides its sum afterwards (SciPy's uniform filter: its exact sums are divided in
+    float64 below), and a dtype pair other than float32 or float64 in and out (which the
+    general path runs as before)."""
+    if xp.name != "numpy" or opts[1] or opts[0] not in ("auto", "cpu", "reference"):
+        return False
+    if in_dt not in _NATIVE or out_dt not in _NATIVE:
+        return False
+    if in_dt == out_dt and in_dt.kind == "f" and in_dt.itemsize >= 4:
+        return False
+    return all(p[4] is None for p in passes)
+
+
+def _execute_native(xp, input, out, out_dt, passes, cval, opts, summed):
+    """_execute on the core's own dtypes: each pass reads the previous one's result in the output
+    dtype (SciPy's intermediate arrays) and the core stores SciPy's integers (its truncation of
+    its own float64 sums, in its order of the taps: Footprint every for the 1-D passes) or
+    floating values. summed (laplace): each pass reads the input, and the results are added in
+    the output dtype, as SciPy's do."""
+    shape = tuple(input.shape)
+    src = xp.contiguous(input, xp.dtype(input))
+    _spoil_record()  # the replay keeps float32 and float64 calls only
+    if summed:
+        result = None
+        for w, convolve, modes, origins, _ in passes:
+            r = xp.empty(shape, out_dt, src)
+            _core(xp, src, r, w, convolve, modes, cval, origins, opts, opts[2], True)
+            if result is None:
+                result = r
+            else:
+                result += r
+    else:
+        cur = src
+        last = len(passes) - 1
+        for i, (w, convolve, modes, origins, _, *nd) in enumerate(passes):
+            usable = (i == last and out is not None and xp.dtype(out) == out_dt
+                      and xp.is_contiguous(out) and xp.writeable(out)
+                      and not xp.overlap(out, input))
+            dst = out if usable else xp.empty(shape, out_dt, src)
+            _core(xp, cur, dst, w, convolve, modes, cval, origins, opts, opts[2], not nd)
+            cur = dst
+        result = cur
+    if out is None or result is out:
         return result
     xp.write(out, result)
     return out

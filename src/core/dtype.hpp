@@ -76,6 +76,14 @@ using AllDTypes = typename detail::DTypeListOf<0 HALO_DTYPES(HALO_DTYPE_ITEM)>::
 // The dtypes the kernels are written for, and what dispatch_dtype instantiates unless told
 // otherwise: a dtype added to the table is instantiated only by the code that lists it.
 using FloatDTypes = DTypeList<DType::f32, DType::f64>;
+// Every real dtype (storage read as one number): what code that converts to an accumulation
+// type itself is written for (core/convert.hpp).
+using RealDTypes = DTypeList<DType::f32, DType::f64, DType::u8, DType::u16, DType::i16,
+                             DType::i32, DType::f16, DType::bf16>;
+
+inline char dtype_kind(DType t) { return dtype_info(t).kind; }
+inline bool is_integer_dtype(DType t) { return dtype_kind(t) == 'u' || dtype_kind(t) == 'i'; }
+inline bool is_complex_dtype(DType t) { return dtype_kind(t) == 'c'; }
 
 // The table's name of t ("f32"), or its number where the table has no row for it.
 inline std::string dtype_name(DType t) {

@@ -202,14 +202,15 @@ namespace {
 std::vector<MemoryUse> needs_of(const Strategy& s, const Problem& p, MemorySpace arrays,
                                 bool count_arrays, std::vector<MemoryUse> workspace) {
   const double array = double(p.elements()) * double(dtype_size(p.dtype()));
+  const double out = double(p.elements()) * double(dtype_size(p.out_dtype()));
   std::vector<MemoryUse> needs;
   if (count_arrays) {
     needs.push_back({"the input array", array, arrays});
-    needs.push_back({"the output array", array, arrays});
+    needs.push_back({"the output array", out, arrays});
   }
   if (s.backend() == Backend::cuda && arrays == MemorySpace::host) {
     needs.push_back({"the input's copy on the GPU", array, MemorySpace::device});
-    needs.push_back({"the output's copy on the GPU", array, MemorySpace::device});
+    needs.push_back({"the output's copy on the GPU", out, MemorySpace::device});
   }
   for (MemoryUse& u : workspace) {
     u.what += " (strategy " + s.name() + ")";

@@ -1,4 +1,5 @@
 // The CUDA hooks of a build without CUDA: no strategies, no devices, and a clear reason why.
+#include "core/converted.hpp"
 #include "core/detail.hpp"
 #include "core/nonfinite.hpp"
 #include "halo/info.hpp"
@@ -15,6 +16,10 @@ void run_cuda_on_host_buffers(const Strategy& s, const Problem&, const void*, vo
 void run_cuda_on_host_buffers(const StrategyPlan& plan, const void*, void*, void*) {
   throw Error("strategy '" + plan.strategy().name() +
               "' needs CUDA, but halo was built without CUDA");
+}
+
+Prepared prepare_converted_on_device(const Strategy& s, const Problem&) {
+  return Prepared::cannot("strategy '" + s.name() + "' needs CUDA, but halo was built without CUDA");
 }
 
 void run_cuda_strategy(const StrategyPlan& plan, const void*, void*, void*) {

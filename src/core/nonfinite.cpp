@@ -8,6 +8,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/converted.hpp"
 #include "core/detail.hpp"
 #include "core/dtype.hpp"
 #include "halo/strategy.hpp"
@@ -78,6 +79,13 @@ std::int64_t repair_host(const Problem& p, const void* in, void* out) {
 }
 
 void run_strategy(const StrategyPlan& plan, const void* in, void* out, void* stream) {
+  // Never a strategy on dtypes it was not written for (a plan made without the dispatch).
+  if (!plan.problem().float_in_float_out() && !converts(plan)) {
+    const Status dt = plan.strategy().accepts_dtypes(plan.problem());
+    if (!dt)
+      throw Error("strategy '" + plan.strategy().name() + "' cannot run " +
+                  plan.problem().describe() + ": " + dt.reason);
+  }
   if (plan.strategy().backend() == Backend::cuda) {
     run_cuda_strategy(plan, in, out, stream);
     return;
@@ -90,7 +98,7 @@ void run_strategy(const StrategyPlan& plan, const void* in, void* out, void* str
 }
 
 std::shared_ptr<const StrategyPlan> plan_or_throw(const Strategy& s, const Problem& p) {
-  Prepared pp = s.prepare(p);
+  Prepared pp = prepare_for_dispatch(s, p);
   if (!pp) throw Error("strategy '" + s.name() + "' cannot run " + p.describe() + ": " + pp.why_not);
   return std::move(pp.plan);
 }

@@ -74,8 +74,8 @@ Problem::Problem() : analysis_(std::make_shared<detail::FilterAnalysis>()) {}
 
 Problem::Problem(int rank, const Extents& extents, std::int64_t batch, const Filter& filter,
                  DType dtype, Op op, const Edges& edges)
-    : rank_(rank), extents_{1, 1, 1}, batch_(batch), filter_(filter), dtype_(dtype), op_(op),
-      edges_(edges), analysis_(std::make_shared<detail::FilterAnalysis>()) {
+    : rank_(rank), extents_{1, 1, 1}, batch_(batch), filter_(filter), dtype_(dtype),
+      out_dtype_(dtype), op_(op), edges_(edges), analysis_(std::make_shared<detail::FilterAnalysis>()) {
   if (rank < 1 || rank > kMaxRank)
     throw Error("problem rank must be 1, 2 or 3, got " + std::to_string(rank));
   for (int i = 0; i < rank; ++i) {
@@ -203,7 +203,22 @@ std::int64_t Problem::elements_per_item() const {
 }
 std::int64_t Problem::elements() const { return batch_ * elements_per_item(); }
 double Problem::flops() const { return 2.0 * double(taps()) * double(elements()); }
-double Problem::bytes() const { return 2.0 * double(elements()) * double(dtype_size(dtype_)); }
+double Problem::bytes() const {
+  return double(elements()) * double(dtype_size(dtype_) + dtype_size(out_dtype_));
+}
+
+void Problem::set_output(DType out, Rounding r) {
+  (void)dtype_info(out);  // a dtype of the table
+  if (dtype_info(dtype_).kind == 'c' && dtype_info(out).kind != 'c')
+    throw Error(std::string("a complex input (") + to_string(dtype_) +
+                ") needs a complex output, not " + to_string(out));
+  out_dtype_ = out;
+  rounding_ = r;
+}
+
+bool Problem::float_in_float_out() const {
+  return out_dtype_ == dtype_ && (dtype_ == DType::f32 || dtype_ == DType::f64);
+}
 
 bool Problem::odd_filter() const {
   for (int i = 0; i < rank_; ++i)
@@ -236,6 +251,10 @@ std::vector<double> detail::centred_window(const Problem& p, int R) {
 std::string Problem::describe() const {
   std::ostringstream os;
   os << rank_ << "D " << detail::join_extents(extents_, rank_) << " " << to_string(dtype_);
+  if (out_dtype_ != dtype_) os << " to " << to_string(out_dtype_);
+  if (rounding_ == Rounding::nearest && dtype_info(out_dtype_).kind != 'f' &&
+      dtype_info(out_dtype_).kind != 'c')
+    os << " (rounded to nearest)";
   if (batch_ > 1) os << " batch " << batch_;
   os << ", filter " << filter_.shape_string();
   if (filter_folded())

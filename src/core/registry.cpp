@@ -5,6 +5,7 @@
 #include <memory>
 #include <sstream>
 
+#include "core/converted.hpp"
 #include "core/detail.hpp"
 #include "core/nonfinite.hpp"
 #include "halo/halo.hpp"
@@ -72,6 +73,11 @@ std::string modelled(const Estimate& e) {
 
 Prepared detail::prepare_for_dispatch(const Strategy& s, const Problem& p) {
   try {
+    // A host strategy not written for p's dtypes runs them through slabs of its own float type.
+    const Status dt = s.accepts_dtypes(p);
+    if (!dt)
+      return s.backend() == Backend::cuda ? Prepared::cannot(dt.reason)
+                                          : prepare_converted(s, p);
     return s.prepare(p);
   } catch (const Error& e) {
     return Prepared::cannot(e.what());
@@ -231,7 +237,7 @@ RunInfo choose(const Problem& p, const Options& opt, MemorySpace space) {
 
 namespace {
 bool same_layout(const ConstArrayView& a, const ArrayView& b) {
-  if (a.rank != b.rank || a.batch != b.batch || a.dtype != b.dtype) return false;
+  if (a.rank != b.rank || a.batch != b.batch) return false;
   for (int i = 0; i < a.rank; ++i)
     if (a.extents[i] != b.extents[i]) return false;
   return true;
@@ -246,6 +252,7 @@ namespace {
 // The problem apply() and prepare() build from a description and the options.
 Problem problem_of(const ArrayDesc& d, const Filter& filter, const Options& opt) {
   Problem p(d.rank, d.extents, d.batch, filter, d.dtype, opt.op, opt.edges);
+  p.set_output(d.output_dtype(), opt.rounding);
   p.require_direct_sums(opt.direct_sums);
   p.set_footprint(opt.footprint);
   p.set_tuning(opt.tuning);
@@ -266,8 +273,7 @@ void check_arrays(const char* who, const ConstArrayView& in, const ArrayView& ou
     throw Error(w + ": input and output must both be host or both be device arrays");
   const auto* ib = static_cast<const char*>(in.data);
   const auto* ob = static_cast<const char*>(out.data);
-  const std::size_t nb = in.bytes();
-  if (ib < ob + nb && ob < ib + nb)
+  if (ib < ob + out.bytes() && ob < ib + in.bytes())
     throw Error(w + ": output overlaps input (in-place filtering is not supported)");
 }
 
@@ -285,7 +291,7 @@ void run_on(const StrategyPlan& plan, const ConstArrayView& in, const ArrayView&
 // times prepares it once (prepare(), Plan::run; the Python package does).
 RunInfo apply(ConstArrayView in, ArrayView out, const Filter& filter, const Options& opt) {
   check_arrays("apply", in, out);
-  const Problem p = problem_of(ArrayDesc::of(in), filter, opt);
+  const Problem p = problem_of(ArrayDesc::of(in, out), filter, opt);
   detail::Choice c = detail::choose_plan(p, opt, in.space, strategies());
   // Refused before anything is allocated if the workspace cannot fit (the caller's arrays exist).
   require_memory(memory_needed(*c.plan, in.space));
@@ -334,13 +340,17 @@ RunInfo Plan::run(ConstArrayView in, ArrayView out, void* stream) const {
   const State& s = *state_;
   check_arrays("Plan::run", in, out);
   const ArrayDesc& d = s.desc;
-  const ArrayDesc a = ArrayDesc::of(in);  // the output's too (check_arrays)
-  bool same = a.rank == d.rank && a.batch == d.batch && a.dtype == d.dtype && a.space == d.space;
+  const ArrayDesc a = ArrayDesc::of(in, out);  // one layout (check_arrays)
+  bool same = a.rank == d.rank && a.batch == d.batch && a.dtype == d.dtype &&
+              a.output_dtype() == d.output_dtype() && a.space == d.space;
   for (int i = 0; i < d.rank && same; ++i) same = a.extents[i] == d.extents[i];
   if (!same)
     throw Error("Plan::run: arrays " + shape_of(in.rank, in.extents, in.batch, in.dtype) +
+                (out.dtype != in.dtype ? std::string(" to ") + to_string(out.dtype) : "") +
                 (in.space == MemorySpace::device ? " on the device" : " on the host") +
                 " given to a plan for " + shape_of(d.rank, d.extents, d.batch, d.dtype) +
+                (d.output_dtype() != d.dtype ? std::string(" to ") + to_string(d.output_dtype())
+                                             : "") +
                 (d.space == MemorySpace::device ? " on the device" : " on the host"));
   // What is free may have changed since prepare(): the same check, on the same figures.
   require_memory(s.needs);

@@ -6,6 +6,14 @@
 
 namespace halo {
 
+Status Strategy::accepts_dtypes(const Problem& p) const {
+  if (p.float_in_float_out()) return Status::success();
+  return Status::failure(std::string("written for float32 and float64 in and out, not ") +
+                         to_string(p.dtype()) +
+                         (p.out_dtype() == p.dtype() ? "" : std::string(" to ") +
+                                                                to_string(p.out_dtype())));
+}
+
 Estimate StrategyPlan::estimate() const { return Estimate::none("no time model"); }
 
 Traffic StrategyPlan::model() const { return {problem().bytes(), problem().flops()}; }

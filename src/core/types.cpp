@@ -104,11 +104,18 @@ Backend parse_backend(const std::string& s) {
 }
 
 const char* to_string(Footprint f) { return f == Footprint::every ? "every" : "nonzero"; }
+const char* to_string(Rounding r) { return r == Rounding::nearest ? "nearest" : "truncate"; }
 
 Footprint parse_footprint(const std::string& s) {
   if (s == "nonzero") return Footprint::nonzero;
   if (s == "every") return Footprint::every;
   throw Error("unknown footprint '" + s + "' (expected nonzero or every)");
+}
+
+Rounding parse_rounding(const std::string& s) {
+  if (s == "truncate") return Rounding::truncate;
+  if (s == "nearest") return Rounding::nearest;
+  throw Error("unknown rounding '" + s + "' (expected truncate or nearest)");
 }
 
 Dims3 to_dims3(const Extents& e, int rank) {

@@ -9,7 +9,9 @@
 
 #include "core/boundary.hpp"
 #include "core/detail.hpp"
+#include "core/convert.hpp"
 #include "core/dtype.hpp"
+#include "core/scipy_sum.hpp"
 #include "halo/strategy.hpp"
 
 namespace halo::cpu {
@@ -34,7 +36,7 @@ inline TapRange taps_for(std::int64_t i, std::int64_t a, std::int64_t k, std::in
 constexpr double kFootprintEps = std::numeric_limits<double>::epsilon();
 
 template <class T>
-void reference_impl(const Problem& p, const T* in, double* out, bool absolute) {
+void reference_impl(const Problem& p, const T* in, double* out, bool absolute, double cval) {
   const auto& progress = p.progress();
   const Dims3 n = p.dims3(), k = to_dims3(p.filter().extents(), p.rank());
   const bool flip = p.op() == Op::convolve;
@@ -53,8 +55,7 @@ void reference_impl(const Problem& p, const T* in, double* out, bool absolute) {
     return axis < 0 ? Boundary::constant : p.mode(axis);
   };
   const Boundary mz = mode_of(0), my = mode_of(1), mx = mode_of(2);
-  const bool zero = p.cval() == 0;
-  const double cval = p.cval();
+  const bool zero = cval == 0;
   const bool every = p.footprint() == Footprint::every;
   const std::vector<double>& f = p.filter().weights();
   std::vector<double> w(f.begin(), f.end());
@@ -83,7 +84,7 @@ void reference_impl(const Problem& p, const T* in, double* out, bool absolute) {
                 // -1 on any axis: a constant-mode ghost, which reads cval.
                 const double v = iz < 0 || iy < 0 || ix < 0
                                      ? cval
-                                     : static_cast<double>(src[(iz * n.y + iy) * n.x + ix]);
+                                     : detail::to_double(src[(iz * n.y + iy) * n.x + ix]);
                 acc += absolute ? std::fabs(wv) * std::fabs(v) : wv * v;
               }
             }
@@ -105,24 +106,74 @@ class ReferenceStrategy final : public Strategy {
   Status can_implement(const Problem&) const override { return Status::success(); }
   // Every tap of the footprint, in SciPy's order, in float64: SciPy's NaN and infinities.
   NonFinite nonfinite(const Problem&) const override { return NonFinite::exact; }
+  // Every dtype of the table, in and out: sums in float64 (each part of complex data on its
+  // own, as SciPy's), stored as the output's dtype; an integer output truncated from SciPy's
+  // own sum in SciPy's order (ScipySum), rounded to nearest from the float64 sum.
+  Status accepts_dtypes(const Problem&) const override { return Status::success(); }
   std::vector<MemoryUse> workspace(const Problem& p) const override {
-    return {{"the float64 results", double(p.elements()) * 8, MemorySpace::host},
+    const double parts = is_complex_dtype(p.dtype()) ? 2 : 1;
+    return {{"the float64 results", double(p.elements()) * 8 * parts, MemorySpace::host},
+            {"the float64 parts of complex input", is_complex_dtype(p.dtype())
+                                                       ? double(p.elements()) * 16 : 0.0,
+             MemorySpace::host},
             {"the filter weights", double(p.filter().taps()) * 8, MemorySpace::host}};
   }
   void run(const Problem& p, const Buffers& b, void*) const override {
     const std::int64_t n = p.elements();
-    std::vector<double> tmp;
-    try {
-      tmp.resize(static_cast<std::size_t>(n));
-    } catch (const std::bad_alloc&) {
-      throw Error("reference: cannot allocate " + std::to_string(n * 8) +
-                  " bytes for the float64 results");
+    const auto doubles = [&](std::vector<double>& v, const char* what) {
+      try {
+        v.resize(static_cast<std::size_t>(n));
+      } catch (const std::bad_alloc&) {
+        throw Error("reference: cannot allocate " + std::to_string(n * 8) + " bytes for " +
+                    what);
+      }
+    };
+    std::vector<double> re, im;
+    doubles(re, "the float64 results");
+    if (is_complex_dtype(p.dtype())) {
+      // Each part filtered on its own, as SciPy does: the imaginary part's ghosts read 0.
+      std::vector<double> part_in;
+      doubles(part_in, "a part of the complex input");
+      doubles(im, "the float64 imaginary results");
+      Problem q(p.rank(), p.extents(), p.batch(), p.filter(), DType::f64, p.op(), p.edges());
+      q.set_footprint(p.footprint());
+      q.set_progress(p.progress());
+      dispatch_dtype<DTypeList<DType::c64, DType::c128>>(p.dtype(), [&](auto d) {
+        using T = typename decltype(d)::storage;
+        const T* src = static_cast<const T*>(b.input);
+        for (std::int64_t i = 0; i < n; ++i) part_in[i] = double(src[i].real());
+        reference_impl(q, part_in.data(), re.data(), false, p.cval());
+        for (std::int64_t i = 0; i < n; ++i) part_in[i] = double(src[i].imag());
+        reference_impl(q, part_in.data(), im.data(), false, 0.0);
+      });
+    } else {
+      reference_f64(p, b.input, re.data());
     }
-    reference_f64(p, b.input, tmp.data());
-    dispatch_dtype(p.dtype(), [&](auto d) {
+    dispatch_dtype<AllDTypes>(p.out_dtype(), [&](auto d) {
       using T = typename decltype(d)::storage;
       T* o = static_cast<T*>(b.output);
-      for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(tmp[i]);
+      if constexpr (detail::is_integer_storage_v<T>) {
+        if (p.rounding() == Rounding::nearest) {
+          for (std::int64_t i = 0; i < n; ++i) o[i] = detail::nearest_cast<T>(re[i]);
+          return;
+        }
+        const detail::ScipySum sum(p);
+        const Dims3 e = p.dims3();
+        const std::int64_t item = e.count();
+        const std::size_t item_bytes = std::size_t(item) * dtype_size(p.dtype());
+        for (std::int64_t i = 0; i < n; ++i) {
+          const std::int64_t f = i % item;
+          const void* src = static_cast<const char*>(b.input) + std::size_t(i / item) * item_bytes;
+          o[i] = detail::scipy_cast<T>(
+              sum.at(p.dtype(), src, f / (e.y * e.x), (f / e.x) % e.y, f % e.x, p.cval()));
+        }
+      } else if constexpr (std::is_same_v<T, std::complex<float>> ||
+                           std::is_same_v<T, std::complex<double>>) {
+        using R = typename T::value_type;
+        for (std::int64_t i = 0; i < n; ++i) o[i] = T(R(re[i]), im.empty() ? R(0) : R(im[i]));
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) o[i] = detail::from_accum_float<T>(re[i]);
+      }
     });
   }
 };
@@ -130,9 +181,9 @@ class ReferenceStrategy final : public Strategy {
 }  // namespace
 
 void reference_f64(const Problem& p, const void* in, double* out, bool absolute) {
-  dispatch_dtype(p.dtype(), [&](auto d) {
+  dispatch_dtype<RealDTypes>(p.dtype(), [&](auto d) {
     using T = typename decltype(d)::storage;
-    reference_impl(p, static_cast<const T*>(in), out, absolute);
+    reference_impl(p, static_cast<const T*>(in), out, absolute, p.cval());
   });
 }
 

@@ -115,16 +115,17 @@ void run_cuda_on_host_buffers(const StrategyPlan& plan, const void* in, void* ou
   const Strategy& s = plan.strategy();
   const Problem& p = plan.problem();
   const std::size_t bytes = std::size_t(p.elements()) * dtype_size(p.dtype());
+  const std::size_t out_bytes = std::size_t(p.elements()) * dtype_size(p.out_dtype());
   const auto st = static_cast<cudaStream_t>(stream);
   const std::string what = p.describe() + " (strategy " + s.name() + ")";
   cuda::DeviceBuffer din(bytes, "the input of " + what, st);
-  cuda::DeviceBuffer dout(bytes, "the output of " + what, st);
+  cuda::DeviceBuffer dout(out_bytes, "the output of " + what, st);
   HALO_CUDA_CHECK(cudaMemcpyAsync(din.p, in, bytes, cudaMemcpyHostToDevice, st),
                   "copying the input (" + std::to_string(bytes) + " bytes) of " + what +
                       " to the device");
   run_cuda_strategy(plan, din.p, dout.p, stream);
-  HALO_CUDA_CHECK(cudaMemcpyAsync(out, dout.p, bytes, cudaMemcpyDeviceToHost, st),
-                  "copying the output (" + std::to_string(bytes) + " bytes) of " + what +
+  HALO_CUDA_CHECK(cudaMemcpyAsync(out, dout.p, out_bytes, cudaMemcpyDeviceToHost, st),
+                  "copying the output (" + std::to_string(out_bytes) + " bytes) of " + what +
                       " to the host");
   HALO_CUDA_CHECK(cudaStreamSynchronize(st), "running " + what);
 }

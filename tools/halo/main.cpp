@@ -25,6 +25,8 @@
 
 #include "bench.hpp"
 #include "profile.hpp"
+#include "core/convert.hpp"  // internal, on purpose: generate's half-precision values
+#include "core/detail.hpp"  // internal, on purpose: the plan the dispatch makes, for -v
 #include "core/dtype.hpp"  // internal, on purpose: dispatch_dtype over a file's dtype
 #include "core/memory.hpp"  // internal, on purpose: OpenMP threads and their stacks
 #include "core/parse.hpp"  // internal, on purpose: strict numbers, lists, --tune, printable paths
@@ -128,6 +130,8 @@ struct ApplyArgs {
   std::string tune;  // KEY=VALUE[,...]: halo::FastTuning
   std::string profile;  // a profile file (profile.hpp) whose tuning --tune's keys complete
   std::string footprint = "nonzero";
+  std::string output_dtype;  // empty: the input's
+  std::string round = "truncate";
   bool batch = false, verbose = false, direct_sums = false;
 };
 
@@ -185,6 +189,7 @@ struct Planned {
   halo::Filter filter;
   halo::Options opt;
   halo::RunInfo choice;
+  halo::DType out_dtype = halo::DType::f32;
   std::string describe, plan;  // for -v: the problem, and the strategy's plan of it
   double bytes = 0, flops = 0;
 };
@@ -332,6 +337,12 @@ Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h, bool verbos
   r.opt.strategy = a.strategy;
   r.opt.direct_sums = a.direct_sums;
   r.opt.footprint = halo::parse_footprint(a.footprint);
+  r.opt.rounding = halo::parse_rounding(a.round);
+  try {
+    r.out_dtype = a.output_dtype.empty() ? h.dtype : halo::parse_dtype(a.output_dtype);
+  } catch (const halo::Error& e) {
+    throw Error(std::string("--output-dtype: ") + e.what());
+  }
   if (const std::string tune = halo::tool::tuning_with_profile(a.profile, a.tune); !tune.empty())
     r.opt.tuning = halo::detail::parse_fast_tuning(tune, "--tune");
   r.opt.edges = parse_edges(a, r.rank, axis);
@@ -368,12 +379,18 @@ Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h, bool verbos
   std::vector<halo::MemoryUse> needs;
   {
     halo::Problem p(r.rank, r.ext, r.batch, r.filter, h.dtype, r.opt.op, r.opt.edges);
+    try {
+      p.set_output(r.out_dtype, r.opt.rounding);
+    } catch (const halo::Error& e) {
+      throw Error(input_name(a.in) + ": " + e.what());
+    }
     p.require_direct_sums(r.opt.direct_sums);
     p.set_footprint(r.opt.footprint);
     p.set_tuning(r.opt.tuning);
     r.choice = halo::choose(p, r.opt);
     // The chosen strategy's plan, for its workspace and (-v) its description.
-    const halo::Prepared chosen = halo::find_strategy(r.choice.strategy)->prepare(p);
+    const halo::Prepared chosen =
+        halo::detail::prepare_for_dispatch(*halo::find_strategy(r.choice.strategy), p);
     if (!chosen) throw halo::Error(chosen.why_not);  // choose() has asked: never
     needs = halo::memory_needed(*chosen.plan, halo::MemorySpace::host, true);
     double workspace = 0;
@@ -453,11 +470,11 @@ int run_apply(const ApplyArgs& a) {
   Planned r;
   const halo::io::NpyArray input = halo::io::read_npy(
       a.in, [&](const halo::io::NpyHeader& h) { r = plan_apply(a, h, a.verbose); });
-  halo::io::NpyArray output(input.dtype(), input.shape());
+  halo::io::NpyArray output(r.out_dtype, input.shape());
   halo::ConstArrayView iv(input.data(), input.dtype(), r.rank, r.ext, r.batch);
   halo::ArrayView ov;
   ov.data = output.data();
-  ov.dtype = input.dtype();
+  ov.dtype = r.out_dtype;
   ov.rank = r.rank;
   ov.extents = r.ext;
   ov.batch = r.batch;
@@ -501,25 +518,43 @@ int run_generate(const std::string& path, const std::string& shape_text, const s
   for (auto e : shape) bytes *= double(e);
   halo::require_memory({{"the " + shape_string(shape) + " " + halo::to_string(t) + " array", bytes}});
   halo::io::NpyArray a(t, shape);
-  // Uniform noise in [0, 1): a fresh, non-zero test input.
+  // Uniform noise: in [0, 1) for floating and complex types (each part), over the whole range
+  // of an integer type (its limits included): a fresh, non-zero test input.
   std::int64_t n = a.size();
+  halo::dispatch_dtype<halo::AllDTypes>(t, [&](auto dt) {
+    using T = typename decltype(dt)::storage;
+    T* out = a.as<T>();
 #pragma omp parallel
-  {
-    std::mt19937_64 g(seed + 7919 * omp_get_thread_num());
-    std::uniform_real_distribution<double> d(0.0, 1.0);
+    {
+      std::mt19937_64 g(seed + 7919 * omp_get_thread_num());
+      std::uniform_real_distribution<double> d(0.0, 1.0);
 #pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) {
-      halo::dispatch_dtype(t, [&](auto dt) {
-        using T = typename decltype(dt)::storage;
-        a.as<T>()[i] = static_cast<T>(d(g));
-      });
+      for (std::int64_t i = 0; i < n; ++i) {
+        if constexpr (std::is_integral_v<T>) {
+          std::uniform_int_distribution<std::int64_t> di(std::numeric_limits<T>::min(),
+                                                         std::numeric_limits<T>::max());
+          out[i] = static_cast<T>(di(g));
+        } else if constexpr (std::is_same_v<T, halo::float16>) {
+          out[i] = halo::to_float16(float(d(g)));
+        } else if constexpr (std::is_same_v<T, halo::bfloat16>) {
+          out[i] = halo::to_bfloat16(float(d(g)));
+        } else if constexpr (std::is_floating_point_v<T>) {
+          out[i] = static_cast<T>(d(g));
+        } else {
+          using R = typename T::value_type;
+          const R re = R(d(g));
+          out[i] = T(re, R(d(g)));
+        }
+      }
     }
-  }
+  });
   halo::io::write_npy(path, a);
   // With the array on standard output, the report goes to standard error.
-  std::fprintf(path == "-" ? stderr : stdout, "wrote %s: %s %s, uniform [0,1), seed %llu\n",
+  std::fprintf(path == "-" ? stderr : stdout, "wrote %s: %s %s, uniform %s, seed %llu\n",
                halo::detail::escape_controls(path).c_str(), shape_string(shape).c_str(),
-               halo::to_string(t), (unsigned long long)seed);
+               halo::to_string(t),
+               halo::is_integer_dtype(t) ? "over the type's range" : "[0,1)",
+               (unsigned long long)seed);
   return 0;
 }
 
@@ -650,9 +685,22 @@ int cli_main(int argc, char** argv) {
 
   ApplyArgs aa;
   auto* apply = app.add_subcommand("apply", "filter an .npy array, write the same-size result");
-  apply->add_option("input", aa.in, "input .npy (float32/float64, C order, 1-4 dims)")->required();
-  apply->add_option("output", aa.out, "output .npy (same shape and dtype as the input)")
+  apply->add_option("input", aa.in,
+                    "input .npy (uint8, uint16, int16, int32, float16, bfloat16, float32, "
+                    "float64, complex64, complex128; C order, 1-4 dims)")
       ->required();
+  apply->add_option("output", aa.out,
+                    "output .npy (the input's shape; its dtype unless --output-dtype)")
+      ->required();
+  apply->add_option("--output-dtype", aa.output_dtype,
+                    "the output's dtype (SciPy's output=): u8, u16, i16, i32, f16, bf16, f32, "
+                    "f64, c64, c128 or NumPy's names; default the input's");
+  apply->add_option("--round", aa.round,
+                    "how sums become integer outputs: truncate (SciPy's: toward zero, "
+                    "out-of-range values wrapped as its casts do, bit for bit) or nearest "
+                    "(OpenCV's and NPP's: to nearest, saturated)")
+      ->check(CLI::IsMember({"truncate", "nearest"}))
+      ->capture_default_str();
   apply->add_option("-f,--filter", aa.filter, "weights .npy file or a named filter")->required();
   apply->add_option("--op", aa.op, "correlate (the seed notes' P[i] = sum F[j] N[i-r+j]) or "
                                    "convolve (filter flipped)")
@@ -694,11 +742,11 @@ int cli_main(int argc, char** argv) {
   apply->add_flag("-v,--verbose", aa.verbose, "print the strategy chosen, time and throughput");
 
   std::string gen_path, gen_shape = "4096x4096", gen_dtype = "f32", gen_seed;
-  auto* gen = app.add_subcommand("generate", "write a random test array (uniform [0,1))");
+  auto* gen = app.add_subcommand("generate", "write a random test array (uniform [0,1); integers over their range)");
   gen->add_option("output", gen_path, "output .npy")->required();
   gen->add_option("--shape", gen_shape, "extents joined by x, e.g. 4096x4096 or 256x256x256")
       ->capture_default_str();
-  gen->add_option("--dtype", gen_dtype, "f32 or f64")->capture_default_str();
+  gen->add_option("--dtype", gen_dtype, "u8, u16, i16, i32, f16, bf16, f32, f64, c64 or c128")->capture_default_str();
   gen->add_option("--seed", gen_seed, "random seed, a decimal integer (default: fresh)");
 
   AnalyzeArgs an;
