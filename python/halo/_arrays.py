@@ -124,12 +124,29 @@ class NumPy:
         np.sqrt(x, x, casting="unsafe")
 
 
+# Prepared calls by their arguments, the latest first: a call made again (each pass of a filter
+# on images of one shape) reuses its plan, as the replay does for float32 and float64 calls.
+_PREPARED = {}
+_PREPARED_MAX = 64
+
+
 def _prepared(dtype, call, out_dtype=None):
     shape, weights, convolve, modes, cval, origins, backend, strategy, direct_sums, every = call
     out = "" if out_dtype is None or out_dtype == dtype else (_NAMES.get(out_dtype) or
                                                               out_dtype.name)
-    return _halo.Prepared(list(shape), _NAMES.get(dtype) or dtype.name, weights, convolve, modes,
-                          cval, origins, backend, strategy, direct_sums, every, out)
+    name = _NAMES.get(dtype) or dtype.name
+    w = np.ascontiguousarray(weights, np.float64)
+    key = (name, out, tuple(shape), w.shape, w.tobytes(), bool(convolve), tuple(modes),
+           float(cval), tuple(int(o) for o in origins), backend, strategy, bool(direct_sums),
+           bool(every))
+    p = _PREPARED.pop(key, None)
+    if p is None:
+        p = _halo.Prepared(list(shape), name, weights, convolve, modes, cval, origins, backend,
+                           strategy, direct_sums, every, out)
+        if len(_PREPARED) >= _PREPARED_MAX:
+            _PREPARED.pop(next(iter(_PREPARED)))
+    _PREPARED[key] = p
+    return p
 
 
 def _choose(dtype, call, device):
@@ -209,9 +226,10 @@ class _Device:
         """overlap() of two C-contiguous arrays of one size (the replays' output and input)."""
         return abs(self.ptr(a) - self.ptr(b)) < a.nbytes
 
-    def prepare(self, dtype, call):
-        """The core call (as NumPy.prepare's) on device arrays of dtype, prepared once."""
-        return _prepared(dtype, call)
+    def prepare(self, dtype, call, out_dtype=None):
+        """The core call (as NumPy.prepare's) on device arrays of dtype (the output's out_dtype,
+        by default the same), prepared once."""
+        return _prepared(dtype, call, out_dtype)
 
     def replay(self, prepared, src, dst, shape, dtype):
         """(dst, run info): the prepared call on src into dst (a new array where None), on
@@ -232,7 +250,8 @@ class _Device:
         """One core call on the device memory of src and dst (C-contiguous), on the array's
         device and the caller's current stream there."""
         with self.on_device(src):
-            return self.call_prepared(self.prepare(self.dtype(src), call), src, dst)
+            return self.call_prepared(self.prepare(self.dtype(src), call, self.dtype(dst)), src,
+                                      dst)
 
     def choose(self, dtype, call):
         """What the core would run for the call on device arrays of dtype on the current

@@ -224,12 +224,12 @@ _NATIVE = frozenset(np.dtype(t) for t in (np.uint8, np.uint16, np.int16, np.int3
 
 
 def _native(xp, in_dt, out_dt, passes, opts):
-    """Whether the core runs these passes on the arrays' own dtypes: host arrays on the CPU (the
-    GPU's strategies compute float32 and float64 only, for now), dtypes of _NATIVE, no pass
-    that divides its sum afterwards (SciPy's uniform filter: its exact sums are divided in
-    float64 below), and a dtype pair other than float32 or float64 in and out (which the
-    general path runs as before)."""
-    if xp.name != "numpy" or opts[1] or opts[0] not in ("auto", "cpu", "reference"):
+    """Whether the core runs these passes on the arrays' own dtypes: dtypes of _NATIVE (the CUDA
+    strategies through slabs of their float type, core/converted.hpp), no pass that divides its
+    sum afterwards (SciPy's uniform filter: its exact sums are divided in float64 below), a dtype
+    pair other than float32 or float64 in and out (which the general path runs as before), and
+    no strategy named (a named strategy runs the general path's float computation)."""
+    if opts[1]:
         return False
     if in_dt not in _NATIVE or out_dt not in _NATIVE:
         return False

@@ -35,8 +35,9 @@ using i64 = std::int64_t;
 // Bytes of the compute dtype per slab buffer (one for the input, one for the output): a few MB
 // keeps both in the last-level cache while the strategy runs, and the memory bounded. Tests make
 // it small (set_converted_slab_bytes) so that slabs cut arrays at every position.
-constexpr double kDefaultSlabBytes = double(4 << 20);
-std::atomic<double> slab_bytes{kDefaultSlabBytes};
+// On the device, large slabs keep the strategies at their speed, the bound a converted run of a
+// large array within a fixed workspace. 0: the defaults.
+std::atomic<double> slab_bytes{0};
 
 // A component of the storage type T: its real part (part 0) or imaginary part (part 1) for
 // complex T, the value itself otherwise.
@@ -112,10 +113,18 @@ std::string ConvertedBase::init(double kSlab) {
     if (!dt) return dt.reason;
     Prepared pp = strategy().prepare(*sub);
     if (!pp) return pp.why_not;
-    // An integer output truncated as SciPy's needs a per-output bound on the sum's rounding.
-    if (is_integer_dtype(p.out_dtype()) && p.rounding() == Rounding::truncate) {
-      const Summation s = pp.plan->summation();
-      if (s != Summation::direct && s != Summation::separable)
+    // An integer output truncated as SciPy's needs a per-output bound on the sum's rounding:
+    // direct or separable sums, asked for where the strategy would sum otherwise (Winograd
+    // columns, running sums, transforms).
+    const auto bounded = [](const Prepared& q) {
+      const Summation s = q.plan->summation();
+      return s == Summation::direct || s == Summation::separable;
+    };
+    if (is_integer_dtype(p.out_dtype()) && p.rounding() == Rounding::truncate && !bounded(pp)) {
+      sub->require_direct_sums(true);
+      pp = strategy().prepare(*sub);
+      if (!pp) return pp.why_not;
+      if (!bounded(pp))
         return "an integer output needs direct or separable sums (a per-output rounding bound)";
     }
     inner_.push_back(std::move(pp.plan));
@@ -234,10 +243,12 @@ void ConvertedPlan::store(const A* buf, const void* in, T* out, i64 s, int part,
       dispatch_dtype<RealDTypes>(p.dtype(), [&](auto d) {
         using S = typename decltype(d)::storage;
         const S* x = static_cast<const S*>(item_in);
+        ScipySum::FlatCache flat;
         for (i64 e = 0; e < row_elems_; ++e) {
           if (!truncation_undecided(src[e], b)) continue;
           const i64 f = i * row_elems_ + e;  // within the item
-          out[first + e] = scipy_cast<T>(sum_.at(x, f / (n.y * n.x), (f / n.x) % n.y, f % n.x, cval));
+          out[first + e] =
+              scipy_cast<T>(sum_.at(x, f / (n.y * n.x), (f / n.x) % n.y, f % n.x, cval, flat));
         }
       });
     } else if constexpr (Component<T>::parts == 2) {
@@ -292,13 +303,17 @@ void ConvertedPlan::run(const Buffers& b, void* stream) const {
 Prepared prepare_converted(const Strategy& s, const Problem& p) {
   if (s.backend() == Backend::cuda) return prepare_converted_on_device(s, p);
   auto plan = std::make_shared<ConvertedPlan>(s, p);
-  const std::string why = plan->init(slab_bytes.load());
+  const std::string why = plan->init(converted_slab_bytes(MemorySpace::host));
   if (!why.empty()) return Prepared::cannot(why);
   return {std::move(plan), {}};
 }
 
-void set_converted_slab_bytes(double bytes) {
-  slab_bytes.store(bytes > 0 ? bytes : kDefaultSlabBytes);
+void set_converted_slab_bytes(double bytes) { slab_bytes.store(bytes > 0 ? bytes : 0.0); }
+
+double converted_slab_bytes(MemorySpace space) {
+  const double b = slab_bytes.load();
+  if (b > 0) return b;
+  return space == MemorySpace::host ? double(4 << 20) : double(512 << 20);
 }
 
 bool converts(const StrategyPlan& plan) {

@@ -101,9 +101,10 @@ Prepared prepare_converted_on_device(const Strategy& s, const Problem& p);
 // slabs' problem, or p needs SciPy's truncation and s does not sum directly or by passes).
 // Host strategies only.
 Prepared prepare_converted(const Strategy& s, const Problem& p);
-// The bytes of each of the two slab buffers of plans prepared from now on (32 MB; tests make
-// it small to cut arrays everywhere); 0 restores the default.
+// The bytes of each of the two slab buffers of plans prepared from now on (4 MB on the host,
+// 512 MB on the device; tests make it small to cut arrays everywhere); 0 restores the defaults.
 void set_converted_slab_bytes(double bytes);
+double converted_slab_bytes(MemorySpace space);
 // Whether plan is one of prepare_converted's.
 bool converts(const StrategyPlan& plan);
 

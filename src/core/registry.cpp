@@ -73,11 +73,10 @@ std::string modelled(const Estimate& e) {
 
 Prepared detail::prepare_for_dispatch(const Strategy& s, const Problem& p) {
   try {
-    // A host strategy not written for p's dtypes runs them through slabs of its own float type.
+    // A strategy not written for p's dtypes runs them through slabs of its own float type (on
+    // the host, or on the device for a CUDA strategy).
     const Status dt = s.accepts_dtypes(p);
-    if (!dt)
-      return s.backend() == Backend::cuda ? Prepared::cannot(dt.reason)
-                                          : prepare_converted(s, p);
+    if (!dt) return prepare_converted(s, p);
     return s.prepare(p);
   } catch (const Error& e) {
     return Prepared::cannot(e.what());

@@ -90,6 +90,20 @@ double ScipySum::at(const T* item, std::int64_t z, std::int64_t y, std::int64_t 
   return scipy_sum_at(view_, item, z, y, x, cval);
 }
 
+template <class T>
+double ScipySum::at(const T* item, std::int64_t z, std::int64_t y, std::int64_t x, double cval,
+                    FlatCache& cache) const {
+  T c;
+  if (!scipy_sum_flat(view_, item, z, y, x, &c)) return scipy_sum_at(view_, item, z, y, x, cval);
+  const double v = to_double(c);
+  if (!cache.valid || !(cache.value == v)) {
+    cache.value = v;
+    cache.sum = scipy_flat_sum(view_, v);
+    cache.valid = true;
+  }
+  return cache.sum;
+}
+
 double ScipySum::at(DType t, const void* item, std::int64_t z, std::int64_t y, std::int64_t x,
                     double cval) const {
   return dispatch_dtype<RealDTypes>(t, [&](auto d) {
@@ -100,7 +114,9 @@ double ScipySum::at(DType t, const void* item, std::int64_t z, std::int64_t y, s
 
 #define HALO_SCIPY_SUM_AT(T)                                                                  \
   template double ScipySum::at<T>(const T*, std::int64_t, std::int64_t, std::int64_t, double) \
-      const;
+      const;                                                                                  \
+  template double ScipySum::at<T>(const T*, std::int64_t, std::int64_t, std::int64_t, double, \
+                                  FlatCache&) const;
 HALO_SCIPY_SUM_AT(float)
 HALO_SCIPY_SUM_AT(double)
 HALO_SCIPY_SUM_AT(std::uint8_t)

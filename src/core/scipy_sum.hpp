@@ -117,6 +117,53 @@ HALO_HOST_DEVICE double scipy_sum_at(const ScipySumView& v, const T* item, std::
   return acc;
 }
 
+// Whether every tap of output (z, y, x) lies inside the item and reads one value (a flat region:
+// SciPy's sum is then flat_sum of it, the same for every such output); *value: that value.
+template <class T>
+HALO_HOST_DEVICE bool scipy_sum_flat(const ScipySumView& v, const T* item, std::int64_t z,
+                                     std::int64_t y, std::int64_t x, T* value) {
+  const Dims3 n = v.n;
+  if (!(z + v.lo[0] >= 0 && z + v.hi[0] < n.z && y + v.lo[1] >= 0 && y + v.hi[1] < n.y &&
+        x + v.lo[2] >= 0 && x + v.hi[2] < n.x))
+    return false;
+  const T* c = item + (z * n.y + y) * n.x + x;
+  bool same = true;
+  if (v.line) {
+    const std::int64_t stride = v.axis == 0 ? n.y * n.x : v.axis == 1 ? n.x : 1;
+    const T* first = c - v.anchor * stride;
+    for (std::int64_t j = 1; j < v.k; ++j) same &= to_double(first[j * stride]) == to_double(first[0]);
+    *value = first[0];
+  } else {
+    if (v.taps == 0) return false;
+    for (std::int64_t t = 1; t < v.taps; ++t) same &= to_double(c[v.off[t]]) == to_double(c[v.off[0]]);
+    *value = c[v.off[0]];
+  }
+  return same;
+}
+
+// SciPy's sum over taps that all read the value c, in its order.
+HALO_HOST_DEVICE inline double scipy_flat_sum(const ScipySumView& v, double c) {
+  if (!v.line) {
+    double acc = 0.0;
+    for (std::int64_t t = 0; t < v.taps; ++t) acc = add_product(acc, c, v.tw[t]);
+    return acc;
+  }
+  const std::int64_t s1 = v.k / 2, s2 = v.k - s1 - 1;
+  const double* fw = v.w + s1;
+  double acc;
+  if (v.symmetric > 0) {
+    acc = c * fw[0];
+    for (std::int64_t jj = -s1; jj < 0; ++jj) acc = add_product(acc, add_rn(c, c), fw[jj]);
+  } else if (v.symmetric < 0) {
+    acc = c * fw[0];
+    for (std::int64_t jj = -s1; jj < 0; ++jj) acc = add_product(acc, sub_rn(c, c), fw[jj]);
+  } else {
+    acc = c * fw[s2];
+    for (std::int64_t jj = -s1; jj < s2; ++jj) acc = add_product(acc, c, fw[jj]);
+  }
+  return acc;
+}
+
 // The host's SciPy sums of a problem: the taps and weights held, a view of them.
 class ScipySum {
  public:
@@ -128,6 +175,15 @@ class ScipySum {
   double at(const T* item, std::int64_t z, std::int64_t y, std::int64_t x, double cval) const;
   double at(DType t, const void* item, std::int64_t z, std::int64_t y, std::int64_t x,
             double cval) const;
+  // at() where the output reads a flat region, from a cache of the last flat value's sum (one
+  // per caller: consecutive outputs of a flat region share it).
+  struct FlatCache {
+    double value = 0, sum = 0;
+    bool valid = false;
+  };
+  template <class T>
+  double at(const T* item, std::int64_t z, std::int64_t y, std::int64_t x, double cval,
+            FlatCache& cache) const;
   bool line() const { return view_.line != 0; }
   // The view, pointing into this object (copied or moved, it is made again).
   const ScipySumView& view() const { return view_; }

@@ -8,6 +8,7 @@
 // and the rows the filter reaches.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -31,9 +32,8 @@ namespace {
 
 using i64 = std::int64_t;
 
-// Bytes of each slab buffer on the device: large slabs keep the strategies at their speed; the
-// bound keeps a converted run of a large array within a fixed workspace.
-constexpr double kDeviceSlabBytes = double(512 << 20);
+// Rows at least this long are walked as rows (grid_for).
+constexpr i64 kLongRow = 128;
 
 template <class T>
 struct IsComplex : std::false_type {};
@@ -54,11 +54,17 @@ struct FillArgs {
 template <class T, class A>
 __global__ void fill_kernel(const T* __restrict__ in, A* __restrict__ buf, FillArgs a,
                             unsigned int* maxbits) {
-  const i64 total = a.rows * a.row_elems;
   float m = 0.0f;
-  for (i64 idx = i64(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
-       idx += i64(gridDim.x) * blockDim.x) {
-    const i64 t = idx / a.row_elems, e = idx - t * a.row_elems;
+  // Long rows: rows along y, their elements along x (no 64-bit division per element); short
+  // rows: one flat loop (grid_for).
+  const bool flat = a.row_elems < kLongRow;
+  const i64 step = flat ? i64(gridDim.x) * blockDim.x : 1;
+  for (i64 w = flat ? i64(blockIdx.x) * blockDim.x + threadIdx.x : i64(blockIdx.y);
+       w < (flat ? a.rows * a.row_elems : a.rows); w += flat ? step : gridDim.y)
+  for (i64 e0 = flat ? 0 : i64(blockIdx.x) * blockDim.x + threadIdx.x;
+       e0 < (flat ? 1 : a.row_elems); e0 += flat ? 1 : i64(gridDim.x) * blockDim.x) {
+    const i64 t = flat ? w / a.row_elems : w, e = flat ? w - t * a.row_elems : e0;
+    const i64 idx = t * a.row_elems + e;
     i64 b = a.base_item, i = t;
     if (a.along_axis0) {
       i = map_index(a.row0 - a.a0 + t, a.n0, a.m0);
@@ -98,18 +104,23 @@ struct StoreArgs {
   bool integral;
 };
 
+// buf: the strategy's sums of the slab; slab: the slab's input (for SciPy's own sums).
 template <class T, class A>
-__global__ void store_kernel(const A* __restrict__ buf, T* __restrict__ out, StoreArgs a,
-                             const unsigned int* maxbits, ScipySumView sum) {
-  const i64 total = a.rows * a.row_elems;
+__global__ void store_kernel(const A* __restrict__ buf, const A* __restrict__ slab,
+                             T* __restrict__ out, StoreArgs a, const unsigned int* maxbits,
+                             ScipySumView sum) {
   // The bound of this slab's sums (ConvertedBase::bound_scale): SciPy's truncation is decided
   // wherever a sum lies further than it from every integer.
   const double maxabs = fmax(double(__uint_as_float(*maxbits)), a.cval_abs);
   const A bound = a.integral && maxabs < a.exact_below ? A(-1) : A(a.rel * maxabs);
   const i64 sub_item = a.along_axis0 ? 0 : sum.n.z * sum.n.y * sum.n.x;
-  for (i64 idx = i64(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
-       idx += i64(gridDim.x) * blockDim.x) {
-    const i64 t = idx / a.row_elems, e = idx - t * a.row_elems;
+  const bool flat = a.row_elems < kLongRow;
+  const i64 step = flat ? i64(gridDim.x) * blockDim.x : 1;
+  for (i64 w = flat ? i64(blockIdx.x) * blockDim.x + threadIdx.x : i64(blockIdx.y);
+       w < (flat ? a.rows * a.row_elems : a.rows); w += flat ? step : gridDim.y)
+  for (i64 e0 = flat ? 0 : i64(blockIdx.x) * blockDim.x + threadIdx.x;
+       e0 < (flat ? 1 : a.row_elems); e0 += flat ? 1 : i64(gridDim.x) * blockDim.x) {
+    const i64 t = flat ? w / a.row_elems : w, e = flat ? w - t * a.row_elems : e0;
     const A acc = buf[(t + a.skip) * a.row_elems + e];
     const i64 bi = a.along_axis0 ? a.base_item : a.base_item + t / a.n0;
     const i64 i = a.along_axis0 ? a.row0 + t : t % a.n0;
@@ -125,7 +136,7 @@ __global__ void store_kernel(const A* __restrict__ buf, T* __restrict__ out, Sto
       }
       // SciPy's sum, from the slab: the sub-problem's coordinates of this output.
       const i64 f = (a.along_axis0 ? t + a.skip : t % a.n0) * a.row_elems + e;
-      const A* item = buf + (a.along_axis0 ? 0 : (t / a.n0) * sub_item);
+      const A* item = slab + (a.along_axis0 ? 0 : (t / a.n0) * sub_item);
       out[o] = scipy_cast<T>(scipy_sum_at(sum, item, f / (sum.n.y * sum.n.x),
                                           (f / sum.n.x) % sum.n.y, f % sum.n.x, a.cval));
     } else if constexpr (IsComplex<T>::value) {
@@ -139,9 +150,17 @@ __global__ void store_kernel(const A* __restrict__ buf, T* __restrict__ out, Sto
   }
 }
 
-int blocks_for(i64 total) {
-  const i64 b = (total + 255) / 256;
-  return int(b < 1 ? 1 : b > 65536 ? 65536 : b);
+// A grid over rows (y) of row_elems elements (x), 256 threads a block; for rows shorter than
+// kLongRow, a flat grid over every element.
+dim3 grid_for(i64 rows, i64 row_elems) {
+  if (row_elems < kLongRow) {
+    const i64 b = (rows * row_elems + 255) / 256;
+    return dim3(unsigned(std::min<i64>(std::max<i64>(b, 1), 65536)));
+  }
+  const i64 x = (row_elems + 255) / 256, target = 4 * 132 * 8;  // blocks enough to fill a GPU
+  const i64 gx = std::min<i64>(std::max<i64>(x, 1), 65535);
+  const i64 gy = std::min<i64>(std::max<i64>(std::min<i64>(rows, target / gx + 1), 1), 65535);
+  return dim3(unsigned(gx), unsigned(gy));
 }
 
 class DeviceConvertedPlan final : public ConvertedBase {
@@ -210,7 +229,7 @@ class DeviceConvertedPlan final : public ConvertedBase {
           using T = typename decltype(d)::storage;
           dispatch_dtype<DTypeList<DType::f32, DType::f64>>(compute_, [&](auto c) {
             using A = typename decltype(c)::storage;
-            fill_kernel<<<blocks_for(fa.rows * fa.row_elems), 256, 0, st>>>(
+            fill_kernel<<<grid_for(fa.rows, fa.row_elems), 256, 0, st>>>(
                 static_cast<const T*>(b.input), static_cast<A*>(bin.p), fa, mb);
           });
         });
@@ -223,8 +242,9 @@ class DeviceConvertedPlan final : public ConvertedBase {
           using T = typename decltype(d)::storage;
           dispatch_dtype<DTypeList<DType::f32, DType::f64>>(compute_, [&](auto c) {
             using A = typename decltype(c)::storage;
-            store_kernel<<<blocks_for(sa.rows * sa.row_elems), 256, 0, st>>>(
-                static_cast<const A*>(bout.p), static_cast<T*>(b.output), sa, mb, v);
+            store_kernel<<<grid_for(sa.rows, sa.row_elems), 256, 0, st>>>(
+                static_cast<const A*>(bout.p), static_cast<const A*>(bin.p),
+                static_cast<T*>(b.output), sa, mb, v);
           });
         });
         HALO_CUDA_CHECK_LAUNCH("storing a slab of " + what);
@@ -240,7 +260,7 @@ class DeviceConvertedPlan final : public ConvertedBase {
 
 Prepared prepare_converted_on_device(const Strategy& s, const Problem& p) {
   auto plan = std::make_shared<DeviceConvertedPlan>(s, p);
-  std::string why = plan->init(kDeviceSlabBytes);
+  std::string why = plan->init(converted_slab_bytes(MemorySpace::device));
   if (why.empty()) why = plan->init_sums();
   if (!why.empty()) return Prepared::cannot(why);
   return {std::move(plan), {}};

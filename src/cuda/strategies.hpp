@@ -18,6 +18,7 @@ std::unique_ptr<Strategy> make_cached_strategy();                // src/cuda/see
 std::unique_ptr<Strategy> make_separable_strategy();  // src/cuda/separable/strategies.cu
 std::unique_ptr<Strategy> make_lowrank_strategy();    // src/cuda/separable/strategies.cu
 std::unique_ptr<Strategy> make_fft_strategy();        // src/cuda/fft/strategy.cu
+std::unique_ptr<Strategy> make_lines_strategy();      // src/cuda/lines/lines.cu
 namespace fast {
 std::unique_ptr<Strategy> make_strategy();  // src/cuda/fast/strategy.cu
 }  // namespace fast

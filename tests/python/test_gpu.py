@@ -4,6 +4,7 @@ match halo's CPU path (which tests/python/test_filters.py checks against SciPy).
 without CuPy / PyTorch, a GPU, or a halo built with CUDA (python/run-gpu-tests builds and runs
 these on a GPU machine)."""
 import numpy as np
+import scipy.ndimage as ndi
 import pytest
 
 import halo
@@ -214,6 +215,25 @@ def test_cupy_other_dtypes(cp, rng, dtype):
         assert got.dtype == x.dtype
         want = getattr(halo, name)(x, **kw)
         assert_matches(cp.asnumpy(got), want, scale_of(x) * 20)  # exact for integers
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.int32])
+@pytest.mark.parametrize("mode", ["reflect", "constant", "nearest", "mirror", "wrap"])
+def test_cupy_native_integers_equal_scipy(cp, rng, dtype, mode):
+    """The core's own integer outputs on the GPU (core/converted.hpp) equal SciPy's bit for bit,
+    flat regions included: there the sums land within rounding of an integer, and the kernels
+    decide them by SciPy's own sum in SciPy's order."""
+    info = np.iinfo(dtype)
+    x = rng.integers(max(info.min, -3000), min(info.max, 3000), size=(67, 91)).astype(dtype)
+    x[10:40, 5:70] = 77
+    xg = cp.asarray(x)
+    calls = [("gaussian_filter", (2.0,), {}), ("gaussian_filter1d", (1.5,), {"axis": 0}),
+             ("correlate", (np.full((3, 3), 1 / 9),), {}), ("sobel", (), {}),
+             ("convolve", (np.array([[0.1, 0.2, 0.4, 0.2, 0.1]]),), {"origin": (0, 1)})]
+    for name, args, kw in calls:
+        want = getattr(ndi, name)(x, *args, mode=mode, cval=3, **kw)
+        got = cp.asnumpy(getattr(halo, name)(xg, *args, mode=mode, cval=3, **kw))
+        assert_matches(got, want, 1, exact=True)
 
 
 def test_cupy_layouts(cp, rng):
