@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -51,6 +52,26 @@ struct Component<std::complex<R>> {
   using type = R;
   static constexpr int parts = 2;
 };
+
+// Two slabs' worth of memory for the calling thread, at least `bytes`, kept for its next runs
+// (the largest it needed so far; the default slabs are 4 MB each).
+void* thread_slabs(std::size_t bytes, double slab_bytes, DType compute) {
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  thread_local std::unique_ptr<void, Free> held;
+  thread_local std::size_t size = 0;
+  if (size < bytes) {
+    held.reset();
+    size = 0;
+    held.reset(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+    if (!held)
+      throw Error("cannot allocate two slabs of " + std::to_string(i64(slab_bytes)) +
+                  " bytes in " + to_string(compute));
+    size = bytes;
+  }
+  return held.get();
+}
 
 class ConvertedPlan final : public ConvertedBase {
  public:
@@ -268,12 +289,11 @@ void ConvertedPlan::run(const Buffers& b, void* stream) const {
   const Problem& p = problem();
   dispatch_dtype<DTypeList<DType::f32, DType::f64>>(compute_, [&](auto cd) {
     using A = typename decltype(cd)::storage;
-    // Uninitialised: fill() writes every element the strategy reads.
+    // The calling thread's slabs, kept between runs (fresh memory costs a page fault per 4 KB
+    // on every run); uninitialised: fill() writes every element the strategy reads.
     const std::size_t count = std::size_t(slab_bytes_ / sizeof(A));
-    std::unique_ptr<A[]> bin(new (std::nothrow) A[count]), bout(new (std::nothrow) A[count]);
-    if (!bin || !bout)
-      throw Error("cannot allocate two slabs of " + std::to_string(i64(slab_bytes_)) +
-                  " bytes in " + to_string(compute_));
+    A* bin = static_cast<A*>(thread_slabs(2 * count * sizeof(A), slab_bytes_, compute_));
+    A* bout = bin + count;
     bool integral = false, ghosts = false;
     double exact_below = 0;
     const double rel = bound_scale(&integral, &exact_below);
@@ -284,14 +304,14 @@ void ConvertedPlan::run(const Buffers& b, void* stream) const {
         double maxabs = 0;
         dispatch_dtype<AllDTypes>(p.dtype(), [&](auto d) {
           using T = typename decltype(d)::storage;
-          fill(static_cast<const T*>(b.input), bin.get(), s, part, &maxabs);
+          fill(static_cast<const T*>(b.input), bin, s, part, &maxabs);
         });
-        run_strategy(*inner_[part], bin.get(), bout.get(), stream);
+        run_strategy(*inner_[part], bin, bout, stream);
         if (ghosts && std::isfinite(cval)) maxabs = std::max(maxabs, std::fabs(cval));
         const double bound = integral && maxabs < exact_below ? -1.0 : rel * maxabs;
         dispatch_dtype<AllDTypes>(p.out_dtype(), [&](auto d) {
           using T = typename decltype(d)::storage;
-          store(bout.get(), b.input, static_cast<T*>(b.output), s, part, bound);
+          store(bout, b.input, static_cast<T*>(b.output), s, part, bound);
         });
       }
     }
