@@ -229,7 +229,7 @@ def _native(xp, in_dt, out_dt, passes, opts):
     sum afterwards (SciPy's uniform filter: its exact sums are divided in float64 below), a dtype
     pair other than float32 or float64 in and out (which the general path runs as before), and
     no strategy named (a named strategy runs the general path's float computation)."""
-    if opts[1]:
+    if opts[1] or not getattr(xp, "native_dtypes", True):
         return False
     if in_dt not in _NATIVE or out_dt not in _NATIVE:
         return False
