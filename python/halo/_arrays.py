@@ -60,6 +60,12 @@ class NumPy:
     def transpose(x, axes):
         return x.transpose(axes)
 
+    @staticmethod
+    def take(x, index, axis):
+        """x[..., index, ...] along axis (index a NumPy array of ints): a new C-contiguous
+        array."""
+        return np.take(x, index, axis)
+
     cast = staticmethod(_scipy_cast_numpy)
 
     @staticmethod
@@ -200,6 +206,10 @@ class _Device:
     def imag(self, x):
         return x.imag
 
+    def take(self, x, index, axis):
+        """x[..., index, ...] along axis (index a NumPy array of ints), C-contiguous."""
+        return self.contiguous(x[(slice(None),) * axis + (index,)], self.dtype(x))
+
     def zeros(self, shape, dtype, like):
         z = self.empty(shape, dtype, like)
         z[...] = 0
@@ -301,6 +311,10 @@ class CuPy(_Device):
     def transpose(self, x, axes):
         return x.transpose(axes)
 
+    def take(self, x, index, axis):
+        with x.device:
+            return self.cp.take(x, self.cp.asarray(index), axis)
+
     def astype(self, x, dtype):
         return x.astype(dtype)
 
@@ -394,6 +408,9 @@ class Torch(_Device):
 
     def transpose(self, x, axes):
         return x.permute(*axes)
+
+    def take(self, x, index, axis):
+        return x.index_select(axis, self.torch.as_tensor(index, device=x.device))
 
     def astype(self, x, dtype):
         return x.to(self._t(dtype))

@@ -8,7 +8,8 @@ import math
 import numpy as np
 
 from ._arguments import _allocate, _mode, _real_cval
-from ._dtypes import _F64, _c_types, _compute_dtype, _scipy_order, _stored, _ties_as_scipy_1d
+from ._dtypes import (_F64, _c_types, _compute_dtype, _extend_index, _scipy_order, _stored,
+                      _ties_as_scipy_1d, _ties_as_scipy_nd)
 from ._halo import Error
 from ._replay import _local, _spoil_record
 
@@ -63,10 +64,14 @@ def _core(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct, e
     """One call of halo::apply: dst = src filtered by weights (both contiguous, float32 or
     float64, same dtype and shape; weights float64 of src's rank). every: every weight is a tap
     where NaN and infinities meet them, as in SciPy's 1-D filters (0 * inf is NaN); otherwise
-    SciPy's N-D correlate's footprint (weights with |w| <= DBL_EPSILON are no taps)."""
+    SciPy's N-D correlate's footprint (weights with |w| <= DBL_EPSILON are no taps). A filter
+    over more than 3 axes runs as a sum of 3-axis problems (_core_slices)."""
     shape = tuple(src.shape)
     plan = _core_plan(shape, weights.shape, tuple(modes), tuple(origins))
     if plan is None:
+        if sum(k != 1 for k in weights.shape) > 3:
+            return _core_slices(xp, src, dst, weights, convolve, modes, cval, origins, opts,
+                                direct, every)
         return _core_transposed(xp, src, dst, weights, convolve, modes, cval, origins, opts,
                                 direct, every)
     core_shape, wshape, cmodes, corigins = plan
@@ -124,9 +129,6 @@ def _core_transposed(xp, src, dst, weights, convolve, modes, cval, origins, opts
     the unfiltered axes are moved to the front (the batch) in a copy, and the result back."""
     ndim = len(src.shape)
     filtered = [a for a in range(ndim) if weights.shape[a] != 1]
-    if len(filtered) > 3:
-        raise ValueError(f"halo filters at most 3 axes: a filter of shape {weights.shape} "
-                         f"reaches {len(filtered)} axes of an array of shape {tuple(src.shape)}")
     perm = [a for a in range(ndim) if weights.shape[a] == 1] + filtered
     inverse = [perm.index(a) for a in range(ndim)]
     src_t = xp.contiguous(xp.transpose(src, perm), xp.dtype(src))
@@ -134,6 +136,88 @@ def _core_transposed(xp, src, dst, weights, convolve, modes, cval, origins, opts
     _core(xp, src_t, dst_t, weights.transpose(perm), convolve, [modes[a] for a in perm], cval,
           [origins[a] for a in perm], opts, direct, every)
     xp.write(dst, xp.transpose(dst_t, inverse))
+
+
+_EPS = float(np.finfo(np.float64).eps)
+
+
+def _shifted(xp, x, axis, shift, mode, cval):
+    """x read at index + shift along axis, extended beyond its edges by mode (the core's name) as
+    SciPy's N-D filters extend it (cval outside under constant): a new C-contiguous array, or x
+    itself where nothing moves."""
+    n = x.shape[axis]
+    if shift == 0 or n == 0:
+        return x
+    index, _ = _extend_index(np.arange(n) + shift, n, mode)
+    y = xp.take(x, index, axis)
+    if mode == "constant":
+        before = min(n, max(0, -shift))  # positions below 0
+        after = min(n, max(0, shift))  # positions at n and beyond
+        lead = (slice(None),) * axis
+        if before:
+            y[lead + (slice(0, before),)] = cval
+        if after:
+            y[lead + (slice(n - after, n),)] = cval
+    return y
+
+
+def _core_slices(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct, every):
+    """_core for a filter that reaches more than 3 axes, as a sum of 3-axis problems: for each
+    index of the filtered axes before the last three (the leading ones), the input shifted along
+    them (each extended by its mode, as SciPy extends it; cval planes under constant) filtered by
+    that 3-axis slice of the weights, and the results added into dst in C order of the slices.
+    A convolution is the correlation with the weights flipped on every axis and SciPy's mirrored
+    origins. Slices with no taps (every weight |w| <= DBL_EPSILON, SciPy's footprint) are left
+    out; each slice keeps its footprint in the core (every: SciPy's 1-D rule, every weight a tap,
+    then no slice is left out). Memory: dst, one temporary, and one shifted copy per leading
+    axis. Integer outputs' ties are recomputed in SciPy's order by the caller (_execute)."""
+    ndim = len(src.shape)
+    origins = [int(o) for o in origins]
+    if convolve:
+        weights = weights[(slice(None, None, -1),) * ndim]
+        origins = [-o - (0 if k & 1 else 1) for o, k in zip(origins, weights.shape)]
+    lead = [a for a in range(ndim) if weights.shape[a] != 1][:-3]
+    taps = None if every else np.abs(weights) > _EPS
+    inner_origins = list(origins)
+    for a in lead:
+        inner_origins[a] = 0
+    index = [slice(None)] * ndim
+    state = {"first": True, "tmp": None}
+
+    def visit(level, x):
+        if level == len(lead):
+            w = np.ascontiguousarray(weights[tuple(index)])
+            if state["first"]:
+                _core(xp, x, dst, w, False, modes, cval, inner_origins, opts, direct, every)
+                state["first"] = False
+                return
+            if state["tmp"] is None:
+                state["tmp"] = xp.empty(tuple(src.shape), xp.dtype(dst), src)
+            tmp = state["tmp"]
+            _core(xp, x, tmp, w, False, modes, cval, inner_origins, opts, direct, every)
+            dst[...] += tmp
+            return
+        a = lead[level]
+        k = weights.shape[a]
+        mode = _mode(modes[a])
+        for t in range(k):
+            index[a] = slice(t, t + 1)
+            if taps is not None and not taps[tuple(index)].any():
+                continue
+            visit(level + 1, _shifted(xp, x, a, t - k // 2 - origins[a], mode, cval))
+        index[a] = slice(None)
+
+    visit(0, src)
+    if state["first"]:  # no taps at all: SciPy's sums of nothing
+        dst[...] = 0
+    _spoil_record()
+
+
+def _integral(integral_input, integral_cval, w, modes):
+    """Whether a pass reads integers only: its input's values, and the cval where an axis it
+    filters has the constant mode."""
+    return integral_input and (integral_cval or all(_mode(modes[a]) != "constant"
+                                                    for a, k in enumerate(w.shape) if k > 1))
 
 
 def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
@@ -178,6 +262,9 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
             r = xp.empty(shape, cdt, src)
             _core(xp, src, r, w, convolve, modes, cval, origins,
                   pass_opts(w, in_dt.kind in "biu"), direct, True)
+            if _scipy_order(xp, out_dt, w, opts, False,
+                            _integral(in_dt.kind in "biu", integral_cval, w, modes)) == "1d":
+                _ties_as_scipy_1d(src, r, w, convolve, modes, cval, origins)
             r = xp.cast(r, out_dt) if cdt != out_dt else r
             if result is None:
                 result = r
@@ -186,12 +273,18 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
     else:
         cur = src
         for i, (w, convolve, modes, origins, divisor, *nd) in enumerate(passes):
-            scipy_order = _scipy_order(xp, out_dt, w, opts, bool(nd))
+            # A pass after the first reads the previous one's integers. (SciPy's uniform filter,
+            # a divisor, sums the window its own way: its sums are not recomputed.)
+            integral = divisor is not None or _integral(i > 0 or in_dt.kind in "biu",
+                                                        integral_cval, w, modes)
+            scipy_order = _scipy_order(xp, out_dt, w, opts, bool(nd), integral)
             use_target = i == last and target is not None and divisor is None
             dst = target if use_target else xp.empty(shape, cdt, src)
             if scipy_order == "reference":
                 _core(xp, cur, dst, w, convolve, modes, cval, origins,
                       ("reference", "", True), True, not nd)
+                if sum(k != 1 for k in w.shape) > 3:  # added by parts (_core_slices)
+                    _ties_as_scipy_nd(cur, dst, w, convolve, modes, cval, origins)
             else:
                 # A pass after the first reads the previous one's integers.
                 _core(xp, cur, dst, w, convolve, modes, cval, origins,
@@ -227,15 +320,17 @@ def _native(xp, in_dt, out_dt, passes, opts):
     """Whether the core runs these passes on the arrays' own dtypes: dtypes of _NATIVE (the CUDA
     strategies through slabs of their float type, core/converted.hpp), no pass that divides its
     sum afterwards (SciPy's uniform filter: its exact sums are divided in float64 below), a dtype
-    pair other than float32 or float64 in and out (which the general path runs as before), and
-    no strategy named (a named strategy runs the general path's float computation)."""
+    pair other than float32 or float64 in and out (which the general path runs as before), no
+    strategy named (a named strategy runs the general path's float computation), and no filter
+    over more than 3 axes (added by parts, _core_slices, which SciPy's truncation and a narrow
+    float's rounding need in float64)."""
     if opts[1] or not getattr(xp, "native_dtypes", True):
         return False
     if in_dt not in _NATIVE or out_dt not in _NATIVE:
         return False
     if in_dt == out_dt and in_dt.kind == "f" and in_dt.itemsize >= 4:
         return False
-    return all(p[4] is None for p in passes)
+    return all(p[4] is None and sum(k != 1 for k in p[0].shape) <= 3 for p in passes)
 
 
 def _execute_native(xp, input, out, out_dt, passes, cval, opts, summed):

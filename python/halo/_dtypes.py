@@ -56,17 +56,19 @@ def _compute_dtype(in_dt, out_dt, passes, cval):
     return _F64
 
 
-def _scipy_order(xp, out_dt, w, opts, nd):
-    """How a pass makes its truncation to an integer output SciPy's where its weights are not
-    integers (integral weights on integers sum exactly in any order): a sum that lands within
-    rounding of an integer (a Gaussian over a constant region, weights such as 1/9 or 0.1)
-    truncates to one side or the other depending on the order of the additions. SciPy's
-    correlate and convolve (nd: True) add the taps in C order, which the core's reference
-    strategy does too ("reference", for NumPy arrays where no backend or strategy was asked
-    for); its 1-D filters in their own order, which _ties_as_scipy_1d repeats for the sums near
-    an integer ("1d", NumPy arrays). None: nothing to do (float outputs, integral weights, GPU
-    arrays: docs/PYTHON.md)."""
-    if out_dt.kind not in "biu" or xp.name != "numpy" or np.array_equal(w, np.rint(w)):
+def _scipy_order(xp, out_dt, w, opts, nd, integral=True):
+    """How a pass makes its truncation to an integer output SciPy's where its sums are not exact
+    (integral weights on integers, with an integral cval where one is read, sum exactly in any
+    order; integral: whether the pass's input values and the cval it reads are integers): a sum
+    that lands within rounding of an integer (a Gaussian over a constant region, weights such as
+    1/9 or 0.1, a cval of 0.7, float inputs) truncates to one side or the other depending on the
+    order of the additions. SciPy's correlate and convolve (nd: True) add the taps in C order,
+    which the core's reference strategy does too ("reference", for NumPy arrays where no backend
+    or strategy was asked for); its 1-D filters in their own order, which _ties_as_scipy_1d
+    repeats for the sums near an integer ("1d", NumPy arrays). None: nothing to do (float
+    outputs, exact sums, GPU arrays: docs/PYTHON.md)."""
+    if (out_dt.kind not in "biu" or xp.name != "numpy"
+            or (integral and np.array_equal(w, np.rint(w)))):
         return None
     if not nd:
         return "1d"
@@ -75,6 +77,41 @@ def _scipy_order(xp, out_dt, w, opts, nd):
 
 _NUMPY_PAD = {"reflect": "symmetric", "mirror": "reflect", "nearest": "edge", "wrap": "wrap",
               "constant": "constant"}
+
+
+def _extend_index(c, n, mode):
+    """(index, inside) of positions c (an int array) along an axis of extent n under mode (the
+    core's name), as SciPy's N-D filters extend an axis at any distance (NI_InitFilterOffsets):
+    reflect repeats with period 2n, mirror with period 2n - 2 (one element: that element), wrap
+    with period n, nearest clamps; under constant, positions outside read cval (inside False,
+    index clamped)."""
+    c = np.asarray(c, dtype=np.int64)
+    inside = (c >= 0) & (c < n)
+    if mode == "reflect":
+        p = c % (2 * n)
+        c = np.where(p < n, p, 2 * n - 1 - p)
+    elif mode == "mirror":
+        if n == 1:
+            c = np.zeros_like(c)
+        else:
+            p = c % (2 * n - 2)
+            c = np.where(p < n, p, 2 * n - 2 - p)
+    elif mode == "wrap":
+        c = c % n
+    else:  # nearest; constant's outside positions are masked by the caller
+        c = np.clip(c, 0, n - 1)
+        if mode == "constant":
+            return c, inside
+    return c, np.ones(c.shape, bool)
+
+
+def _reach(src, cval):
+    """max |value| over the finite values of src and cval: the scale of a finite sum's rounding
+    (a sum that reads a NaN or an infinity is not finite, and not recomputed)."""
+    reach = abs(float(cval)) if np.isfinite(cval) else 0.0
+    with np.errstate(invalid="ignore"):
+        m = np.max(np.abs(src), initial=0.0, where=np.isfinite(src))
+    return max(reach, float(m))
 
 
 def _ties_as_scipy_1d(src, dst, weights, convolve, modes, cval, origins):
@@ -93,8 +130,9 @@ def _ties_as_scipy_1d(src, dst, weights, convolve, modes, cval, origins):
     if convolve:  # SciPy's convolve1d: the weights reversed, the origin mirrored
         w = w[::-1]
         origin = -origin - (0 if k & 1 else 1)
-    scale = float(np.abs(w).sum()) * max(float(np.abs(src).max()), abs(cval))
-    near = np.abs(dst - np.rint(dst)) <= (k + 2) * 2.0 ** -40 * scale
+    scale = float(np.abs(w).sum()) * _reach(src, cval)
+    with np.errstate(invalid="ignore"):
+        near = np.abs(dst - np.rint(dst)) <= (k + 2) * 2.0 ** -40 * scale
     idx = np.nonzero(near)
     if idx[0].size == 0:
         return
@@ -134,3 +172,40 @@ def _stored(xp, x, dt):
     """x as SciPy's C code stores it in an intermediate array of dtype dt and reads it back: a
     bool element keeps the byte of the truncated value (255 for -1), not 0 or 1."""
     return xp.cast(x, np.dtype(np.uint8) if dt.kind == "b" else dt)
+
+
+def _ties_as_scipy_nd(src, dst, weights, convolve, modes, cval, origins):
+    """dst (float64 sums of an N-D correlation over src, which halo adds by parts: one 3-axis
+    problem per index of the axes beyond the last three) recomputed with SciPy's arithmetic where
+    it lies within rounding of an integer, so that truncation gives SciPy's integer: NI_Correlate
+    adds the footprint's taps (|w| > DBL_EPSILON) one after another from 0.0, in C order of the
+    weights (convolve: of the weights flipped on every axis, with SciPy's mirrored origins)."""
+    if dst.size == 0:
+        return
+    ndim = src.ndim
+    w = np.asarray(weights, dtype=np.float64)
+    origins = [int(o) for o in origins]
+    if convolve:
+        w = w[(slice(None, None, -1),) * ndim]
+        origins = [-o - (0 if k & 1 else 1) for o, k in zip(origins, w.shape)]
+    taps = np.argwhere(np.abs(w) > np.finfo(np.float64).eps)
+    scale = float(np.abs(w[tuple(taps.T)]).sum()) * _reach(src, cval)
+    with np.errstate(invalid="ignore"):
+        near = np.abs(dst - np.rint(dst)) <= (len(taps) + 2) * 2.0 ** -40 * scale
+    idx = np.nonzero(near)
+    if idx[0].size == 0:
+        return
+    modes = [_mode(m) for m in modes]
+    acc = np.zeros(idx[0].size)
+    for t in taps:
+        inside = np.ones(idx[0].size, bool)
+        at = []
+        for a in range(ndim):
+            k = w.shape[a]
+            c, ok = _extend_index(idx[a] + (int(t[a]) - k // 2 - origins[a]), src.shape[a],
+                                  modes[a])
+            at.append(c)
+            inside &= ok
+        value = np.where(inside, src[tuple(at)], cval)
+        acc = acc + w[tuple(t)] * value
+    dst[idx] = acc
