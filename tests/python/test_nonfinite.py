@@ -8,7 +8,7 @@ import pytest
 import scipy.ndimage as ndi
 
 import halo
-from support import tolerance
+from support import assert_same_nonfinite, category, finite_scale, with_nonfinite
 
 MODES = ["reflect", "constant", "nearest", "mirror", "wrap"]
 CVALS = [0.0, 1.5, np.nan, np.inf, -np.inf]
@@ -30,41 +30,6 @@ CUPY = _cupy()
 CUDA_STRATEGIES = [None] + ([s["name"] for s in halo.strategies() if s["backend"] == "cuda"
                              and s["name"] in ("fast", "separable", "lowrank", "fft")]
                             if CUPY is not None else [])
-
-
-def with_nonfinite(rng, shape, dtype, count=None):
-    x = rng.uniform(-1, 1, shape).astype(dtype)
-    flat = x.reshape(-1)
-    count = count or int(rng.integers(1, 5))
-    for _ in range(count):
-        at = int(rng.integers(0, flat.size))
-        at = [at, 0, flat.size - 1][int(rng.integers(0, 3))]  # edges among the places
-        flat[at] = [np.nan, np.inf, -np.inf][int(rng.integers(0, 3))]
-    return x
-
-
-def category(a):
-    a = np.asarray(a, dtype=np.float64)
-    return np.where(np.isnan(a), 1, np.where(np.isposinf(a), 2, np.where(np.isneginf(a), 3, 0)))
-
-
-def assert_same_nonfinite(got, want, scale, what):
-    got = np.asarray(got)
-    cg, cw = category(got), category(want)
-    diff = np.flatnonzero(cg != cw)
-    assert diff.size == 0, (f"{what}: {diff.size} of {got.size} outputs differ in NaN/inf, first "
-                            f"at {diff[:5]}: {got.ravel()[diff[:5]]} vs {want.ravel()[diff[:5]]}")
-    fin = cw == 0
-    err = np.abs(got[fin].astype(np.float64) - want[fin].astype(np.float64))
-    bound = 8 * tolerance(got.dtype) * max(scale, 1e-300)
-    assert err.size == 0 or err.max() <= bound, f"{what}: max error {err.max():.3g} > {bound:.3g}"
-
-
-def finite_scale(x, w, cval):
-    xs = np.abs(x[np.isfinite(x)]).max(initial=0.0)
-    if np.isfinite(cval):
-        xs = max(xs, abs(cval))
-    return float(xs) * float(np.abs(w).sum())
 
 
 def random_weights(rng, kind, kshape):
