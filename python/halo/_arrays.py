@@ -3,11 +3,25 @@ tensors in GPU memory. Each kind is a small set of operations (allocate, convert
 the data is) so that the package holds SciPy's rules once for all of them. CuPy and PyTorch
 are imported only when one of their arrays arrives."""
 
+import os
+import threading
+
 import numpy as np
 
 from . import _halo
 
 _F64 = np.dtype(np.float64)
+# The bytes of one block of a transposed copy on the host (NumPy.permute_into), and the size
+# from which such a copy is shared among threads.
+_BLOCK = 1 << 20
+_THREADED = 1 << 23
+
+
+def _cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _scipy_cast_numpy(x, dtype):
@@ -59,6 +73,49 @@ class NumPy:
     @staticmethod
     def transpose(x, axes):
         return x.transpose(axes)
+
+    @staticmethod
+    def permute_into(dst, src, axis, shared=True):
+        """dst[...] = src, dst C-contiguous and src a transposed view of dst's shape whose axis 0
+        is dst's (a batch): in blocks along `axis` of about _BLOCK bytes (each block's source
+        and destination stay in cache; one batch element at a time where one is larger), each
+        copied with a long inner loop: NumPy's runs along dst's last axis, so where that is
+        short (channels last) and not the source's innermost, each index of it is copied on
+        its own. NumPy copies without the GIL: from _THREADED bytes on, the blocks are shared
+        among threads, one per CPU this process may use (at most 8; shared=False: not)."""
+        if dst.size == 0:
+            return
+        if dst.shape[0] > 1 and dst.nbytes // dst.shape[0] > _BLOCK and axis > 0:
+            blocks = [((slice(i, i + 1),), axis) for i in range(dst.shape[0])]
+        else:
+            n = dst.shape[axis]
+            step = max(1, _BLOCK // max(1, dst.nbytes // n))
+            lead = (slice(None),) * axis
+            blocks = [(lead + (slice(r, r + step),), None) for r in range(0, n, step)]
+
+        def copy(part):
+            for block, inner in part:
+                d, s = dst[block], src[block]
+                if inner is not None:
+                    NumPy.permute_into(d, s, inner, False)
+                elif d.ndim > 1 and d.shape[-1] <= 16 and s.strides[-1] != s.itemsize:
+                    for c in range(d.shape[-1]):
+                        d[..., c] = s[..., c]
+                else:
+                    d[...] = s
+
+        threads = min(_cpus(), len(blocks), 8) if shared and dst.nbytes >= _THREADED else 1
+        if threads <= 1:
+            return copy(blocks)
+        workers = [threading.Thread(target=copy, args=(blocks[i::threads],))
+                   for i in range(1, threads)]
+        for t in workers:
+            t.start()
+        try:
+            copy(blocks[0::threads])
+        finally:
+            for t in workers:
+                t.join()
 
     @staticmethod
     def take(x, index, axis):
@@ -205,6 +262,10 @@ class _Device:
 
     def imag(self, x):
         return x.imag
+
+    def permute_into(self, dst, src, axis, shared=True):
+        """dst[...] = src (dst C-contiguous, src a transposed view of its shape)."""
+        self.write(dst, src)
 
     def take(self, x, index, axis):
         """x[..., index, ...] along axis (index a NumPy array of ints), C-contiguous."""

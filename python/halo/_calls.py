@@ -4,6 +4,7 @@ fused into one call where that gives SciPy's result, and complex data by its rea
 
 import functools
 import math
+import threading
 
 import numpy as np
 
@@ -16,6 +17,22 @@ from ._replay import _local, _spoil_record
 # A separable filter goes to the core as one N-D filter (which the core runs as fused 1-D passes)
 # up to this many weights; beyond, as one call per axis.
 _MAX_FUSED_TAPS = 1 << 22
+
+
+# Channels last: a run of axes the filter does not reach that is innermost, after a filtered
+# axis X, makes the core's innermost axis short, along which its kernels run. Where the run
+# holds at most _CHANNELS_RUN elements and the array at least _CHANNELS_SIZE, host arrays merge
+# X with the run into one axis filtered by X's weights spread the run's length apart, which the
+# core sums without the zeros between them (_core_dilated; docs/notes/channels-last.md has the
+# measurements)...
+_CHANNELS_RUN = 16
+_CHANNELS_SIZE = 1 << 15
+# ... where the spread filter is at most this long along the merged axis (the core's passes
+# along it cost about as many taps, zeros included), and, under the modes whose edges are
+# computed again from strips, where the array holds at least _STRIPS_SIZE elements (the strips'
+# calls cost about as much as a small array's whole filter); others are moved to the batch.
+_DILATED_TAPS = 24
+_STRIPS_SIZE = 1 << 20
 
 
 @functools.lru_cache(maxsize=1024)
@@ -43,16 +60,24 @@ def _layout(shape, wshape):
 
 
 def _fits_core(shape, wshape):
-    """Whether the core takes this filter in one call without moving axes."""
-    return len(_layout(tuple(shape), tuple(wshape))[1]) <= 3
+    """Whether the core takes this filter in one call (axes moved where needed: at most 3
+    filtered axes)."""
+    return sum(k != 1 for k in wshape) <= 3
+
+
+def _channels_last(shape, axes):
+    """Whether a layout ends in a run of unfiltered axes that _core_dilated takes."""
+    return (len(axes) > 1 and axes[-1][1] is None and axes[-1][0] <= _CHANNELS_RUN
+            and math.prod(shape) >= _CHANNELS_SIZE)
 
 
 @functools.lru_cache(maxsize=1024)
-def _core_plan(shape, wshape, modes, origins):
+def _core_plan(shape, wshape, modes, origins, host):
     """(core shape with the batch first, core filter shape, modes, origins) of _layout, or None
-    where more than 3 axes remain."""
+    where more than 3 axes remain or, host (a CPU run of host arrays: measured there only), the
+    channels are last (_channels_last)."""
     batch, axes = _layout(shape, wshape)
-    if len(axes) > 3:
+    if len(axes) > 3 or (host and _channels_last(shape, axes)):
         return None
     return ((batch,) + tuple(n for n, _ in axes),
             tuple(1 if a is None else wshape[a] for _, a in axes),
@@ -60,18 +85,28 @@ def _core_plan(shape, wshape, modes, origins):
             [0 if a is None else int(origins[a]) for _, a in axes])
 
 
-def _core(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct, every=False):
+def _core(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct, every=False,
+          record_as=None):
     """One call of halo::apply: dst = src filtered by weights (both contiguous, float32 or
     float64, same dtype and shape; weights float64 of src's rank). every: every weight is a tap
     where NaN and infinities meet them, as in SciPy's 1-D filters (0 * inf is NaN); otherwise
     SciPy's N-D correlate's footprint (weights with |w| <= DBL_EPSILON are no taps). A filter
-    over more than 3 axes runs as a sum of 3-axis problems (_core_slices)."""
+    over more than 3 axes runs as a sum of 3-axis problems (_core_slices); channels last are
+    merged with the axis before them (_core_dilated); other unfiltered axes among the core's
+    are moved to the batch first (_core_transposed). record_as: (src, dst) whose memory src and
+    dst view, for the replay's record."""
     shape = tuple(src.shape)
-    plan = _core_plan(shape, weights.shape, tuple(modes), tuple(origins))
+    host = xp.name == "numpy" and opts[0] != "cuda"
+    plan = _core_plan(shape, weights.shape, tuple(modes), tuple(origins), host)
     if plan is None:
         if sum(k != 1 for k in weights.shape) > 3:
             return _core_slices(xp, src, dst, weights, convolve, modes, cval, origins, opts,
                                 direct, every)
+        axes = _layout(shape, tuple(weights.shape))[1]
+        # (Channels last after 3 filtered axes: 4 axes, 3 once the channels are merged.)
+        if host and _channels_last(shape, axes) and len(axes) <= 4:
+            return _core_dilated(xp, src, dst, weights, convolve, modes, cval, origins, opts,
+                                 direct, every)
         return _core_transposed(xp, src, dst, weights, convolve, modes, cval, origins, opts,
                                 direct, every)
     core_shape, wshape, cmodes, corigins = plan
@@ -85,7 +120,7 @@ def _core(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct, e
         xp.run(src, dst, *call)
     record = getattr(_local, "record", None)
     if record is not None:
-        record.append((xp, src, dst, call))
+        record.append((xp,) + (record_as or (src, dst)) + (call,))
 
 
 def _run_relaxed(xp, src, dst, call, exact):
@@ -123,22 +158,131 @@ def _run_relaxed(xp, src, dst, call, exact):
     _spoil_record()
 
 
+# The core's output of a call whose axes were moved is a scratch array, kept per thread for the
+# next such call up to this many bytes: fresh memory from the system is zeroed page by page as
+# it is first written, which costs about as much as a copy (docs/notes/channels-last.md).
+_SCRATCH_MAX = 1 << 26
+_scratch_local = threading.local()
+
+
+def _scratch(xp, shape, dtype, like):
+    """An array of shape and dtype that the next call of this thread may overwrite: host arrays
+    up to _SCRATCH_MAX bytes reuse this thread's buffer; others are new."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    if xp.name != "numpy" or nbytes > _SCRATCH_MAX:
+        return xp.empty(shape, dtype, like)
+    buf = getattr(_scratch_local, "buf", None)
+    if buf is None or buf.nbytes < nbytes:
+        buf = _scratch_local.buf = None  # (the old one goes before the new one comes)
+        buf = _scratch_local.buf = np.empty(nbytes, np.uint8)
+    return buf[:nbytes].view(dtype).reshape(shape)
+
+
 def _core_transposed(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct,
                      every):
-    """_core where unfiltered axes lie between filtered ones so that more than 3 axes remain:
-    the unfiltered axes are moved to the front (the batch) in a copy, and the result back."""
-    ndim = len(src.shape)
-    filtered = [a for a in range(ndim) if weights.shape[a] != 1]
-    perm = [a for a in range(ndim) if weights.shape[a] == 1] + filtered
-    inverse = [perm.index(a) for a in range(ndim)]
-    src_t = xp.contiguous(xp.transpose(src, perm), xp.dtype(src))
-    dst_t = xp.empty(src_t.shape, xp.dtype(dst), src)
-    _core(xp, src_t, dst_t, weights.transpose(perm), convolve, [modes[a] for a in perm], cval,
-          [origins[a] for a in perm], opts, direct, every)
-    xp.write(dst, xp.transpose(dst_t, inverse))
+    """_core where unfiltered axes lie among the core's (more than 3 axes between filtered ones,
+    or channels last that _core_dilated leaves): the runs of them (merged, as _layout merges
+    them) are moved to the front, the batch, in a copy, and the result back. The copy in is
+    made in dst's memory (the result goes there only at the end): one temporary, for the core's
+    output (where src and dst have one dtype; else two)."""
+    shape = tuple(src.shape)
+    batch, axes = _layout(shape, tuple(weights.shape))
+    if 0 in shape:
+        return
+    # The array as _layout sees it: the batch, then each filtered axis or merged run.
+    merged = (batch,) + tuple(n for n, _ in axes)
+    perm = [0] + [i + 1 for i, (_, a) in enumerate(axes) if a is None] + \
+        [i + 1 for i, (_, a) in enumerate(axes) if a is not None]
+    inverse = [perm.index(i) for i in range(len(perm))]
+    moved = tuple(merged[i] for i in perm)
+    filtered = [a for _, a in axes if a is not None]
+    wmoved = [1] * (len(moved) - len(filtered)) + [weights.shape[a] for a in filtered]
+    m = ["constant"] * (len(moved) - len(filtered)) + [modes[a] for a in filtered]
+    o = [0] * (len(moved) - len(filtered)) + [int(origins[a]) for a in filtered]
+    dt = xp.dtype(src)
+    src_t = dst.reshape(moved) if xp.dtype(dst) == dt else xp.empty(moved, dt, src)
+    # Blocks along the first filtered axis: rows of the source the copy in reads together, and
+    # rows of the destination the copy back writes together.
+    xp.permute_into(src_t, xp.transpose(src.reshape(merged), perm), len(moved) - len(filtered))
+    dst_t = _scratch(xp, moved, xp.dtype(dst), src)
+    _core(xp, src_t, dst_t, weights.reshape(wmoved), convolve, m, cval, o, opts, direct, every)
+    first = 1 + next(i for i, (_, a) in enumerate(axes) if a is not None)
+    xp.permute_into(dst.reshape(merged), xp.transpose(dst_t, inverse), first)
 
 
 _EPS = float(np.finfo(np.float64).eps)
+
+
+def _as_correlation(weights, origins):
+    """SciPy's convolve as its correlate: the weights flipped on every axis, the origins mirrored
+    (-o, less 1 for an even extent)."""
+    w = weights[(slice(None, None, -1),) * weights.ndim]
+    return w, [-int(o) - (0 if k & 1 else 1) for o, k in zip(origins, w.shape)]
+
+
+def _core_dilated(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct, every):
+    """_core for channels last (_channels_last): the last filtered axis X (extent n, k taps) and
+    the run of C elements after it are one axis of n * C elements, filtered along it by X's
+    weights C apart (zeros between them, which SciPy's footprint and the core leave out: no
+    taps), in place, with no copy. Under constant and wrap that is X's filter exactly (an element
+    past an edge of the merged axis is one past X's edge, in the same channel); under the other
+    modes the outputs whose window passes an edge of X (the first k // 2 + origin and the last
+    k - 1 - k // 2 - origin along X) read other channels there, and are computed again from a
+    strip of the input extended along X by its mode. Filters whose every weight is a tap (SciPy's
+    1-D filters) and that have zero weights, filters too long once spread (_DILATED_TAPS),
+    arrays and axes too small for the strips to pay (_STRIPS_SIZE), and integer outputs (the
+    core's native dtypes: their sums' order of the taps is SciPy's for the filter as given) are
+    moved to the batch instead (_core_transposed)."""
+    shape = tuple(src.shape)
+    batch, axes = _layout(shape, tuple(weights.shape))
+    (n, ax), (c, _) = axes[-2], axes[-1]
+    if xp.dtype(dst).kind != "f" or (every and bool(np.any(np.abs(weights) <= _EPS))):
+        return _core_transposed(xp, src, dst, weights, convolve, modes, cval, origins, opts,
+                                direct, every)
+    if convolve:
+        weights, origins = _as_correlation(weights, origins)
+    k = weights.shape[ax]
+    o = int(origins[ax])
+    mode = _mode(modes[ax])
+    left, right = k // 2 + o, k - 1 - k // 2 - o  # how far X's window reaches each way
+    edges = mode not in ("constant", "wrap")
+    if (k - 1) * c + 1 > _DILATED_TAPS or (edges and (n < 4 * (left + right)
+                                                      or math.prod(shape) < _STRIPS_SIZE)):
+        return _core_transposed(xp, src, dst, weights, False, modes, cval, origins, opts,
+                                direct, every)
+    if 0 in shape:
+        return
+    # The merged view: the batch, each entry of the layout before X, then X with the channels.
+    lead = (batch,) + tuple(m for m, _ in axes[:-2])
+    wlead = (1,) + tuple(1 if a is None else weights.shape[a] for _, a in axes[:-2])
+    w = weights.reshape(wlead + (k,))
+    kd = (k - 1) * c + 1
+    wd = np.zeros(wlead + (kd,))
+    wd[..., ::c] = w
+    m = ["constant"] + ["constant" if a is None else modes[a] for _, a in axes[:-2]]
+    org = [0] + [0 if a is None else int(origins[a]) for _, a in axes[:-2]]
+    # The dilated filter's origin puts its tap j at j * c - (k // 2 + o) * c, as X's tap j.
+    org_d = org + [left * c - kd // 2]
+    _core(xp, src.reshape(lead + (n * c,)), dst.reshape(lead + (n * c,)), wd, False,
+          m + [modes[ax]], cval, org_d, opts, direct, False, record_as=(src, dst))
+    if not edges:
+        return
+    view_in = src.reshape(lead + (n, c))
+    view_out = dst.reshape(lead + (n, c))
+    at = (slice(None),) * len(lead)
+    for first, last in ((0, min(left, n)), (max(n - right, 0), n)):
+        if first >= last:
+            continue
+        # The outputs first..last-1 of X read positions first - left .. last - 1 + right.
+        index, _ = _extend_index(np.arange(first - left, last + right), n, mode)
+        strip = xp.take(view_in, index, len(lead))
+        width = index.shape[0]
+        out = xp.empty(lead + (width * c,), xp.dtype(dst), src)
+        _core(xp, strip.reshape(lead + (width * c,)), out, wd, False, m + ["constant"], cval,
+              org_d, opts, direct, False)
+        view_out[at + (slice(first, last),)] = \
+            out.reshape(lead + (width, c))[at + (slice(left, left + last - first),)]
+    _spoil_record()
 
 
 def _shifted(xp, x, axis, shift, mode, cval):
@@ -174,8 +318,7 @@ def _core_slices(xp, src, dst, weights, convolve, modes, cval, origins, opts, di
     ndim = len(src.shape)
     origins = [int(o) for o in origins]
     if convolve:
-        weights = weights[(slice(None, None, -1),) * ndim]
-        origins = [-o - (0 if k & 1 else 1) for o, k in zip(origins, weights.shape)]
+        weights, origins = _as_correlation(weights, origins)
     lead = [a for a in range(ndim) if weights.shape[a] != 1][:-3]
     taps = None if every else np.abs(weights) > _EPS
     inner_origins = list(origins)
@@ -380,7 +523,7 @@ def _fusable(out_dt, modes, cval, shape, wshape):
     (within rounding): a float output (an integer one is rounded between SciPy's 1-D passes), no
     constant mode with a cval other than 0 on a filtered axis (SciPy's later passes read cval
     where the one filter reads cval times the earlier factors' sums), not too many weights, and
-    at most 3 axes to the core."""
+    at most 3 filtered axes."""
     if out_dt.kind not in "fc":
         return False
     if cval != 0 and any(_mode(m) == "constant" for m in modes):
