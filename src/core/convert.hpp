@@ -22,7 +22,12 @@ inline constexpr bool is_integer_storage_v = std::is_integral_v<T>;
 // |v| (NaN stays NaN) and the nearest integer (ties to even), the same on host and device.
 template <class A>
 HALO_HOST_DEVICE inline A magnitude(A v) {
-  return v < A(0) ? -v : v;
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<A, float>) return ::fabsf(v);
+  else return ::fabs(v);
+#else
+  return std::fabs(v);  // a mask, so that the host's loops vectorise
+#endif
 }
 HALO_HOST_DEVICE inline double nearest_integer(double v) {
 #if defined(__CUDA_ARCH__)

@@ -260,16 +260,24 @@ void ConvertedPlan::store(const A* buf, const void* in, T* out, i64 s, int part,
         for (i64 e = 0; e < row_elems_; ++e) ov[e] = scipy_cast_from<T>(sv[e]);
       }
       if (!undecided) continue;
-      // SciPy's own sums for the few outputs the bound leaves undecided.
+      // SciPy's own sums for the few outputs the bound leaves undecided; the coordinates of
+      // the row's outputs walked from its first (no division per output).
       dispatch_dtype<RealDTypes>(p.dtype(), [&](auto d) {
         using S = typename decltype(d)::storage;
         const S* x = static_cast<const S*>(item_in);
         ScipySum::FlatCache flat;
+        const i64 f0 = i * row_elems_;
+        i64 cz = f0 / (n.y * n.x), cy = (f0 / n.x) % n.y, cx = f0 % n.x;
         for (i64 e = 0; e < row_elems_; ++e) {
-          if (!truncation_undecided(src[e], b)) continue;
-          const i64 f = i * row_elems_ + e;  // within the item
-          out[first + e] =
-              scipy_cast<T>(sum_.at(x, f / (n.y * n.x), (f / n.x) % n.y, f % n.x, cval, flat));
+          if (truncation_undecided(src[e], b))
+            out[first + e] = scipy_cast<T>(sum_.at(x, cz, cy, cx, cval, flat));
+          if (++cx == n.x) {
+            cx = 0;
+            if (++cy == n.y) {
+              cy = 0;
+              ++cz;
+            }
+          }
         }
       });
     } else if constexpr (Component<T>::parts == 2) {
