@@ -26,7 +26,10 @@ namespace halo::detail {
 
 DType compute_dtype(const Problem& p) {
   const auto wide = [](DType t) { return t == DType::f64 || t == DType::i32 || t == DType::c128; };
-  return wide(p.dtype()) || wide(p.out_dtype()) ? DType::f64 : DType::f32;
+  // 16-bit integers too: float32's rounding of sums up to 65535 leaves a fifth of a Gaussian's
+  // outputs within the bound of an integer (each then SciPy's sum again); float64's, none.
+  const bool sixteen = p.dtype() == DType::u16 || p.dtype() == DType::i16;
+  return sixteen || wide(p.dtype()) || wide(p.out_dtype()) ? DType::f64 : DType::f32;
 }
 
 namespace {

@@ -21,7 +21,7 @@ namespace halo::detail {
 
 // The dtype a problem's sums are carried in by a strategy written for float32 and float64: the
 // input's accumulation type (core/dtype.hpp), float64 where the input or the output is float64,
-// int32 or complex128.
+// int32 or complex128, or the input a 16-bit integer.
 DType compute_dtype(const Problem& p);
 
 // What the host's and the device's plans of converted problems share: the slabs, the

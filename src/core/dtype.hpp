@@ -18,15 +18,16 @@ namespace halo {
 
 // X(enumerator, storage type, accumulation type) for every dtype, in the order of enum class
 // DType. Storage: the type of an array's elements; accumulation: the type a sum of taps is carried
-// in (the accuracy bounds of docs/ACCURACY.md are stated in it): float for the 8- and 16-bit
-// integers and the half types (each of their values is a float exactly), double for int32 and
-// float64, the complex type of the same precision for complex data.
+// in (the accuracy bounds of docs/ACCURACY.md are stated in it): float for uint8 and the half
+// types (each of their values is a float exactly), double for the 16- and 32-bit integers and
+// float64 (a float's rounding of sums up to 65535 is too coarse to decide SciPy's integers),
+// the complex type of the same precision for complex data.
 #define HALO_DTYPES(X)                                      \
   X(f32, float, float)                                      \
   X(f64, double, double)                                    \
   X(u8, std::uint8_t, float)                                \
-  X(u16, std::uint16_t, float)                              \
-  X(i16, std::int16_t, float)                               \
+  X(u16, std::uint16_t, double)                             \
+  X(i16, std::int16_t, double)                              \
   X(i32, std::int32_t, double)                              \
   X(f16, float16, float)                                    \
   X(bf16, bfloat16, float)                                  \
