@@ -1,5 +1,5 @@
-// halo — the command-line tool: apply a filter to an .npy array, generate test inputs, and say
-// what this build and machine can do.
+// halo — the command-line tool: apply a filter to an .npy array or an image (PNG, TIFF), generate
+// test inputs, and say what this build and machine can do.
 #include <CLI/CLI.hpp>
 #include <malloc.h>
 #include <omp.h>
@@ -20,9 +20,11 @@
 #include <limits>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <system_error>
 #include <thread>
 
+#include "array_file.hpp"
 #include "bench.hpp"
 #include "profile.hpp"
 #include "core/convert.hpp"  // internal, on purpose: generate's half-precision values
@@ -50,13 +52,25 @@ Examples:
   halo apply volume.npy out.npy --filter gaussian:sigma=1          # 3-D volume, 3-D Gaussian
   halo apply image.npy rows.npy --filter box:9 --axis 1            # 1-D filter along axis 1
   halo apply stack.npy out.npy --filter laplacian --batch          # 3-D file = batch of 2-D
+  halo apply photo.png soft.png --filter gaussian:sigma=2 --mode nearest   # each channel apart
+  halo apply stack.tif out.tif --filter gaussian:sigma=1           # multi-page TIFF = 3-D volume
+  halo apply stack.tif out.tif --filter gaussian:sigma=1 --batch   # ... or pages filtered apart
+  halo apply rgb.npy out.png --filter box:5 --channels             # (h, w, 3) .npy -> RGB PNG
   halo apply image.npy out.npy --filter box:9 --backend cuda --strategy tiled_input
   halo analyze --filter 5 --tile 8,16,32                 # the notes' OP/B table
   halo bench --suite radii --backend cuda --explain       # what auto picks, and the fastest
   halo analyze --rank 1 --filter 7 --out-tile 250          # 1-D: input tile 256, reduction
   halo info
 
-Inputs: '-' is standard input. Outputs: a new or regular file is written to a temporary file
+Images: a path ending in .png, .tif or .tiff (any case) is an image, any other an .npy file.
+PNG: 8/16-bit grey, grey+alpha, RGB, RGBA (palette and 1/2/4-bit grey read as 8-bit); TIFF:
+8/16/32-bit integers, 16/32/64-bit floats, chunky or planar, strips or tiles, BigTIFF, multi-page
+(pages, h, w[, c]) when the pages agree. The array is (h, w) for grey, (h, w, c) otherwise; the
+filter reaches the spatial axes only: each colour channel is filtered apart, alpha is copied,
+the bit depth is kept. An .npy's last axis is channels with --channels. An image written from an
+.npy is grey (h, w), channels with --channels (h, w, c), pages (TIFF) for a 3-D array without.
+
+Inputs: '-' is standard input (an .npy). Outputs: a new or regular file is written to a temporary file
 beside it and renamed into place (a symlink: its target); a device or FIFO is written directly;
 '-' is standard output. An existing read-only output is an error, never replaced.
 
@@ -133,6 +147,7 @@ struct ApplyArgs {
   std::string output_dtype;  // empty: the input's
   std::string round = "truncate";
   bool batch = false, verbose = false, direct_sums = false;
+  bool channels = false;  // the last axis of an .npy is channels (images: found in the file)
 };
 
 // --mode, --cval, --origin: one value for every axis or one per axis (with --axis, one: the
@@ -311,7 +326,9 @@ halo::Filter make_filter(const ApplyArgs& a, const std::vector<std::int64_t>& sh
 // Checks the input's shape against the arguments, builds the filter and the problem, chooses the
 // strategy, and refuses a run whose memory (input, output, filter, workspace) cannot fit: all
 // before the input's data is read, and a weights file's size before its data is read.
-Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h, bool verbose) {
+// `extra`: host memory the run needs beyond its input and output arrays (an image's planes).
+Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h, bool verbose,
+                   const std::vector<halo::MemoryUse>& extra = {}) {
   Planned r;
   const int ndim = static_cast<int>(h.shape.size());
   r.rank = a.batch ? ndim - 1 : ndim;
@@ -361,13 +378,15 @@ Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h, bool verbos
     for (int i = 0; i < r.rank; ++i)
       if (k[i] > 1) window += double(std::min<std::int64_t>(k[i], 2 * r.ext[i] + 1));
     const double copies = weight_bytes(k, r.rank, folded, folded < taps, window).building;
-    halo::require_memory(
-        {{"the input array", array},
-         {"the output array", array},
-         held ? halo::MemoryUse{"the filter weights" + beyond + size_text(8 * taps) + ")",
-                                copies - 8 * taps}
-              : halo::MemoryUse{"the filter weights (float64 copies)",
-                                std::max(file_bytes + 8 * taps, copies)}});
+    std::vector<halo::MemoryUse> uses{
+        {"the input array", array},
+        {"the output array", array},
+        held ? halo::MemoryUse{"the filter weights" + beyond + size_text(8 * taps) + ")",
+                               copies - 8 * taps}
+             : halo::MemoryUse{"the filter weights (float64 copies)",
+                               std::max(file_bytes + 8 * taps, copies)}};
+    uses.insert(uses.end(), extra.begin(), extra.end());
+    halo::require_memory(uses);
   };
   r.filter = make_filter(a, h.shape, r.rank, axis,
                          [&](const halo::Extents& k, double bytes) { require(k, bytes, false); });
@@ -407,6 +426,7 @@ Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h, bool verbos
     r.flops = p.flops();
     if (verbose) r.plan = chosen.plan->describe();
   }
+  needs.insert(needs.end(), extra.begin(), extra.end());
   halo::require_memory(needs);
   return r;
 }
@@ -468,8 +488,26 @@ int run_apply(const ApplyArgs& a) {
   // A destination that cannot be written is refused before any work.
   halo::io::check_output_path(a.out);
   Planned r;
-  const halo::io::NpyArray input = halo::io::read_npy(
-      a.in, [&](const halo::io::NpyHeader& h) { r = plan_apply(a, h, a.verbose); });
+  // An .npy or an image (array_file.hpp): the core filters its planes (an image's channels
+  // apart, as a batch), planned before the data is read; the output's format is checked for the
+  // output's dtype first.
+  std::optional<halo::DType> out_dtype;
+  try {
+    if (!a.output_dtype.empty()) out_dtype = halo::parse_dtype(a.output_dtype);
+  } catch (const halo::Error& e) {
+    throw Error(std::string("--output-dtype: ") + e.what());
+  }
+  halo::tool::ApplyInput file = halo::tool::ApplyInput::read(
+      a.in, a.out, a.channels, a.batch,
+      [&](const halo::tool::ApplyInput::View& v) {
+        ApplyArgs planes = a;
+        planes.batch = v.batch;
+        r = plan_apply(planes, v.planes, a.verbose, v.extra);
+      },
+      out_dtype);
+  if (const std::string note = file.channels_note(r.rank, r.filter.extents()); !note.empty())
+    std::fprintf(stderr, "halo: note: %s\n", note.c_str());
+  const halo::io::NpyArray& input = file.planes();
   halo::io::NpyArray output(r.out_dtype, input.shape());
   halo::ConstArrayView iv(input.data(), input.dtype(), r.rank, r.ext, r.batch);
   halo::ArrayView ov;
@@ -489,7 +527,7 @@ int run_apply(const ApplyArgs& a) {
     info = halo::apply(iv, ov, r.filter, opt);
   }
   const auto t1 = std::chrono::steady_clock::now();
-  halo::io::write_npy(a.out, output);
+  file.write(a.out, output);
   if (a.verbose) {
     // With the array on standard output, the report goes to standard error.
     std::FILE* report = a.out == "-" ? stderr : stdout;
@@ -684,13 +722,16 @@ int cli_main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("halo ") + halo::version());
 
   ApplyArgs aa;
-  auto* apply = app.add_subcommand("apply", "filter an .npy array, write the same-size result");
+  auto* apply = app.add_subcommand(
+      "apply", "filter an .npy array or an image (PNG, TIFF), write the same-size result");
   apply->add_option("input", aa.in,
                     "input .npy (uint8, uint16, int16, int32, float16, bfloat16, float32, "
-                    "float64, complex64, complex128; C order, 1-4 dims)")
+                    "float64, complex64, complex128; C order, 1-4 dims), or a .png, .tif, .tiff "
+                    "image")
       ->required();
   apply->add_option("output", aa.out,
-                    "output .npy (the input's shape; its dtype unless --output-dtype)")
+                    "output .npy or image (.png, .tif, .tiff): the input's shape; its dtype "
+                    "unless --output-dtype")
       ->required();
   apply->add_option("--output-dtype", aa.output_dtype,
                     "the output's dtype (SciPy's output=): u8, u16, i16, i32, f16, bf16, f32, "
@@ -721,6 +762,9 @@ int cli_main(int argc, char** argv) {
                     "SciPy's origin, one or one per axis: shifts the filter; -(k/2)..(k-1)/2")
       ->capture_default_str();
   apply->add_flag("--batch", aa.batch, "the first axis is a batch: filter each item");
+  apply->add_flag("--channels", aa.channels,
+                  "the last axis of an .npy is channels: filter each apart, never across them "
+                  "(an image's channels are found in the file)");
   apply->add_flag("--direct-sums", aa.direct_sums,
                   "every output a plain sum of its taps: no Winograd form (the GPU's 2-D float32 "
                   "radius 4, 5, 7 kernels are then slower), no FFT (cpu_fft), no running sums, "
