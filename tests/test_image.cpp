@@ -958,15 +958,20 @@ TEST_F(ImageCli, Uint8PngRgbaEndToEnd) {
   const io::NpyArray in = constant_channels(DType::u8, 30, 41, colours, true);
   io::write_image(path("in.png"), in, {true, true});
   if (!run_or_skip_for(DType::u8, "apply " + path("in.png") + " " + path("out.png") +
-                                      " --filter gaussian:sigma=2 --mode nearest")) {
+                                      " --filter gaussian:sigma=2 --mode nearest --round nearest")) {
     std::string why;
     if (!core_filters(DType::u8, &why)) GTEST_SKIP() << "the core does not filter uint8 yet: " << why;
     return;
   }
   const io::Image out = io::read_image(path("out.png"));
   EXPECT_EQ(out.header.what, "8-bit RGBA PNG");
-  // Within 1: an integer output may truncate a sum a rounding below the constant (SciPy's rule).
-  expect_constants_and_alpha(out.pixels, in, colours, 1.0);
+  expect_constants_and_alpha(out.pixels, in, colours, 0.0);
+  // Truncated (SciPy's rule, the default), a sum a rounding below the constant loses 1.
+  ASSERT_EQ(run_cli("apply " + path("in.png") + " " + path("trunc.png") +
+                    " --filter gaussian:sigma=2 --mode nearest")
+                .code,
+            0);
+  expect_constants_and_alpha(io::read_image(path("trunc.png")).pixels, in, colours, 1.0);
 }
 
 TEST_F(ImageCli, Uint16PngGreyAlphaEndToEnd) {
@@ -998,6 +1003,56 @@ TEST_F(ImageCli, Uint8TiffStackEndToEnd) {
   EXPECT_EQ(out.pixels.dtype(), DType::u8);
   EXPECT_EQ(out.pixels.shape(), in.shape());
   EXPECT_EQ(out.header.pages, 3);
+}
+
+TEST_F(ImageCli, Uint8NpyToRgbPngEndToEnd) {
+  io::NpyArray in(DType::u8, {14, 9, 3});
+  for (std::int64_t i = 0; i < in.size(); ++i)
+    in.as<std::uint8_t>()[i] = std::uint8_t(i % 3 == 0 ? 10 : i % 3 == 1 ? 100 : 250);
+  io::write_npy(path("in.npy"), in);
+  if (!run_or_skip_for(DType::u8, "apply " + path("in.npy") + " " + path("out.png") +
+                                      " --filter gaussian:sigma=2 --mode nearest --channels "
+                                      "--round nearest")) {
+    std::string why;
+    if (!core_filters(DType::u8, &why)) GTEST_SKIP() << "the core does not filter uint8 yet: " << why;
+    return;
+  }
+  const io::Image out = io::read_image(path("out.png"));
+  EXPECT_EQ(out.header.what, "8-bit RGB PNG");
+  // Rounded to nearest, the constants come back exactly.
+  expect_constants_and_alpha(out.pixels, in, {10, 100, 250}, 0.0);
+}
+
+// --output-dtype: the output's format must hold the output dtype (checked before any work), and
+// an alpha channel is converted as the core stores a sum of its value.
+TEST_F(ImageCli, OutputDtypeMeetsTheFormatAndConvertsAlpha) {
+  std::string why;
+  if (!core_filters(DType::u8, &why)) GTEST_SKIP() << "the core does not filter uint8 yet: " << why;
+  const std::vector<double> colours{10, 100, 250};
+  const io::NpyArray in = constant_channels(DType::u8, 12, 13, colours, true);
+  io::write_image(path("in.png"), in, {true, true});
+  const Result r = run_cli("apply " + path("in.png") + " " + path("out.tif") +
+                           " --filter box:3 --mode nearest --output-dtype f32");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const io::Image out = io::read_image(path("out.tif"));
+  ASSERT_EQ(out.pixels.dtype(), DType::f32);
+  ASSERT_EQ(out.pixels.shape(), in.shape());
+  EXPECT_TRUE(out.header.layout.alpha);
+  for (std::int64_t p = 0; p < 12 * 13; ++p) {
+    EXPECT_EQ(out.pixels.as<float>()[p * 4 + 3], float(in.as<std::uint8_t>()[p * 4 + 3])) << p;
+    for (int k = 0; k < 3; ++k)
+      ASSERT_NEAR(out.pixels.as<float>()[p * 4 + k], colours[std::size_t(k)], 1e-3);
+  }
+  // A float image becomes a PNG only with an output dtype a PNG holds.
+  io::write_image(path("f.tif"), constant_channels(DType::f32, 6, 5, {7, 8}, false), {true, false});
+  expect_failure("apply " + path("f.tif") + " " + path("f.png") + " --filter box:3",
+                 {"f.png: cannot write", "float32"}, path("f.png"));
+  const Result ok = run_cli("apply " + path("f.tif") + " " + path("f.png") +
+                            " --filter box:3 --mode nearest --output-dtype u16 --round nearest");
+  ASSERT_EQ(ok.code, 0) << ok.output;
+  const io::Image png = io::read_image(path("f.png"));
+  EXPECT_EQ(png.header.what, "16-bit grey+alpha PNG");
+  expect_constants_and_alpha(png.pixels, png.pixels, {7, 8}, 0.0);
 }
 
 }  // namespace

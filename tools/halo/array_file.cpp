@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <limits>
 #include <new>
 #include <utility>
 
-#include "core/dtype.hpp"  // internal, on purpose: converting an alpha channel between dtypes
+#include "core/convert.hpp"  // internal, on purpose: an alpha channel stored as the output's dtype
+#include "core/dtype.hpp"
 #include "core/parse.hpp"  // internal, on purpose: printable paths
 
 namespace halo::tool {
@@ -68,30 +70,36 @@ void move_samples(std::size_t sample, void* interleaved, void* planes, std::int6
   }
 }
 
-// The dtypes an alpha channel is converted between (an output dtype other than the input's):
-// rounded to the nearest integer and saturated where the output is an integer type.
-using AlphaDTypes =
-    DTypeList<DType::f32, DType::f64, DType::u8, DType::u16, DType::i16, DType::i32>;
+template <class T>
+constexpr bool is_complex_storage_v = false;
+template <class R>
+constexpr bool is_complex_storage_v<std::complex<R>> = true;
 
+// An alpha sample of one dtype as another (an output dtype other than the input's): as a double
+// (complex: its real part), stored as the core stores a sum of that value (Rounding for an
+// integer output; to nearest for a floating one; a complex one gets it as its real part).
 double load_value(DType t, const unsigned char* p) {
-  return dispatch_dtype<AlphaDTypes>(t, [&](auto d) {
-    typename decltype(d)::storage v;
+  return dispatch_dtype<AllDTypes>(t, [&](auto d) {
+    using T = typename decltype(d)::storage;
+    T v;
     std::memcpy(&v, p, sizeof v);
-    return double(v);
+    if constexpr (is_complex_storage_v<T>)
+      return double(v.real());
+    else
+      return detail::to_double(v);
   });
 }
 
-void store_value(DType t, double v, unsigned char* p) {
-  dispatch_dtype<AlphaDTypes>(t, [&](auto d) {
+void store_value(DType t, double v, Rounding rounding, unsigned char* p) {
+  dispatch_dtype<AllDTypes>(t, [&](auto d) {
     using T = typename decltype(d)::storage;
     T out;
-    if constexpr (std::is_integral_v<T>) {
-      const double r = std::isnan(v) ? 0.0 : std::nearbyint(v);
-      out = T(std::clamp(r, double(std::numeric_limits<T>::lowest()),
-                         double(std::numeric_limits<T>::max())));
-    } else {
-      out = T(v);
-    }
+    if constexpr (std::is_integral_v<T>)
+      out = rounding == Rounding::nearest ? detail::nearest_cast<T>(v) : detail::scipy_cast<T>(v);
+    else if constexpr (is_complex_storage_v<T>)
+      out = T(typename T::value_type(v), 0);
+    else
+      out = detail::from_accum_float<T>(v);
     std::memcpy(p, &out, sizeof out);
   });
 }
@@ -229,7 +237,7 @@ std::string ApplyInput::channels_note(int rank, const Extents& extents) const {
          "; if that axis is colour channels, pass --channels to filter each channel apart";
 }
 
-void ApplyInput::write(const std::string& out, io::NpyArray& filtered) {
+void ApplyInput::write(const std::string& out, io::NpyArray& filtered, Rounding rounding) {
   const io::ImageFormat out_format = io::image_format(out);
   const io::ImageLayout out_layout{layout_.channels,
                                    format_ != io::ImageFormat::none && layout_.alpha};
@@ -259,7 +267,7 @@ void ApplyInput::write(const std::string& out, io::NpyArray& filtered) {
   for (std::int64_t p = 0; p < items_ * pixels_; ++p)
     for (std::int64_t k = colours_; k < channels_; ++k)
       store_value(filtered.dtype(), load_value(dtype_, from + (p * channels_ + k) * in_sample),
-                  to + (p * channels_ + k) * sample);
+                  rounding, to + (p * channels_ + k) * sample);
   file_ = io::NpyArray();
   emit(result.dtype(), result.data());
 }

@@ -48,8 +48,11 @@ class ApplyInput {
   std::string channels_note(int rank, const Extents& extents) const;
 
   // Writes `filtered` (the core's output, of planes()'s shape; any dtype the output can hold) to
-  // `out` in the input's layout: .npy, or an image by the extension. Frees the input first.
-  void write(const std::string& out, io::NpyArray& filtered);
+  // `out` in the input's layout: .npy, or an image by the extension. Frees the input first. An
+  // alpha channel is copied, or converted to an output dtype other than the input's as the core
+  // stores a sum of its value (`rounding` for an integer output).
+  void write(const std::string& out, io::NpyArray& filtered,
+             Rounding rounding = Rounding::truncate);
 
  private:
   std::string path_;

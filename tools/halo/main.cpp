@@ -67,12 +67,14 @@ PNG: 8/16-bit grey, grey+alpha, RGB, RGBA (palette and 1/2/4-bit grey read as 8-
 8/16/32-bit integers, 16/32/64-bit floats, chunky or planar, strips or tiles, BigTIFF, multi-page
 (pages, h, w[, c]) when the pages agree. The array is (h, w) for grey, (h, w, c) otherwise; the
 filter reaches the spatial axes only: each colour channel is filtered apart, alpha is copied,
-the bit depth is kept. An .npy's last axis is channels with --channels. An image written from an
-.npy is grey (h, w), channels with --channels (h, w, c), pages (TIFF) for a 3-D array without.
+the bit depth is kept (--round nearest keeps a constant region exact). An .npy's last axis is
+channels with --channels. An image written from an .npy is grey (h, w), channels with
+--channels (h, w, c), pages (TIFF) for a 3-D array without.
 
-Inputs: '-' is standard input (an .npy). Outputs: a new or regular file is written to a temporary file
-beside it and renamed into place (a symlink: its target); a device or FIFO is written directly;
-'-' is standard output. An existing read-only output is an error, never replaced.
+Inputs: '-' is standard input (an .npy). Outputs: a new or regular file is written to a
+temporary file beside it and renamed into place (a symlink: its target); a device or FIFO is
+written directly; '-' is standard output. An existing read-only output is an error, never
+replaced.
 
 Exit status: 0 on success; 1 on any error, bad arguments included. Errors go to stderr, and
 nothing is printed on stdout before one. Numbers are decimal (no 0x10, no 1e3 for integers).
@@ -527,7 +529,7 @@ int run_apply(const ApplyArgs& a) {
     info = halo::apply(iv, ov, r.filter, opt);
   }
   const auto t1 = std::chrono::steady_clock::now();
-  file.write(a.out, output);
+  file.write(a.out, output, r.opt.rounding);
   if (a.verbose) {
     // With the array on standard output, the report goes to standard error.
     std::FILE* report = a.out == "-" ? stderr : stdout;
