@@ -40,17 +40,8 @@
 namespace halo::io {
 namespace {
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-constexpr bool kHostLittleEndian = false;
-#else
-constexpr bool kHostLittleEndian = true;
-#endif
-
-// "PATH: what", one line: the control characters escaped (as npy.cpp's messages).
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw Error(
-      detail::escape_controls((path.empty() ? std::string("(empty path)") : path) + ": " + what));
-}
+using file_detail::fail;
+using file_detail::kHostLittleEndian;
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string s = "(";

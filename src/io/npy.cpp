@@ -48,17 +48,8 @@ constexpr int kMaxDims = 4;
 constexpr std::uint64_t kMaxHeaderLen = 1 << 20;
 constexpr std::align_val_t kDataAlign{64};
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-constexpr bool kHostLittleEndian = false;
-#else
-constexpr bool kHostLittleEndian = true;
-#endif
-
-// "PATH: what", one line: the control characters of paths (in both parts) escaped.
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw Error(
-      detail::escape_controls((path.empty() ? std::string("(empty path)") : path) + ": " + what));
-}
+using file_detail::fail;
+using file_detail::kHostLittleEndian;
 
 const char* type_name(DType t) { return dtype_info(t).numpy; }
 
@@ -890,6 +881,11 @@ void write_output(const std::string& path, std::initializer_list<std::string_vie
   out.open();
   for (const std::string_view part : parts) out.write(part);
   out.commit();
+}
+
+[[noreturn]] void file_detail::fail(const std::string& path, const std::string& what) {
+  throw Error(
+      detail::escape_controls((path.empty() ? std::string("(empty path)") : path) + ": " + what));
 }
 
 }  // namespace halo::io

@@ -91,4 +91,15 @@ void check_output_path(const std::string& path);
 // reader that goes away is an error (EPIPE), not a SIGPIPE.
 void write_output(const std::string& path, std::initializer_list<std::string_view> parts);
 
+// What the file readers (npy.cpp, image.cpp) share: the host's byte order, and their errors,
+// "PATH: what" on one line with the control characters of both parts escaped.
+namespace file_detail {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+inline constexpr bool kHostLittleEndian = false;
+#else
+inline constexpr bool kHostLittleEndian = true;
+#endif
+[[noreturn]] void fail(const std::string& path, const std::string& what);
+}  // namespace file_detail
+
 }  // namespace halo::io
