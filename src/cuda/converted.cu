@@ -49,21 +49,31 @@ struct FillArgs {
   double cval;
 };
 
+// f(t, e) for every element e of every row t of a slab: long rows along y with their elements
+// along x (no 64-bit division per element), short rows as one flat loop (grid_for's grids).
+template <class F>
+__device__ void for_each_element(i64 rows, i64 row_elems, F&& f) {
+  if (row_elems < kLongRow) {
+    for (i64 w = i64(blockIdx.x) * blockDim.x + threadIdx.x; w < rows * row_elems;
+         w += i64(gridDim.x) * blockDim.x) {
+      const i64 t = w / row_elems;
+      f(t, w - t * row_elems);
+    }
+    return;
+  }
+  for (i64 t = blockIdx.y; t < rows; t += gridDim.y)
+    for (i64 e = i64(blockIdx.x) * blockDim.x + threadIdx.x; e < row_elems;
+         e += i64(gridDim.x) * blockDim.x)
+      f(t, e);
+}
+
 // Slab rows (sub-problem rows, or items * n0 whole-item rows) of A from the input; the largest
 // finite |value| as float bits in *maxbits (non-negative floats order as their bits).
 template <class T, class A>
 __global__ void fill_kernel(const T* __restrict__ in, A* __restrict__ buf, FillArgs a,
                             unsigned int* maxbits) {
   float m = 0.0f;
-  // Long rows: rows along y, their elements along x (no 64-bit division per element); short
-  // rows: one flat loop (grid_for).
-  const bool flat = a.row_elems < kLongRow;
-  const i64 step = flat ? i64(gridDim.x) * blockDim.x : 1;
-  for (i64 w = flat ? i64(blockIdx.x) * blockDim.x + threadIdx.x : i64(blockIdx.y);
-       w < (flat ? a.rows * a.row_elems : a.rows); w += flat ? step : gridDim.y)
-  for (i64 e0 = flat ? 0 : i64(blockIdx.x) * blockDim.x + threadIdx.x;
-       e0 < (flat ? 1 : a.row_elems); e0 += flat ? 1 : i64(gridDim.x) * blockDim.x) {
-    const i64 t = flat ? w / a.row_elems : w, e = flat ? w - t * a.row_elems : e0;
+  for_each_element(a.rows, a.row_elems, [&](i64 t, i64 e) {
     const i64 idx = t * a.row_elems + e;
     i64 b = a.base_item, i = t;
     if (a.along_axis0) {
@@ -89,7 +99,7 @@ __global__ void fill_kernel(const T* __restrict__ in, A* __restrict__ buf, FillA
       if (f <= 3.4028234663852886e38f) m = fmaxf(m, f);  // finite only (NaN fails)
     }
     buf[idx] = v;
-  }
+  });
   for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
   if ((threadIdx.x & 31) == 0 && m > 0.0f) atomicMax(maxbits, __float_as_uint(m));
 }
@@ -114,13 +124,7 @@ __global__ void store_kernel(const A* __restrict__ buf, const A* __restrict__ sl
   const double maxabs = fmax(double(__uint_as_float(*maxbits)), a.cval_abs);
   const A bound = a.integral && maxabs < a.exact_below ? A(-1) : A(a.rel * maxabs);
   const i64 sub_item = a.along_axis0 ? 0 : sum.n.z * sum.n.y * sum.n.x;
-  const bool flat = a.row_elems < kLongRow;
-  const i64 step = flat ? i64(gridDim.x) * blockDim.x : 1;
-  for (i64 w = flat ? i64(blockIdx.x) * blockDim.x + threadIdx.x : i64(blockIdx.y);
-       w < (flat ? a.rows * a.row_elems : a.rows); w += flat ? step : gridDim.y)
-  for (i64 e0 = flat ? 0 : i64(blockIdx.x) * blockDim.x + threadIdx.x;
-       e0 < (flat ? 1 : a.row_elems); e0 += flat ? 1 : i64(gridDim.x) * blockDim.x) {
-    const i64 t = flat ? w / a.row_elems : w, e = flat ? w - t * a.row_elems : e0;
+  for_each_element(a.rows, a.row_elems, [&](i64 t, i64 e) {
     const A acc = buf[(t + a.skip) * a.row_elems + e];
     const i64 bi = a.along_axis0 ? a.base_item : a.base_item + t / a.n0;
     const i64 i = a.along_axis0 ? a.row0 + t : t % a.n0;
@@ -128,11 +132,11 @@ __global__ void store_kernel(const A* __restrict__ buf, const A* __restrict__ sl
     if constexpr (std::is_integral_v<T>) {
       if (a.rounding == Rounding::nearest) {
         out[o] = nearest_cast<T>(double(acc));
-        continue;
+        return;
       }
       if (!truncation_undecided(acc, bound)) {
         out[o] = scipy_cast_from<T>(acc);
-        continue;
+        return;
       }
       // SciPy's sum, from the slab: the sub-problem's coordinates of this output.
       const i64 f = (a.along_axis0 ? t + a.skip : t % a.n0) * a.row_elems + e;
@@ -147,7 +151,7 @@ __global__ void store_kernel(const A* __restrict__ buf, const A* __restrict__ sl
     } else {
       out[o] = from_accum_float<T>(acc);
     }
-  }
+  });
 }
 
 // A grid over rows (y) of row_elems elements (x), 256 threads a block; for rows shorter than
