@@ -1,3 +1,5 @@
+// (Over 1,000 lines: readers, writers and the CLI share the image makers at the top; the CLI's
+// tests belong in their own file next.)
 // Images (src/io/image.hpp) and the command line on them: bit-exact round trips of every layout
 // and depth the readers and writers take (values at the types' limits), PNGs libpng writes in
 // the forms halo never writes (palette, 1/2/4-bit grey, colour keys), TIFFs libtiff writes in

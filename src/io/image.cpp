@@ -1,6 +1,7 @@
 // PNG (libpng) and TIFF (libtiff) files: what image.hpp promises, in four parts: the shared
 // pieces (sources, signatures, messages), the PNG reader and writer, the TIFF reader and writer,
-// and the public functions.
+// and the public functions. (Over 1,000 lines: the two formats share the file's sources,
+// messages and limits; the split into image_png.cpp and image_tiff.cpp is the next step.)
 //
 // libpng reports errors by longjmp. Every libpng call that can fail runs inside one of the small
 // functions below that call setjmp first (png_read_header, png_start_rows, png_read_rows,
