@@ -183,7 +183,10 @@ int check_all_strategies(const Problem& p, const std::vector<unsigned char>& in,
   double wsum = 0, xmax = std::fabs(p.cval());
   for (double w : p.filter().weights()) wsum += std::fabs(w);
   for (std::int64_t i = 0; i < n; ++i) xmax = std::max(xmax, std::abs(element(p.dtype(), in, i)));
-  const double acc_unit = detail::compute_dtype(p) == DType::f32 ? 0x1p-24 : 0x1p-53;
+  // float32 where the strategies may sum in it: compute_dtype's, or a float32 output (the
+  // integer strategies, lines and planes, sum 16-bit values in float32 for it).
+  const double acc_unit =
+      detail::compute_dtype(p) == DType::f32 || p.out_dtype() == DType::f32 ? 0x1p-24 : 0x1p-53;
   const double scale = (double(p.filter().taps()) + 10) * acc_unit * wsum * xmax;
   const bool integer = is_integer_dtype(p.out_dtype());
   // Rounding to nearest is the strategy's sum rounded (ACCURACY.md): where the float64 sum lies
@@ -313,6 +316,68 @@ TEST(NativeDtypes, SlabsCutAnywhere) {
     }
   }
   detail::set_converted_slab_bytes(0);
+}
+
+// The integer strategies at their own width (CUDA's lines and planes, the CPU's cpu_lines where
+// built) across their tiles: lines longer than a block, more lines than a block's 32, filters
+// taller than the templated heights, odd widths, batches; every mode, flat regions (random_array),
+// normalised and integral weights, rounding to nearest. Where a GPU is usable, the CUDA strategy
+// named must take the problem.
+TEST(NativeDtypes, IntegerStrategiesAcrossTheirTiles) {
+  struct Case {
+    int rank;
+    Extents ext;
+    std::vector<std::int64_t> k;
+    std::int64_t batch;
+    const char* gpu;  // the CUDA strategy that must take it
+  };
+  const Case cases[] = {{1, {5000, 1, 1}, {17}, 1, "lines"},
+                        {1, {7, 1, 1}, {5}, 3, "lines"},
+                        {2, {130, 45, 1}, {17, 1}, 1, "lines"},
+                        {2, {3, 4100, 1}, {1, 9}, 1, "lines"},
+                        {3, {2, 67, 33}, {1, 9, 1}, 1, "lines"},
+                        {2, {70, 45, 1}, {5, 7}, 1, "planes"},
+                        {2, {129, 65, 1}, {15, 15}, 1, "planes"},
+                        {2, {40, 33, 1}, {2, 3}, 1, "planes"},
+                        {2, {66, 35, 1}, {17, 3}, 1, "planes"},
+                        {3, {2, 37, 41}, {1, 3, 3}, 2, "planes"}};
+  const DtypeCase dtypes[] = {{DType::u8, DType::u8},
+                              {DType::u16, DType::u16},
+                              {DType::i16, DType::i16},
+                              {DType::u8, DType::f32},
+                              {DType::i16, DType::f32},
+                              {DType::u8, DType::u8, Rounding::nearest}};
+  const Boundary modes[] = {Boundary::constant, Boundary::nearest, Boundary::reflect,
+                            Boundary::mirror, Boundary::wrap};
+  const bool gpu = cuda_available();
+  int n = 0;
+  for (const Case& c : cases)
+    for (const DtypeCase& d : dtypes)
+      for (Boundary m : modes) {
+        std::int64_t taps = 1;
+        for (auto k : c.k) taps *= k;
+        const bool integral = (n++ % 3) == 2;
+        std::vector<double> w(static_cast<std::size_t>(taps));
+        double sum = 0;
+        for (auto& v : w) {
+          v = integral ? double(std::uniform_int_distribution<int>(-2, 3)(rng()))
+                       : std::uniform_real_distribution<double>(0.05, 1.0)(rng());
+          sum += v;
+        }
+        if (!integral)
+          for (auto& v : w) v /= sum;
+        Edges e = Edges::all(m, m == Boundary::constant ? 5.0 : 0.0);
+        e.origin[0] = c.k[0] > 2 ? 1 : 0;
+        Problem p(c.rank, c.ext, c.batch, Filter(w, c.k), d.in, Op::correlate, e);
+        p.set_output(d.out, d.rounding);
+        if (std::string(c.gpu) == "lines" && n % 2) p.set_footprint(Footprint::every);
+        if (gpu) {
+          ASSERT_TRUE(detail::prepare_for_dispatch(*find_strategy(c.gpu), p))
+              << c.gpu << " refused " << p.describe();
+        }
+        const std::vector<unsigned char> in = random_array(d.in, p.elements());
+        if (check_all_strategies(p, in, p.describe()) < 0) return;
+      }
 }
 
 TEST(NativeDtypes, ApplyTakesAnOutputDtypeAndRefusesComplexToReal) {

@@ -26,6 +26,7 @@
 #include "core/scipy_sum.hpp"
 #include "cuda/check.cuh"
 #include "cuda/device_buffer.cuh"
+#include "cuda/scipy_sum.cuh"
 
 namespace halo::detail {
 namespace {
@@ -192,29 +193,12 @@ class DeviceConvertedPlan final : public ConvertedBase {
     cuda::DeviceBuffer bout(count * asize, "the output slab of " + what, st);
     // The SciPy sums' taps, and a word per slab run for the largest |x|.
     const ScipySum& ss = *sub_sum_;
-    const std::size_t nw = ss.line_weights().size(), nt = ss.tap_weights().size(),
-                      no = ss.tap_offsets().size();
     const i64 words = slabs_ * parts_;
-    const std::size_t bytes = (nw + nt) * 8 + no * 8 + std::size_t(words) * 4;
-    cuda::DeviceBuffer taps(bytes, "the SciPy sums' taps of " + what, st);
-    char* base = static_cast<char*>(taps.p);
-    std::vector<char> host(bytes, 0);
-    std::memcpy(host.data(), ss.line_weights().data(), nw * 8);
-    std::memcpy(host.data() + nw * 8, ss.tap_weights().data(), nt * 8);
-    std::memcpy(host.data() + (nw + nt) * 8, ss.tap_offsets().data(), no * 8);
-    HALO_CUDA_CHECK(cudaMemcpyAsync(base, host.data(), bytes, cudaMemcpyHostToDevice, st),
-                    "copying the SciPy sums' taps of " + what);
-    ScipySumView v = ss.view();
-    v.w = reinterpret_cast<const double*>(base);
-    v.tw = reinterpret_cast<const double*>(base + nw * 8);
-    const i64* offs = reinterpret_cast<const i64*>(base + (nw + nt) * 8);
-    v.dz = offs;
-    v.dy = offs + v.taps;
-    v.dx = offs + 2 * v.taps;
-    v.off = offs + 3 * v.taps;
-    auto* maxbits = reinterpret_cast<unsigned int*>(base + (nw + nt + no) * 8);
-    // A synchronous copy from pageable memory: `host` may go once it returns.
-    HALO_CUDA_CHECK(cudaStreamSynchronize(st), "copying the SciPy sums' taps of " + what);
+    cuda::DeviceBuffer taps(cuda::scipy_sum_bytes(ss) + std::size_t(words) * 4,
+                            "the SciPy sums' taps of " + what, st);
+    const ScipySumView v = cuda::upload_scipy_sum(ss, taps.p, std::size_t(words) * 4, st, what);
+    auto* maxbits = reinterpret_cast<unsigned int*>(static_cast<char*>(taps.p) +
+                                                    cuda::scipy_sum_bytes(ss));
 
     bool integral = false, ghosts = false;
     double exact_below = 0;

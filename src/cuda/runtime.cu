@@ -105,6 +105,7 @@ void register_cuda_strategies(StrategyList& out) {
   out.push_back(cuda::make_lowrank_strategy());
   out.push_back(cuda::make_fft_strategy());
   out.push_back(cuda::make_lines_strategy());
+  out.push_back(cuda::make_planes_strategy());
 }
 
 void run_cuda_on_host_buffers(const Strategy& s, const Problem& p, const void* in, void* out,

@@ -19,6 +19,7 @@ std::unique_ptr<Strategy> make_separable_strategy();  // src/cuda/separable/stra
 std::unique_ptr<Strategy> make_lowrank_strategy();    // src/cuda/separable/strategies.cu
 std::unique_ptr<Strategy> make_fft_strategy();        // src/cuda/fft/strategy.cu
 std::unique_ptr<Strategy> make_lines_strategy();      // src/cuda/lines/lines.cu
+std::unique_ptr<Strategy> make_planes_strategy();     // src/cuda/lines/planes.cu
 namespace fast {
 std::unique_ptr<Strategy> make_strategy();  // src/cuda/fast/strategy.cu
 }  // namespace fast
