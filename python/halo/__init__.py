@@ -11,10 +11,12 @@ with SciPy's keyword-only axes (the axes to filter; the others are not) where re
 it: correlate, convolve, gaussian_filter, uniform_filter, laplace and the last four. Each but
 the generic_ ones (which call the caller's function) also takes the keyword-only arguments
 backend ('auto', 'cpu', 'reference', 'cuda'), strategy (a name from halo.strategies(), or None to
-let the core choose) and direct_sums (every output a plain sum of its taps: no Winograd, FFT or
-separable passes). NumPy arrays run on the CPU (or are copied to the GPU with backend='cuda');
-CuPy arrays and PyTorch CUDA tensors run on their GPU without copies, on the caller's current
-stream, and come back as the same kind.
+let the core choose), direct_sums (every output a plain sum of its taps: no Winograd, FFT or
+separable passes) and round ('truncate', SciPy's; or 'nearest': integer and bool outputs
+rounded to nearest, ties to even, saturated, NaN to 0; each pass's store too). NumPy arrays run
+on the CPU (or are copied to the GPU with backend='cuda'); CuPy arrays and PyTorch CUDA tensors
+run on their GPU without copies, on the caller's current stream, and come back as the same
+kind.
 
     from halo import gaussian_filter
     smooth = gaussian_filter(image, sigma=2)

@@ -16,7 +16,13 @@ from ._arrays import kind_name
 _SCALARS = frozenset((int, float, str, type(None)))
 
 
-def _options(backend, strategy, direct_sums):
+_ROUNDINGS = ("truncate", "nearest")
+
+
+def _options(backend, strategy, direct_sums, rounding="truncate"):
+    """The keyword-only options of a filter, checked: (backend, strategy ('' for None),
+    direct_sums, rounding), the tuple the passes carry (opts). rounding is the `round` keyword:
+    how a sum is stored into an integer output dtype ('truncate', SciPy's; or 'nearest')."""
     if not isinstance(backend, str):
         raise TypeError("backend must be 'auto', 'cpu', 'reference' or 'cuda', not "
                         f"{type(backend).__name__}")
@@ -26,7 +32,11 @@ def _options(backend, strategy, direct_sums):
         raise TypeError(f"strategy must be a name or None, not {type(strategy).__name__}")
     if not isinstance(direct_sums, (bool, np.bool_)):
         raise TypeError(f"direct_sums must be a bool, not {type(direct_sums).__name__}")
-    return backend, strategy, bool(direct_sums)
+    if not isinstance(rounding, str):
+        raise TypeError(f"round must be 'truncate' or 'nearest', not {type(rounding).__name__}")
+    if rounding not in _ROUNDINGS:
+        raise ValueError(f"round must be 'truncate' or 'nearest', not {rounding!r}")
+    return backend, strategy, bool(direct_sums), str(rounding)
 
 
 def _normalize_sequence(value, rank):

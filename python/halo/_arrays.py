@@ -24,10 +24,43 @@ def _cpus():
         return os.cpu_count() or 1
 
 
-def _scipy_cast_numpy(x, dtype):
+def _int_range(dtype):
+    """(lowest, highest) value of an integer or bool dtype (bool: 0 and 1)."""
+    if dtype.kind == "b":
+        return 0, 1
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def _saturate_top(out, r, dtype):
+    """out (r converted to dtype) where r, rounded and clipped to the range in float64, reached
+    float64's value of the highest integer: that integer. float64 holds every bound of the 8-,
+    16- and 32-bit types exactly; the highest int64 and uint64 round up to 2**63 and 2**64, which
+    no conversion to them takes."""
+    if dtype.itemsize == 8:
+        lo, hi = _int_range(dtype)
+        out[r >= float(hi)] = hi
+    return out
+
+
+def _nearest_numpy(x, dtype):
+    """x (floating) as an integer or bool dtype rounded to the nearest integer, ties to even,
+    saturated to the dtype's range, NaN to 0 (OpenCV's and NPP's rounding; `round='nearest'`)."""
+    lo, hi = _int_range(dtype)
+    r = np.rint(np.asarray(x, _F64))  # a new array: x's dtype is floating
+    r[np.isnan(r)] = 0
+    np.clip(r, lo, hi, out=r)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _saturate_top(r.astype(dtype), r, dtype)
+
+
+def _scipy_cast_numpy(x, dtype, nearest=False):
     """x (floating) as dtype, as SciPy's C code stores a double into an element of that type:
     truncation toward zero for integers (uint32 through int64, as C compilers convert a double to
-    a 32-bit unsigned value), the byte of that truncation as a bool's truth."""
+    a 32-bit unsigned value), the byte of that truncation as a bool's truth. nearest (the
+    `round='nearest'` option): integers and bools rounded to nearest instead (_nearest_numpy)."""
+    if nearest and dtype.kind in "biu":
+        return _nearest_numpy(x, dtype)
     if dtype.kind in "iu":
         with np.errstate(invalid="ignore", over="ignore"):
             if dtype == np.uint32:
@@ -149,10 +182,10 @@ class NumPy:
     @staticmethod
     def prepare(dtype, call, out_dtype=None):
         """The core call (shape, weights, convolve, modes, cval, origins, backend, strategy,
-        direct_sums, every) on C-contiguous host arrays of dtype (the output's out_dtype, by
-        default the same), seen as `shape` (batch first), prepared once (_replay._replayable
-        keeps it). 'auto' means the CPU for NumPy arrays: the core's own 'auto' would take host
-        arrays to a GPU and back where one is usable."""
+        direct_sums, every, rounding) on C-contiguous host arrays of dtype (the output's
+        out_dtype, by default the same), seen as `shape` (batch first), prepared once
+        (_replay._replayable keeps it). 'auto' means the CPU for NumPy arrays: the core's own
+        'auto' would take host arrays to a GPU and back where one is usable."""
         if call[6] == "auto" and not call[7]:
             call = call[:6] + ("cpu",) + call[7:]
         return _prepared(dtype, call, out_dtype)
@@ -181,9 +214,13 @@ class NumPy:
         np.multiply(x, x, x)
 
     @staticmethod
-    def sqrt(x):
+    def sqrt(x, nearest=False):
         """The square root in place, as SciPy's gradient magnitude takes it: an integer x
-        holds the truncated root (numpy's unsafe casting)."""
+        holds the truncated root (numpy's unsafe casting); nearest: the root in float64, rounded
+        to the nearest integer."""
+        if nearest and x.dtype.kind in "biu":
+            x[...] = _nearest_numpy(np.sqrt(x, dtype=_F64), x.dtype)
+            return
         np.sqrt(x, x, casting="unsafe")
 
 
@@ -194,18 +231,19 @@ _PREPARED_MAX = 64
 
 
 def _prepared(dtype, call, out_dtype=None):
-    shape, weights, convolve, modes, cval, origins, backend, strategy, direct_sums, every = call
+    (shape, weights, convolve, modes, cval, origins, backend, strategy, direct_sums, every,
+     rounding) = call
     out = "" if out_dtype is None or out_dtype == dtype else (_NAMES.get(out_dtype) or
                                                               out_dtype.name)
     name = _NAMES.get(dtype) or dtype.name
     w = np.ascontiguousarray(weights, np.float64)
     key = (name, out, tuple(shape), w.shape, w.tobytes(), bool(convolve), tuple(modes),
            float(cval), tuple(int(o) for o in origins), backend, strategy, bool(direct_sums),
-           bool(every))
+           bool(every), rounding)
     p = _PREPARED.pop(key, None)
     if p is None:
         p = _halo.Prepared(list(shape), name, weights, convolve, modes, cval, origins, backend,
-                           strategy, direct_sums, every, out)
+                           strategy, direct_sums, every, out, rounding)
         if len(_PREPARED) >= _PREPARED_MAX:
             _PREPARED.pop(next(iter(_PREPARED)))
     _PREPARED[key] = p
@@ -241,10 +279,15 @@ class _Device:
 
     device = True
 
-    def cast(self, x, dtype):
+    def cast(self, x, dtype, nearest=False):
         """As _scipy_cast_numpy, on the GPU, whose conversions of floats to integers saturate:
         the C conversions SciPy's results follow go through int32 (up to 16 bits, bool) or int64
-        (uint32, negative values to uint64) and wrap, which integer conversions do here too."""
+        (uint32, negative values to uint64) and wrap, which integer conversions do here too.
+        nearest: to the nearest integer, ties to even, saturated, NaN to 0 (rounded())."""
+        if nearest and dtype.kind in "biu":
+            lo, hi = _int_range(dtype)
+            r = self.rounded(x, lo, hi)
+            return self.saturate_top(self.astype(r, dtype), r, dtype)
         if dtype.kind == "b":
             return self.astype(self.astype(x, _I32), _U8) != 0
         if dtype.kind in "iu":
@@ -256,6 +299,8 @@ class _Device:
                 return self.where(x < 0, self.astype(self.astype(x, _I64), dtype),
                                   self.astype(x, dtype))
         return self.astype(x, dtype)
+
+    saturate_top = staticmethod(_saturate_top)
 
     def real(self, x):
         return x.real
@@ -280,11 +325,15 @@ class _Device:
         """x * x in place, in x's dtype (SciPy's gradient magnitude)."""
         x *= x
 
-    def sqrt(self, x):
+    def sqrt(self, x, nearest=False):
         """numpy.sqrt's in place: the root computed in the dtype numpy.sqrt gives for x's
         (float16 from 8-bit integers and bools, float32 from 16-bit, float64 from wider) and
-        stored back as the kind stores it (truncated into integers)."""
+        stored back as the kind stores it (truncated into integers). nearest: an integer x
+        holds the root taken in float64, rounded to the nearest integer."""
         dt = self.dtype(x)
+        if nearest and dt.kind in "biu":
+            self.write(x, self.cast(self.root(self.astype(x, _F64)), dt, True))
+            return
         root_dt = np.sqrt(np.ones(1, dt)).dtype
         self.write(x, self.root(x if root_dt == dt else self.astype(x, root_dt)))
 
@@ -385,6 +434,13 @@ class CuPy(_Device):
     def rint(self, x):
         self.cp.rint(x, out=x)
 
+    def rounded(self, x, lo, hi):
+        """x in float64 (a new array) rounded to the nearest integers, ties to even, NaN to 0,
+        clipped to [lo, hi]."""
+        r = self.cp.rint(x.astype(self.cp.float64))
+        r[self.cp.isnan(r)] = 0
+        return self.cp.clip(r, float(lo), float(hi), out=r)
+
     def root(self, x):
         return self.cp.sqrt(x)
 
@@ -481,6 +537,20 @@ class Torch(_Device):
 
     def rint(self, x):
         x.round_()  # to the nearest integer, halves to even, as numpy.rint
+
+    def rounded(self, x, lo, hi):
+        """x in float64 (a new tensor) rounded to the nearest integers, ties to even, NaN to 0,
+        clipped to [lo, hi]."""
+        r = self.torch.round(x.to(self.torch.float64))
+        r.nan_to_num_(0.0)
+        return r.clamp_(float(lo), float(hi))
+
+    @staticmethod
+    def saturate_top(out, r, dtype):
+        """Nothing to do: CUDA's conversions of floats to integers saturate (2**63 gives the
+        largest int64, 2**64 the largest uint64), and torch writes no value past int64's into
+        a uint64 tensor (_saturate_top's assignment)."""
+        return out
 
     def root(self, x):
         return self.torch.sqrt(x)

@@ -88,11 +88,13 @@ def _core_plan(shape, wshape, modes, origins, host):
 def _core(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct, every=False,
           record_as=None):
     """One call of halo::apply: dst = src filtered by weights (both contiguous, float32 or
-    float64, same dtype and shape; weights float64 of src's rank). every: every weight is a tap
-    where NaN and infinities meet them, as in SciPy's 1-D filters (0 * inf is NaN); otherwise
-    SciPy's N-D correlate's footprint (weights with |w| <= DBL_EPSILON are no taps). A filter
-    over more than 3 axes runs as a sum of 3-axis problems (_core_slices); channels last are
-    merged with the axis before them (_core_dilated); other unfiltered axes among the core's
+    float64, same dtype and shape, or the core's own dtypes on the native path; weights float64
+    of src's rank). opts: (backend, strategy, direct_sums, rounding), and a fifth entry where a
+    pass may run relaxed (_run_relaxed: whether its sums are integers). every: every weight is
+    a tap where NaN and infinities meet them, as in SciPy's 1-D filters (0 * inf is NaN);
+    otherwise SciPy's N-D correlate's footprint (weights with |w| <= DBL_EPSILON are no taps). A
+    filter over more than 3 axes runs as a sum of 3-axis problems (_core_slices); channels last
+    are merged with the axis before them (_core_dilated); other unfiltered axes among the core's
     are moved to the batch first (_core_transposed). record_as: (src, dst) whose memory src and
     dst view, for the replay's record."""
     shape = tuple(src.shape)
@@ -113,9 +115,9 @@ def _core(xp, src, dst, weights, convolve, modes, cval, origins, opts, direct, e
     if 0 in shape:
         return
     call = (core_shape, weights.reshape(wshape), convolve, cmodes, float(cval), corigins,
-            opts[0], opts[1], direct, every)
-    if len(opts) > 3:
-        _run_relaxed(xp, src, dst, call, opts[3])
+            opts[0], opts[1], direct, every, opts[3])
+    if len(opts) > 4:
+        _run_relaxed(xp, src, dst, call, opts[4])
     else:
         xp.run(src, dst, *call)
     record = getattr(_local, "record", None)
@@ -369,7 +371,9 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
     output (out, or a new array of out_dt). As in SciPy, a pass reads the previous one's result
     rounded to the output dtype (summed=False), or, summed=True (laplace), every pass reads the
     input and their results, each rounded to the output dtype, are added in the output dtype. A
-    divisor divides a pass's (exact, integer) sum in float64, as SciPy's uniform filter does."""
+    divisor divides a pass's (exact, integer) sum in float64, as SciPy's uniform filter does.
+    Rounding to an integer output dtype (each pass's, and the last) is opts[3]'s: SciPy's
+    truncation, or 'nearest' (ties to even, saturated, NaN to 0)."""
     in_dt = xp.dtype(input)
     if not (len(passes[0]) > 5 and 0 in tuple(input.shape)):
         # SciPy's C code checks the dtypes, except in its N-D correlate of an empty array.
@@ -383,6 +387,7 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
     direct = opts[2] or out_dt.kind not in "fc"
     relax = direct and not opts[2] and not opts[1]
     integral_cval = float(cval).is_integer()
+    nearest = opts[3] == "nearest"
 
     def pass_opts(w, integral_input):
         if not relax:
@@ -407,8 +412,8 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
                   pass_opts(w, in_dt.kind in "biu"), direct, True)
             if _scipy_order(xp, out_dt, w, opts, False,
                             _integral(in_dt.kind in "biu", integral_cval, w, modes)) == "1d":
-                _ties_as_scipy_1d(src, r, w, convolve, modes, cval, origins)
-            r = xp.cast(r, out_dt) if cdt != out_dt else r
+                _ties_as_scipy_1d(src, r, w, convolve, modes, cval, origins, nearest)
+            r = xp.cast(r, out_dt, nearest) if cdt != out_dt else r
             if result is None:
                 result = r
             else:
@@ -425,27 +430,27 @@ def _execute(xp, input, out, out_dt, passes, cval, opts, summed=False):
             dst = target if use_target else xp.empty(shape, cdt, src)
             if scipy_order == "reference":
                 _core(xp, cur, dst, w, convolve, modes, cval, origins,
-                      ("reference", "", True), True, not nd)
+                      ("reference", "", True, opts[3]), True, not nd)
                 if sum(k != 1 for k in w.shape) > 3:  # added by parts (_core_slices)
-                    _ties_as_scipy_nd(cur, dst, w, convolve, modes, cval, origins)
+                    _ties_as_scipy_nd(cur, dst, w, convolve, modes, cval, origins, nearest)
             else:
                 # A pass after the first reads the previous one's integers.
                 _core(xp, cur, dst, w, convolve, modes, cval, origins,
                       pass_opts(w, i > 0 or in_dt.kind in "biu"), direct, not nd)
                 if scipy_order == "1d":
-                    _ties_as_scipy_1d(cur, dst, w, convolve, modes, cval, origins)
+                    _ties_as_scipy_1d(cur, dst, w, convolve, modes, cval, origins, nearest)
                     _spoil_record()
             if divisor is not None:
                 dst = xp.contiguous(dst, _F64) / divisor
             if i < last:
-                cur = dst if xp.dtype(dst) == out_dt else xp.contiguous(_stored(xp, dst, out_dt),
-                                                                         cdt)
+                cur = dst if xp.dtype(dst) == out_dt else xp.contiguous(
+                    _stored(xp, dst, out_dt, nearest), cdt)
             else:
                 result = dst
     if result is target:
         return out
     if xp.dtype(result) != out_dt:
-        result = xp.cast(result, out_dt)
+        result = xp.cast(result, out_dt, nearest)
     if out is None:
         return result
     xp.write(out, result)
@@ -511,9 +516,16 @@ def _execute_native(xp, input, out, out_dt, passes, cval, opts, summed):
     return out
 
 
-def _copy(xp, input, out, out_dt):
-    """SciPy's `output[...] = input[...]` (no axis to filter)."""
+def _copy(xp, input, out, out_dt, opts=None):
+    """SciPy's `output[...] = input[...]` (no axis to filter). With round='nearest' (opts), an
+    integer or bool output that does not hold every value of the input's dtype gets the input's
+    values as a filter's sums are stored: in float64, rounded to nearest and saturated."""
     out = _allocate(xp, out, out_dt, input)
+    in_dt = xp.dtype(input)
+    if (opts is not None and opts[3] == "nearest" and out_dt.kind in "biu"
+            and not np.can_cast(in_dt, out_dt, "safe")):
+        xp.write(out, xp.cast(xp.contiguous(input, _F64), out_dt, True))
+        return out
     xp.assign(out, input)
     return out
 

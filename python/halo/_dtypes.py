@@ -1,5 +1,6 @@
 """The dtype rules: which dtypes SciPy's C code takes, the dtype the core computes in, and how an
-integer output's truncation is made SciPy's (the order of its additions, its bool intermediates)."""
+integer output's truncation (or rounding to nearest) is made SciPy's (the order of its additions,
+its bool intermediates)."""
 
 import numpy as np
 
@@ -62,7 +63,8 @@ def _scipy_order(xp, out_dt, w, opts, nd, integral=True):
     order; integral: whether the pass's input values and the cval it reads are integers): a sum
     that lands within rounding of an integer (a Gaussian over a constant region, weights such as
     1/9 or 0.1, a cval of 0.7, float inputs) truncates to one side or the other depending on the
-    order of the additions. SciPy's correlate and convolve (nd: True) add the taps in C order,
+    order of the additions (and under round='nearest', one within rounding of a half-integer
+    rounds so). SciPy's correlate and convolve (nd: True) add the taps in C order,
     which the core's reference strategy does too ("reference", for NumPy arrays where no backend
     or strategy was asked for); its 1-D filters in their own order, which _ties_as_scipy_1d
     repeats for the sums near an integer ("1d", NumPy arrays). None: nothing to do (float
@@ -114,12 +116,21 @@ def _reach(src, cval):
     return max(reach, float(m))
 
 
-def _ties_as_scipy_1d(src, dst, weights, convolve, modes, cval, origins):
+def _near(dst, tolerance, nearest):
+    """Where dst lies within tolerance of where its rounding to an integer changes: an integer
+    (truncation), or, nearest, a half-integer (round='nearest')."""
+    with np.errstate(invalid="ignore"):
+        d = dst - 0.5 if nearest else dst
+        return np.abs(d - np.rint(d)) <= tolerance
+
+
+def _ties_as_scipy_1d(src, dst, weights, convolve, modes, cval, origins, nearest=False):
     """dst (float64 sums of a 1-D pass over src, by the core) recomputed with SciPy's arithmetic
     (NI_Correlate1D: symmetric and antisymmetric weights as sums of pairs, outermost pair first;
-    others from the last tap) where it lies within rounding of an integer, so that truncation
-    gives SciPy's integer. The line is extended as SciPy extends it (numpy.pad's equivalent
-    mode); only the elements near an integer are recomputed."""
+    others from the last tap) where it lies within rounding of an integer (nearest: of a
+    half-integer), so that truncation (rounding to nearest) gives the integer of SciPy's sum.
+    The line is extended as SciPy extends it (numpy.pad's equivalent mode); only the elements
+    near an integer (a half-integer) are recomputed."""
     long_axes = [a for a, k in enumerate(weights.shape) if k > 1]
     if not long_axes or dst.size == 0:
         return
@@ -131,9 +142,7 @@ def _ties_as_scipy_1d(src, dst, weights, convolve, modes, cval, origins):
         w = w[::-1]
         origin = -origin - (0 if k & 1 else 1)
     scale = float(np.abs(w).sum()) * _reach(src, cval)
-    with np.errstate(invalid="ignore"):
-        near = np.abs(dst - np.rint(dst)) <= (k + 2) * 2.0 ** -40 * scale
-    idx = np.nonzero(near)
+    idx = np.nonzero(_near(dst, (k + 2) * 2.0 ** -40 * scale, nearest))
     if idx[0].size == 0:
         return
     size1 = k // 2
@@ -168,16 +177,20 @@ def _ties_as_scipy_1d(src, dst, weights, convolve, modes, cval, origins):
     dst[idx] = acc
 
 
-def _stored(xp, x, dt):
+def _stored(xp, x, dt, nearest=False):
     """x as SciPy's C code stores it in an intermediate array of dtype dt and reads it back: a
-    bool element keeps the byte of the truncated value (255 for -1), not 0 or 1."""
+    bool element keeps the byte of the truncated value (255 for -1), not 0 or 1. nearest
+    (round='nearest'): rounded to nearest and saturated to dt's range (a bool's: 0 and 1)."""
+    if nearest:
+        return xp.cast(x, dt, True)
     return xp.cast(x, np.dtype(np.uint8) if dt.kind == "b" else dt)
 
 
-def _ties_as_scipy_nd(src, dst, weights, convolve, modes, cval, origins):
+def _ties_as_scipy_nd(src, dst, weights, convolve, modes, cval, origins, nearest=False):
     """dst (float64 sums of an N-D correlation over src, which halo adds by parts: one 3-axis
     problem per index of the axes beyond the last three) recomputed with SciPy's arithmetic where
-    it lies within rounding of an integer, so that truncation gives SciPy's integer: NI_Correlate
+    it lies within rounding of an integer (nearest: of a half-integer), so that truncation
+    (rounding to nearest) gives the integer of SciPy's sum: NI_Correlate
     adds the footprint's taps (|w| > DBL_EPSILON) one after another from 0.0, in C order of the
     weights (convolve: of the weights flipped on every axis, with SciPy's mirrored origins)."""
     if dst.size == 0:
@@ -190,9 +203,7 @@ def _ties_as_scipy_nd(src, dst, weights, convolve, modes, cval, origins):
         origins = [-o - (0 if k & 1 else 1) for o, k in zip(origins, w.shape)]
     taps = np.argwhere(np.abs(w) > np.finfo(np.float64).eps)
     scale = float(np.abs(w[tuple(taps.T)]).sum()) * _reach(src, cval)
-    with np.errstate(invalid="ignore"):
-        near = np.abs(dst - np.rint(dst)) <= (len(taps) + 2) * 2.0 ** -40 * scale
-    idx = np.nonzero(near)
+    idx = np.nonzero(_near(dst, (len(taps) + 2) * 2.0 ** -40 * scale, nearest))
     if idx[0].size == 0:
         return
     modes = [_mode(m) for m in modes]

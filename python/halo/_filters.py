@@ -92,43 +92,43 @@ def _correlate(input, weights, output, mode, cval, origin, convolve, opts, axes)
 @_replayable
 @_on_input_device
 def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *,
-                backend="auto", strategy=None, direct_sums=False):
+                backend="auto", strategy=None, direct_sums=False, round="truncate"):
     """scipy.ndimage.correlate1d: a 1-D correlation along the given axis."""
     return _correlate1d(input, weights, axis, output, mode, cval, origin, False,
-                        _options(backend, strategy, direct_sums))
+                        _options(backend, strategy, direct_sums, round))
 
 
 @_replayable
 @_on_input_device
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *,
-               backend="auto", strategy=None, direct_sums=False):
+               backend="auto", strategy=None, direct_sums=False, round="truncate"):
     """scipy.ndimage.convolve1d: a 1-D convolution along the given axis."""
     if kind_name(weights) not in ("cupy", "torch", "torch (CPU)"):
         # SciPy's convolve1d first reverses the weights as given: weights[::-1] of a number or
         # None is a TypeError there, of a 0-d array an IndexError.
         weights[::-1]
     return _correlate1d(input, weights, axis, output, mode, cval, origin, True,
-                        _options(backend, strategy, direct_sums))
+                        _options(backend, strategy, direct_sums, round))
 
 
 @_replayable
 @_on_input_device
 def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
-              backend="auto", strategy=None, direct_sums=False):
+              backend="auto", strategy=None, direct_sums=False, round="truncate"):
     """scipy.ndimage.correlate: a multidimensional correlation (weights of the input's rank, or
     of len(axes) over the axes given)."""
     return _correlate(input, weights, output, mode, cval, origin, False,
-                      _options(backend, strategy, direct_sums), axes)
+                      _options(backend, strategy, direct_sums, round), axes)
 
 
 @_replayable
 @_on_input_device
 def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
-             backend="auto", strategy=None, direct_sums=False):
+             backend="auto", strategy=None, direct_sums=False, round="truncate"):
     """scipy.ndimage.convolve: a multidimensional convolution (weights of the input's rank, or
     of len(axes) over the axes given)."""
     return _correlate(input, weights, output, mode, cval, origin, True,
-                      _options(backend, strategy, direct_sums), axes)
+                      _options(backend, strategy, direct_sums, round), axes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,20 +140,21 @@ def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *,
 @_on_input_device
 def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0,
                       truncate=4.0, *, radius=None, backend="auto", strategy=None,
-                      direct_sums=False):
+                      direct_sums=False, round="truncate"):
     """scipy.ndimage.gaussian_filter1d: a 1-D Gaussian filter (or a derivative, order > 0)."""
     weights = _gaussian_weights(sigma, order, truncate, radius)[0]
     return _correlate1d(input, weights, axis, output, mode, cval, 0, False,
-                        _options(backend, strategy, direct_sums))
+                        _options(backend, strategy, direct_sums, round))
 
 
 @_replayable
 @_on_input_device
 def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
-                    *, radius=None, axes=None, backend="auto", strategy=None, direct_sums=False):
+                    *, radius=None, axes=None, backend="auto", strategy=None, direct_sums=False,
+                    round="truncate"):
     """scipy.ndimage.gaussian_filter: a multidimensional Gaussian filter, per axis sigma, order,
     mode and radius (one per entry of axes where axes are given)."""
-    opts = _options(backend, strategy, direct_sums)
+    opts = _options(backend, strategy, direct_sums, round)
     xp, input = kind_of(input)
     out, out_dt = _output(output, xp, input)
     ndim = len(input.shape)
@@ -161,7 +162,7 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     modes = _on_axes(_normalize_sequence(mode, len(axes)), axes, ndim, "constant")
     factors, key = _gaussian_factors(axes, sigma, order, truncate, radius)
     if not factors:
-        return _copy(xp, input, out, out_dt)
+        return _copy(xp, input, out, out_dt, opts)
     return _real_or_split(
         lambda i, o, dt, c: _separable(xp, i, o, dt, factors, modes, c, opts, key=key), xp,
         input, out, out_dt, cval)
@@ -199,9 +200,9 @@ def _uniform(xp, input, out, out_dt, axes, cval, opts):
 @_replayable
 @_on_input_device
 def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *,
-                     backend="auto", strategy=None, direct_sums=False):
+                     backend="auto", strategy=None, direct_sums=False, round="truncate"):
     """scipy.ndimage.uniform_filter1d: a 1-D uniform (box, mean) filter along the given axis."""
-    opts = _options(backend, strategy, direct_sums)
+    opts = _options(backend, strategy, direct_sums, round)
     xp, input = kind_of(input)
     axis = normalize_axis_index(axis, len(input.shape))
     if size < 1:
@@ -214,10 +215,10 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
 @_replayable
 @_on_input_device
 def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
-                   backend="auto", strategy=None, direct_sums=False):
+                   backend="auto", strategy=None, direct_sums=False, round="truncate"):
     """scipy.ndimage.uniform_filter: a multidimensional uniform filter, per axis size, origin
     and mode (one per entry of axes where axes are given)."""
-    opts = _options(backend, strategy, direct_sums)
+    opts = _options(backend, strategy, direct_sums, round)
     xp, input = kind_of(input)
     out, out_dt = _output(output, xp, input, complex_output=xp.dtype(input).kind == "c")
     axes = _check_axes(axes, len(input.shape))
@@ -227,7 +228,7 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
     modes = _normalize_sequence(mode, n)
     axes = [(axes[i], sizes[i], origins[i], modes[i]) for i in range(n) if sizes[i] > 1]
     if not axes:
-        return _copy(xp, input, out, out_dt)
+        return _copy(xp, input, out, out_dt, opts)
     # SciPy's uniform_filter passes int(size) to uniform_filter1d.
     axes = [(a, *_uniform_axis(int(s), o, m)) for a, s, o, m in axes]
     return _uniform(xp, input, out, out_dt, axes, cval, opts)
@@ -254,19 +255,19 @@ def _gradient(input, axis, output, mode, cval, smooth, opts):
 @_replayable
 @_on_input_device
 def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, backend="auto",
-          strategy=None, direct_sums=False):
+          strategy=None, direct_sums=False, round="truncate"):
     """scipy.ndimage.sobel: the Sobel derivative along axis, smoothed [1, 2, 1] across."""
     return _gradient(input, axis, output, mode, cval, _SOBEL_SMOOTH,
-                     _options(backend, strategy, direct_sums))
+                     _options(backend, strategy, direct_sums, round))
 
 
 @_replayable
 @_on_input_device
 def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, backend="auto",
-            strategy=None, direct_sums=False):
+            strategy=None, direct_sums=False, round="truncate"):
     """scipy.ndimage.prewitt: the Prewitt derivative along axis, smoothed [1, 1, 1] across."""
     return _gradient(input, axis, output, mode, cval, _PREWITT_SMOOTH,
-                     _options(backend, strategy, direct_sums))
+                     _options(backend, strategy, direct_sums, round))
 
 
 def _laplace_real(xp, input, out, out_dt, axes, modes, cval, opts):
@@ -284,16 +285,16 @@ def _laplace_real(xp, input, out, out_dt, axes, modes, cval, opts):
 @_replayable
 @_on_input_device
 def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None, backend="auto",
-            strategy=None, direct_sums=False):
+            strategy=None, direct_sums=False, round="truncate"):
     """scipy.ndimage.laplace: the sum of the second differences [1, -2, 1] along every axis (or
     the axes given, a mode per entry)."""
-    opts = _options(backend, strategy, direct_sums)
+    opts = _options(backend, strategy, direct_sums, round)
     xp, input = kind_of(input)
     out, out_dt = _output(output, xp, input)
     ndim = len(input.shape)
     axes = _check_axes(axes, ndim)
     if not axes:
-        return _copy(xp, input, out, out_dt)
+        return _copy(xp, input, out, out_dt, opts)
     modes = _on_axes([_mode(m) for m in _normalize_sequence(mode, len(axes))], axes, ndim,
                      "constant")
     return _real_or_split(lambda i, o, dt, c: _laplace_real(xp, i, o, dt, axes, modes, c, opts),
@@ -305,7 +306,7 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None, backend=
 # gaussian_gradient_magnitude
 # ---------------------------------------------------------------------------------------------
 def _per_axis_sum(input, derivative, output, mode, cval, extra_arguments, extra_keywords, axes,
-                  magnitude, apart=False):
+                  magnitude, apart=False, opts=None):
     """SciPy's generic_laplace (magnitude False: the sum of derivative's results over the axes)
     and generic_gradient_magnitude (True: the root of the sum of their squares), step by step:
     derivative(input, axis, output, mode, cval, *extra_arguments, **extra_keywords) writes the
@@ -313,17 +314,19 @@ def _per_axis_sum(input, derivative, output, mode, cval, extra_arguments, extra_
     is asked for with output.dtype, squared in place (magnitude) and added in the output's dtype,
     and the root is taken in place (numpy.sqrt's unsafe casting). apart: an output that overlaps
     the input gets the result computed apart (as halo's filters do), where SciPy's later axes
-    would read the first one's result."""
+    would read the first one's result. opts: halo's options of gaussian_laplace and
+    gaussian_gradient_magnitude (their round: the copy where no axis is filtered, and the root
+    of an integer magnitude rounded to nearest), or None (the generic functions: SciPy's)."""
     if extra_keywords is None:
         extra_keywords = {}
     xp, input = kind_of(input)
     out, out_dt = _output(output, xp, input)
     axes = _check_axes(axes, len(input.shape))
     if not axes:
-        return _copy(xp, input, out, out_dt)
+        return _copy(xp, input, out, out_dt, opts)
     if apart and out is not None and xp.overlap(out, input):
         xp.write(out, _per_axis_sum(input, derivative, out_dt, mode, cval, extra_arguments,
-                                    extra_keywords, axes, magnitude))
+                                    extra_keywords, axes, magnitude, opts=opts))
         return out
     output = xp.zeros(tuple(input.shape), out_dt, input) if out is None else out
     modes = _normalize_sequence(mode, len(axes))
@@ -336,7 +339,7 @@ def _per_axis_sum(input, derivative, output, mode, cval, extra_arguments, extra_
             xp.square(tmp)
         output += tmp
     if magnitude:
-        xp.sqrt(output)
+        xp.sqrt(output, opts is not None and opts[3] == "nearest")
     return output
 
 
@@ -366,8 +369,8 @@ def _gaussian_per_axis(input, sigma, output, mode, cval, axes, options, kwargs, 
     them: per axis of axes, halo's gaussian_filter of that order along it and order 0 along
     the others, sigma per axis (0 on the axes not given: not filtered), the axis's mode on every
     axis; kwargs (truncate, radius) and halo's options go to gaussian_filter."""
-    backend, strategy, direct_sums = options
-    _options(backend, strategy, direct_sums)
+    opts = _options(*options)
+    backend, strategy, direct_sums, rounding = options
     xp, input = kind_of(input)
     ndim = len(input.shape)
     axes = _check_axes(axes, ndim)
@@ -375,7 +378,8 @@ def _gaussian_per_axis(input, sigma, output, mode, cval, axes, options, kwargs, 
         sigma = _normalize_sequence(sigma, len(axes))
         if len(axes) < ndim:
             sigma = _on_axes(sigma, axes, ndim, 0)
-    kwargs = dict(kwargs, backend=backend, strategy=strategy, direct_sums=direct_sums)
+    kwargs = dict(kwargs, backend=backend, strategy=strategy, direct_sums=direct_sums,
+                  round=rounding)
 
     def derivative(input, axis, output, mode, cval, sigma, **kwargs):
         orders = [0] * ndim
@@ -383,23 +387,24 @@ def _gaussian_per_axis(input, sigma, output, mode, cval, axes, options, kwargs, 
         return gaussian_filter(input, sigma, orders, output, mode, cval, **kwargs)
 
     return _per_axis_sum(input, derivative, output, mode, cval, (sigma,), kwargs, axes,
-                         order == 1, apart=True)
+                         order == 1, apart=True, opts=opts)
 
 
 @_on_input_device
 def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None,
-                     backend="auto", strategy=None, direct_sums=False, **kwargs):
+                     backend="auto", strategy=None, direct_sums=False, round="truncate",
+                     **kwargs):
     """scipy.ndimage.gaussian_laplace: the sum over the axes (every axis, or those given, a sigma
     and a mode per entry) of Gaussian second derivatives; kwargs (truncate, radius) go to
     gaussian_filter."""
     return _gaussian_per_axis(input, sigma, output, mode, cval, axes,
-                              (backend, strategy, direct_sums), kwargs, 2, True)
+                              (backend, strategy, direct_sums, round), kwargs, 2, True)
 
 
 @_on_input_device
 def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=0.0, *,
                                 axes=None, backend="auto", strategy=None, direct_sums=False,
-                                **kwargs):
+                                round="truncate", **kwargs):
     """scipy.ndimage.gaussian_gradient_magnitude: the root of the sum over the axes (every axis,
     or those given, a sigma and a mode per entry) of the squares of Gaussian first derivatives;
     kwargs (truncate, radius) go to gaussian_filter."""
@@ -407,4 +412,5 @@ def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=
     # too (or refuses a sigma per entry of axes); halo leaves them unfiltered, as SciPy's
     # gaussian_laplace does and both document (docs/PYTHON.md, "What differs").
     return _gaussian_per_axis(input, sigma, output, mode, cval, axes,
-                              (backend, strategy, direct_sums), kwargs, 1, axes is not None)
+                              (backend, strategy, direct_sums, round), kwargs, 1,
+                              axes is not None)

@@ -58,6 +58,13 @@ class FakeCuPy(_arrays._Device):
     def where(self, c, a, b):
         return np.where(c, a, b).view(FakeArray)
 
+    def rounded(self, x, lo, hi):
+        return np.clip(np.nan_to_num(np.rint(np.asarray(x, np.float64)), nan=0.0), float(lo),
+                       float(hi)).view(FakeArray)
+
+    def root(self, x):
+        return np.sqrt(np.asarray(x)).view(FakeArray)
+
     def write(self, dst, src):
         dst[...] = src
 
@@ -140,6 +147,34 @@ def test_stand_in_matches_scipy(fake, rng, dtype):
         assert type(got) is FakeArray, name
         assert_matches(np.asarray(got), call(ndi, x), np.abs(x.astype(float)).max() * 100)
     assert fake.calls and all(dt in (np.float32, np.float64) for dt, _ in fake.calls)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in sqrt")
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int32, np.int8, np.uint32, np.int64,
+                                   np.uint64, np.bool_])
+def test_stand_in_round_nearest(fake, rng, dtype):
+    """round='nearest' through the GPU kinds' casts (_Device.cast): the host path's integers
+    (the core's own stores for its dtypes, NumPy's casts for the others), saturated at both
+    ends (float64 values past the range, infinities) and NaN to 0."""
+    info = np.iinfo(dtype) if np.dtype(dtype).kind != "b" else np.iinfo(np.uint8)
+    span = float(info.max) - float(info.min)
+    if span < 2.0 ** 40:
+        x = rng.uniform(float(info.min) - span, float(info.max) + span, (11, 13))
+        x.flat[[3, 40, 77]] = [np.nan, np.inf, -np.inf]
+    else:  # sums past 2**53 depend on the order of the additions: the ends below
+        x = rng.uniform(-1e6, 1e6, (11, 13))
+        x.flat[3] = np.nan
+    calls = dict(CALLS, magnitude=lambda lib, x, **kw: lib.gaussian_gradient_magnitude(x, 1.0,
+                                                                                       **kw))
+    for name, call in calls.items():
+        got = call(halo, on_fake(x), output=dtype, round="nearest")
+        assert type(got) is FakeArray, name
+        want = call(halo, x, output=dtype, round="nearest")
+        np.testing.assert_array_equal(np.asarray(got), want, name)
+    x.flat[[40, 77]] = [np.inf, -np.inf]
+    flat = np.asarray(halo.correlate1d(on_fake(x), [1.0], output=dtype, round="nearest")).ravel()
+    if np.dtype(dtype).kind != "b":
+        assert (flat[3], flat[40], flat[77]) == (0, info.max, info.min)
 
 
 def test_stand_in_zero_copy(fake, rng):
