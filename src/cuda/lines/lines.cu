@@ -222,10 +222,13 @@ class LinesPlan final : public StrategyPlan {
   Estimate estimate() const override {
     // Measured on an H200 (docs/notes/integer-kernels.md): 16384^2 uint8, 3 taps 1.39 ms and
     // 17 taps 2.05 ms a pass; the kernel is instruction-bound, so time goes with the outputs and
-    // the taps, not with the bytes.
+    // the taps, not with the bytes. 16-bit inputs about 3.3 times that (a float32 sum of 16-bit
+    // values is undecided far more often: SciPy's sum recomputed).
     const double n = double(problem().elements());
-    return {n * (4.66e-3 + 0.176e-3 * a_.k) + 6e3,
-            "per output 4.66 ps and 0.176 ps a tap (measured; instruction-bound), and a launch"};
+    const double scale = problem().dtype() == DType::u8 ? 1.0 : 3.3;
+    return {n * (4.66e-3 + 0.176e-3 * a_.k) * scale + 6e3,
+            "per output 4.66 ps and 0.176 ps a tap (measured; instruction-bound; 16-bit 3.3 "
+            "times), and a launch"};
   }
   std::string describe() const override {
     return "axis " + std::to_string(axis_) + ", " + std::to_string(a_.k) + " taps, " +

@@ -206,12 +206,19 @@ class PlanesPlan final : public StrategyPlan {
                    : float(((k + 8) * 0x1p-24 + (k + 2) * 0x1p-53) * wsum * m);
   }
   Estimate estimate() const override {
-    // Measured on an H200 (docs/notes/integer-kernels.md): 16384^2 uint8, 3x3 3.22 ms, 5x5 3.77,
-    // 9x9 6.85, 15x15 19.7; instruction-bound, so time goes with the outputs and the taps.
+    // Measured on an H200 (docs/notes/integer-kernels.md), 16384^2 uint8: ps an output at 9, 25,
+    // 81 and 225 taps, interpolated (beyond: the last slope); 16-bit inputs 2.6 times that (a
+    // float32 sum of 16-bit values is undecided far more often: SciPy's sum recomputed).
+    static const double taps_at[] = {9, 25, 81, 225}, ps_at[] = {12.0, 14.1, 25.5, 73.4};
     const double taps = double(a_.ky) * a_.kx;
-    const double n = double(problem().elements());
-    return {n * (9.4e-3 + 0.284e-3 * taps) + 6e3,
-            "per output 9.4 ps and 0.284 ps a tap (measured; instruction-bound), and a launch"};
+    int i = 0;
+    while (i < 2 && taps > taps_at[i + 1]) ++i;
+    const double slope = (ps_at[i + 1] - ps_at[i]) / (taps_at[i + 1] - taps_at[i]);
+    double ps = std::max(ps_at[0], ps_at[i] + slope * (taps - taps_at[i]));
+    if (problem().dtype() != DType::u8) ps *= 2.6;
+    return {double(problem().elements()) * ps * 1e-3 + 6e3,
+            "per output, from H200 measurements at 9 to 225 taps (instruction-bound), and a "
+            "launch"};
   }
   std::string describe() const override {
     return std::to_string(a_.ky) + "x" + std::to_string(a_.kx) + " taps over " +
