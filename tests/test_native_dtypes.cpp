@@ -320,8 +320,9 @@ TEST(NativeDtypes, SlabsCutAnywhere) {
 
 // The integer strategies at their own width (CUDA's lines and planes, the CPU's cpu_lines where
 // built) across their tiles: lines longer than a block, more lines than a block's 32, filters
-// taller than the templated heights, odd widths, batches; every mode, flat regions (random_array),
-// normalised and integral weights, rounding to nearest. Where a GPU is usable, the CUDA strategy
+// larger than the templated sides and not square, odd widths and rows staged as words, origins
+// along both axes, batches; every mode, flat regions (random_array), normalised and integral
+// weights, rounding to nearest. Where a GPU is usable, the CUDA strategy
 // named must take the problem.
 TEST(NativeDtypes, IntegerStrategiesAcrossTheirTiles) {
   struct Case {
@@ -340,7 +341,12 @@ TEST(NativeDtypes, IntegerStrategiesAcrossTheirTiles) {
                         {2, {129, 65, 1}, {15, 15}, 1, "planes"},
                         {2, {40, 33, 1}, {2, 3}, 1, "planes"},
                         {2, {66, 35, 1}, {17, 3}, 1, "planes"},
-                        {3, {2, 37, 41}, {1, 3, 3}, 2, "planes"}};
+                        {3, {2, 37, 41}, {1, 3, 3}, 2, "planes"},
+                        // Rows of a multiple of 4 bytes: staged as 32-bit words.
+                        {2, {70, 96, 1}, {3, 3}, 1, "planes"},
+                        {2, {67, 100, 1}, {5, 5}, 1, "planes"},
+                        {2, {130, 72, 1}, {9, 9}, 1, "planes"},
+                        {3, {3, 40, 64}, {1, 15, 15}, 1, "planes"}};
   const DtypeCase dtypes[] = {{DType::u8, DType::u8},
                               {DType::u16, DType::u16},
                               {DType::i16, DType::i16},
@@ -368,6 +374,8 @@ TEST(NativeDtypes, IntegerStrategiesAcrossTheirTiles) {
           for (auto& v : w) v /= sum;
         Edges e = Edges::all(m, m == Boundary::constant ? 5.0 : 0.0);
         e.origin[0] = c.k[0] > 2 ? 1 : 0;
+        // Origins along the rows too: the tile's first column anywhere in its 32-bit word.
+        if (c.rank > 1 && c.k[std::size_t(c.rank - 1)] > 2) e.origin[c.rank - 1] = n % 3 - 1;
         Problem p(c.rank, c.ext, c.batch, Filter(w, c.k), d.in, Op::correlate, e);
         p.set_output(d.out, d.rounding);
         if (std::string(c.gpu) == "lines" && n % 2) p.set_footprint(Footprint::every);

@@ -43,9 +43,9 @@ class ConvertedBase : public StrategyPlan {
     if (!std::isfinite(e.ns)) return e;
     const double runs = double(slabs_ * parts_);
     // Each slab reads and writes its buffers once more, at about the host's copy rate; on the
-    // device at the rate the fill and store kernels reach (16384^2 uint8 and float16 on an H200:
-    // about 1000 bytes per ns; docs/notes/integer-kernels.md).
-    const double rate = space_ == MemorySpace::host ? 10.0 : 1000.0;  // bytes per ns
+    // device at the rate the fill and store kernels reach (16384^2 uint8 and uint16 on an H200:
+    // about 600 bytes per ns, float16 more; docs/notes/integer-kernels.md).
+    const double rate = space_ == MemorySpace::host ? 10.0 : 600.0;  // bytes per ns
     const double convert_ns = double(problem().bytes() + 2 * runs * slab_bytes_) / rate;
     e.ns = e.ns * runs + convert_ns;
     e.why = "in " + std::string(to_string(compute_)) + " by slabs: " + e.why;

@@ -2,11 +2,12 @@
 // image, NPP's general filter) on the arrays' own 8- and 16-bit integer types, read and written at
 // their own width. A block stages a tile of 64 x 32 outputs plus the filter's reach (mapped by the
 // axes' modes) as float in shared memory; each thread sums kR = 8 outputs of one column in
-// registers, loading each staged value once per filter column. The filter's height is a template
-// parameter for the odd heights up to 15 (the usual ones), so that the column's values stay in
-// registers; others loop. Sums in float32; an integer output is SciPy's truncation wherever the
-// sum's bound decides it, and SciPy's own float64 sum in its order (scipy_sum_at, read from the
-// input) where it does not. The weights travel as kernel parameters.
+// registers, loading each staged value once per filter column. The tile is read as 32-bit words
+// where rows are 4-byte aligned. Square filters of odd sides up to 15 (the usual ones) are
+// template parameters, so that their loops unroll; others loop. Sums in float32; an integer
+// output is SciPy's truncation wherever the sum's bound decides it, and SciPy's own float64 sum
+// in its order (scipy_sum_at, read from the input) where it does not. The weights travel as
+// kernel parameters.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -59,34 +60,69 @@ __device__ __noinline__ double plane_scipy_sum(const S* in, i64 plane, i64 y, i6
   return detail::scipy_sum_at(sum, in + b * a.nz * a.ny * a.nx, z, y, x, a.cval_d);
 }
 
-// Output (y, x) of plane `plane` from its float sum: as SciPy stores it.
+// Output (y, x) of plane `plane`, at dst, from its float sum: as SciPy stores it.
 template <class S, class T>
-__device__ inline void store_plane(const S* in, T* out, i64 plane, i64 y, i64 x, float acc,
+__device__ inline void store_plane(T* dst, const S* in, i64 plane, i64 y, i64 x, float acc,
                                    const PlaneArgs& a, const detail::ScipySumView& sum) {
-  const i64 o = (plane * a.ny + y) * a.nx + x;
   if constexpr (std::is_integral_v<T>) {
     if (a.rounding == Rounding::nearest) {
-      out[o] = detail::nearest_cast<T>(double(acc));
+      *dst = detail::nearest_cast<T>(double(acc));
     } else if (!detail::truncation_undecided(acc, a.bound)) {
-      out[o] = detail::scipy_cast_from<T>(acc);
+      *dst = detail::scipy_cast_from<T>(acc);
     } else {
-      out[o] = detail::scipy_cast<T>(plane_scipy_sum(in, plane, y, x, a, sum));
+      *dst = detail::scipy_cast<T>(plane_scipy_sum(in, plane, y, x, a, sum));
     }
   } else {
-    out[o] = detail::from_accum_float<T>(acc);
+    *dst = detail::from_accum_float<T>(acc);
   }
 }
 
-// Stages the tile whose first row and column are (fy, fx) of plane src: rows x tw values, thread
-// (tx, ty) the column tx (+ 32) of rows ty, ty + 8, ...; kBatch loads in flight per thread (the
-// loads' latency, not their bytes, is what a tile of 8-bit values waits on).
+// A 32-bit word of E = 4 / sizeof(S) elements as floats at dst (16- or 8-byte aligned).
+template <class S>
+__device__ inline void store_word(float* dst, std::uint32_t w) {
+  if constexpr (sizeof(S) == 1) {
+    *reinterpret_cast<float4*>(dst) = make_float4(float(w & 0xffu), float((w >> 8) & 0xffu),
+                                                  float((w >> 16) & 0xffu), float(w >> 24));
+  } else if constexpr (std::is_signed_v<S>) {
+    *reinterpret_cast<float2*>(dst) = make_float2(float(std::int16_t(w & 0xffffu)),
+                                                  float(std::int16_t(w >> 16)));
+  } else {
+    *reinterpret_cast<float2*>(dst) = make_float2(float(w & 0xffffu), float(w >> 16));
+  }
+}
+
+// Stages the tile whose first row and column are (fy, fx) of plane src: rows x tw values, tile
+// column j (image column fx + j) at tile[r * tws + off + j]; kBatch loads in flight per thread
+// (the loads' latency, not their bytes, is what a tile of 8-bit values waits on). Inside the
+// plane, where its rows are 4-byte aligned (words), as 32-bit words (off: fx's offset in its
+// word), the lanes of a warp covering as many rows as fit; elsewhere element by element through
+// the modes.
 constexpr int kBatch = 8;
 
 template <class S>
-__device__ inline void stage_plane(float* tile, const S* src, i64 fy, i64 fx, int rows, int tw,
-                                   const PlaneArgs& a) {
+__device__ inline void stage_plane(float* tile, int tws, int off, const S* src, i64 fy, i64 fx,
+                                   int rows, int tw, const PlaneArgs& a, bool words) {
   const int tx = threadIdx.x, ty = threadIdx.y;
   const bool inside = fy >= 0 && fy + rows <= a.ny && fx >= 0 && fx + tw <= a.nx;
+  if (inside && words) {
+    constexpr int E = 4 / int(sizeof(S));
+    const int nw = (off + tw + E - 1) / E;  // words a row, at most 32 (kx <= 31)
+    const int rpw = 32 / nw;                // rows a warp stages at once
+    const int wr = tx / nw, wi = tx % nw;   // this lane's row among them, and word
+    if (wr >= rpw) return;
+    const auto* base = reinterpret_cast<const std::uint32_t*>(src + fy * a.nx + fx - off) + wi;
+    const i64 stride = a.nx / E;  // words a plane row
+    for (int rb = ty * rpw + wr; rb < rows; rb += 8 * rpw * kBatch) {
+      std::uint32_t v[kBatch];
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+        if (rb + 8 * rpw * u < rows) v[u] = __ldg(base + i64(rb + 8 * rpw * u) * stride);
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+        if (rb + 8 * rpw * u < rows) store_word<S>(tile + (rb + 8 * rpw * u) * tws + wi * E, v[u]);
+    }
+    return;
+  }
   for (int c = tx; c < tw; c += kTileX) {
     for (int rb = ty; rb < rows; rb += 8 * kBatch) {
       float v[kBatch];
@@ -106,57 +142,67 @@ __device__ inline void stage_plane(float* tile, const S* src, i64 fy, i64 fx, in
       }
 #pragma unroll
       for (int u = 0; u < kBatch; ++u)
-        if (rb + 8 * u < rows) tile[(rb + 8 * u) * tw + c] = v[u];
+        if (rb + 8 * u < rows) tile[(rb + 8 * u) * tws + off + c] = v[u];
     }
   }
 }
 
 // blockDim (32, 8); block (bx over nx / 32, by over the (plane, 64-row tile) pairs, strided).
-// KY: the filter's height, or 0 for any (a.ky).
-template <class S, class T, int KY>
+// K: the filter's height and width for the usual square filters, whose loops then unroll (its
+// column's values and the weights' offsets in registers), or 0 for any (a.ky x a.kx).
+template <class S, class T, int K>
 __global__ void __launch_bounds__(256) planes_kernel(const S* __restrict__ in, T* __restrict__ out,
                                                      const __grid_constant__ PlaneTaps taps,
                                                      const PlaneArgs a,
-                                                     const detail::ScipySumView sum) {
-  extern __shared__ float tile[];  // (kTileY + ky - 1) x (kTileX + kx - 1)
+                                                     const detail::ScipySumView sum, bool words) {
+  extern __shared__ float4 tile4[];  // (kTileY + ky - 1) x tws
+  float* tile = reinterpret_cast<float*>(tile4);
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const int ky = KY > 0 ? KY : a.ky;
-  const int tw = kTileX + a.kx - 1, rows = kTileY + ky - 1;
-  const i64 x0 = i64(blockIdx.x) * kTileX;
+  const int ky = K > 0 ? K : a.ky, kx = K > 0 ? K : a.kx;
+  const int tw = kTileX + kx - 1, rows = kTileY + ky - 1;
+  // A tile row: the words' reach past tw (off and the last word, up to 6 more), 16-byte aligned.
+  const int tws = (tw + 9) / 4 * 4;
+  constexpr int E = 4 / int(sizeof(S));
+  const int off = int(((-i64(a.ax)) % E + E) % E);  // (x0 - ax) mod E, x0 a multiple of 32
+  const i64 x0 = i64(blockIdx.x) * kTileX, x = x0 + tx;
   const i64 ytiles = (a.ny + kTileY - 1) / kTileY;
+  const int r0 = ty * kR;
   for (i64 t = blockIdx.y; t < a.planes * ytiles; t += gridDim.y) {
     const i64 plane = t / ytiles, y0 = (t % ytiles) * kTileY;
-    stage_plane(tile, in + plane * a.ny * a.nx, y0 - a.ay, x0 - a.ax, rows, tw, a);
+    stage_plane(tile, tws, off, in + plane * a.ny * a.nx, y0 - a.ay, x0 - a.ax, rows, tw, a,
+                words);
     __syncthreads();
-    const int r0 = ty * kR;
     float acc[kR];
 #pragma unroll
     for (int q = 0; q < kR; ++q) acc[q] = 0.0f;
-    for (int dx = 0; dx < a.kx; ++dx) {
-      const float* tp = tile + r0 * tw + tx + dx;
-      if constexpr (KY > 0) {
-        float v[kR + KY - 1];
+    const float* tp = tile + r0 * tws + off + tx;
+    if constexpr (K > 0) {
 #pragma unroll
-        for (int i = 0; i < kR + KY - 1; ++i) v[i] = tp[i * tw];
+      for (int dx = 0; dx < K; ++dx) {
+        float v[kR + K - 1];
 #pragma unroll
-        for (int dy = 0; dy < KY; ++dy) {
-          const float w = taps.w[dy * a.kx + dx];
+        for (int i = 0; i < kR + K - 1; ++i) v[i] = tp[i * tws + dx];
+#pragma unroll
+        for (int dy = 0; dy < K; ++dy) {
+          const float w = taps.w[dy * K + dx];
 #pragma unroll
           for (int q = 0; q < kR; ++q) acc[q] = fmaf(w, v[dy + q], acc[q]);
         }
-      } else {
-        for (int dy = 0; dy < ky; ++dy) {
-          const float w = taps.w[dy * a.kx + dx];
-#pragma unroll
-          for (int q = 0; q < kR; ++q) acc[q] = fmaf(w, tp[(dy + q) * tw], acc[q]);
-        }
       }
+    } else {
+      for (int dx = 0; dx < kx; ++dx)
+        for (int dy = 0; dy < ky; ++dy) {
+          const float w = taps.w[dy * kx + dx];
+#pragma unroll
+          for (int q = 0; q < kR; ++q) acc[q] = fmaf(w, tp[(dy + q) * tws + dx], acc[q]);
+        }
     }
-    const i64 x = x0 + tx;
     if (x < a.nx) {
+      T* dst = out + (plane * a.ny + y0 + r0) * a.nx + x;
 #pragma unroll
       for (int q = 0; q < kR; ++q)
-        if (y0 + r0 + q < a.ny) store_plane(in, out, plane, y0 + r0 + q, x, acc[q], a, sum);
+        if (y0 + r0 + q < a.ny)
+          store_plane(dst + q * a.nx, in, plane, y0 + r0 + q, x, acc[q], a, sum);
     }
     __syncthreads();
   }
@@ -207,15 +253,15 @@ class PlanesPlan final : public StrategyPlan {
   }
   Estimate estimate() const override {
     // Measured on an H200 (docs/notes/integer-kernels.md), 16384^2 uint8: ps an output at 9, 25,
-    // 81 and 225 taps, interpolated (beyond: the last slope); 16-bit inputs 2.6 times that (a
+    // 81 and 225 taps, interpolated (beyond: the last slope); 16-bit inputs 3.6 times that (a
     // float32 sum of 16-bit values is undecided far more often: SciPy's sum recomputed).
-    static const double taps_at[] = {9, 25, 81, 225}, ps_at[] = {12.0, 14.1, 25.5, 73.4};
+    static const double taps_at[] = {9, 25, 81, 225}, ps_at[] = {7.2, 14.1, 25.5, 73.4};
     const double taps = double(a_.ky) * a_.kx;
     int i = 0;
     while (i < 2 && taps > taps_at[i + 1]) ++i;
     const double slope = (ps_at[i + 1] - ps_at[i]) / (taps_at[i + 1] - taps_at[i]);
     double ps = std::max(ps_at[0], ps_at[i] + slope * (taps - taps_at[i]));
-    if (problem().dtype() != DType::u8) ps *= 2.6;
+    if (problem().dtype() != DType::u8) ps *= 3.6;
     return {double(problem().elements()) * ps * 1e-3 + 6e3,
             "per output, from H200 measurements at 9 to 225 taps (instruction-bound), and a "
             "launch"};
@@ -232,7 +278,7 @@ class PlanesPlan final : public StrategyPlan {
   void run(const Buffers& b, void* stream) const override;
 
  private:
-  template <int KY>
+  template <int K>
   void launch(const Buffers& b, cudaStream_t st, const detail::ScipySumView& v) const;
 
   PlaneArgs a_{};
@@ -240,12 +286,15 @@ class PlanesPlan final : public StrategyPlan {
   detail::ScipySum sum_;
 };
 
-template <int KY>
+template <int K>
 void PlanesPlan::launch(const Buffers& b, cudaStream_t st, const detail::ScipySumView& v) const {
   const Problem& p = problem();
   dispatch_dtype<PlaneDTypes>(p.dtype(), [&](auto di) {
     using S = typename decltype(di)::storage;
     const S* in = static_cast<const S*>(b.input);
+    // Rows as 32-bit words where every row starts on a 4-byte boundary.
+    const bool words = reinterpret_cast<std::uintptr_t>(in) % 4 == 0 &&
+                       (a_.nx * i64(sizeof(S))) % 4 == 0;
     const auto go = [&](auto* out) {
       using T = std::remove_pointer_t<decltype(out)>;
       // Enough blocks to fill the GPU a few times over; each loops over its share of tiles.
@@ -253,9 +302,9 @@ void PlanesPlan::launch(const Buffers& b, cudaStream_t st, const detail::ScipySu
       const i64 tiles = a_.planes * ((a_.ny + kTileY - 1) / kTileY);
       const i64 by = std::min<i64>(tiles, std::max<i64>(1, 8192 / bx));
       const dim3 grid(unsigned(bx), unsigned(std::min<i64>(by, 65535)));
-      const std::size_t shm =
-          std::size_t(kTileY + a_.ky - 1) * std::size_t(kTileX + a_.kx - 1) * 4;
-      planes_kernel<S, T, KY><<<grid, dim3(kTileX, 8), shm, st>>>(in, out, taps_, a_, v);
+      const std::size_t tws = std::size_t(kTileX + a_.kx - 1 + 9) / 4 * 4;  // as the kernel's
+      const std::size_t shm = std::size_t(kTileY + a_.ky - 1) * tws * 4;
+      planes_kernel<S, T, K><<<grid, dim3(kTileX, 8), shm, st>>>(in, out, taps_, a_, v, words);
     };
     // The input's own type or float32 out (accepts_dtypes).
     if (p.out_dtype() == DType::f32)
@@ -271,7 +320,7 @@ void PlanesPlan::run(const Buffers& b, void* stream) const {
   const std::string what = p.describe() + " (strategy planes)";
   DeviceBuffer taps(scipy_sum_bytes(sum_) + 8, "SciPy's taps of " + what, st);
   const detail::ScipySumView v = upload_scipy_sum(sum_, taps.p, 0, st, what);
-  switch (a_.ky) {
+  switch (a_.ky == a_.kx ? a_.ky : 0) {
     case 3: launch<3>(b, st, v); break;
     case 5: launch<5>(b, st, v); break;
     case 7: launch<7>(b, st, v); break;
