@@ -16,27 +16,17 @@
 
 #include "core/detail.hpp"
 #include "core/memory.hpp"
+#include "core/parse.hpp"
 #include "halo/halo.hpp"
 #include "halo/info.hpp"
 #include "halo/strategy.hpp"
 
 namespace halo {
 
+using detail::size_text;  // core/parse.hpp
+
 namespace {
 
-// "1.50 GB", "12.0 MB", "640 B": decimal units, as the benchmarks print GB/s.
-std::string size_text(double bytes) {
-  char buf[32];
-  if (bytes >= 1e9)
-    std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
-  else if (bytes >= 1e6)
-    std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
-  else if (bytes >= 1e3)
-    std::snprintf(buf, sizeof buf, "%.1f kB", bytes / 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f B", bytes);
-  return buf;
-}
 
 // The first number after `key` in a "key: value kB" file such as /proc/meminfo, in bytes; < 0 if
 // absent.
@@ -300,3 +290,4 @@ std::vector<MemoryUse> Strategy::workspace(const Problem& p) const {
 }
 
 }  // namespace halo
+

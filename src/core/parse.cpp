@@ -170,4 +170,17 @@ std::string escape_controls(std::string_view text) {
   return shown;
 }
 
+std::string size_text(double bytes) {
+  char buf[32];
+  if (bytes >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
+  else if (bytes >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
+  else if (bytes >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.1f kB", bytes / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+  return buf;
+}
+
 }  // namespace halo::detail

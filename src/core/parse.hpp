@@ -49,4 +49,8 @@ std::string printable(std::string_view text, std::size_t max_len = 160);
 // and backslashes are kept; nothing is cut.
 std::string escape_controls(std::string_view text);
 
+// "1.50 GB", "12.0 MB", "640 B": decimal units, as the benchmarks print GB/s; every size in the
+// messages of the library, the CLI and the file readers.
+std::string size_text(double bytes);
+
 }  // namespace halo::detail

@@ -50,19 +50,6 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return s + (shape.size() == 1 ? ",)" : ")");
 }
 
-std::string bytes_text(double b) {
-  char buf[48];
-  if (b >= 1e9)
-    std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
-  else if (b >= 1e6)
-    std::snprintf(buf, sizeof buf, "%.1f MB", b / 1e6);
-  else if (b >= 1e3)
-    std::snprintf(buf, sizeof buf, "%.1f kB", b / 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f bytes", b);
-  return buf;
-}
-
 // The largest ratio of decoded to encoded bytes of each compression (see image.hpp): zlib's
 // Deflate expands at most 1032:1 (258 bytes from a code of 2 bits); LZW's codes have at least
 // 9 bits and stand for at most 4096 bytes; PackBits makes at most 128 bytes of 2.
@@ -82,7 +69,7 @@ std::string read_all(const std::string& path, int fd, const struct stat& st) {
     try {
       bytes.resize(std::size_t(st.st_size));
     } catch (const std::bad_alloc&) {
-      fail(path, "cannot allocate " + bytes_text(double(st.st_size)) + " to read the file");
+      fail(path, "cannot allocate " + detail::size_text(double(st.st_size)) + " to read the file");
     }
     std::size_t got = 0;
     while (got < bytes.size()) {
@@ -191,7 +178,7 @@ NpyArray allocate(const std::string& path, const ImageHeader& h) {
   } catch (const Error& e) {
     fail(path, e.what());
   } catch (const std::bad_alloc&) {
-    fail(path, "cannot allocate " + bytes_text(double(h.data_bytes)) + " for the image");
+    fail(path, "cannot allocate " + detail::size_text(double(h.data_bytes)) + " for the image");
   }
 }
 
@@ -323,7 +310,7 @@ Image read_png(const std::string& path, const unsigned char* data, std::size_t s
   const double stream = double(s.height) * row_in;
   if (stream > double(size) * kDeflateRatio + kSlackBytes)
     fail(path, "the header says " + std::to_string(s.width) + "x" + std::to_string(s.height) +
-                   " pixels (" + bytes_text(stream) + " once decompressed), more than a PNG " +
+                   " pixels (" + detail::size_text(stream) + " once decompressed), more than a PNG " +
                    "file of " + std::to_string(size) + " bytes can hold (Deflate expands at " +
                    "most 1032 times); the file is corrupt");
   if (png_start_rows(g.png, g.info, &s) != 0) png_failed(path, s, "the header");
@@ -856,7 +843,7 @@ Image read_tiff(const std::string& path, TiffIo& io,
                           (p.planar == PLANARCONFIG_SEPARATE ? 1 : p.spp) * p.sample_bytes;
       if (tile > double(file) * compression_ratio(p.compression) + kSlackBytes)
         fail(path, "a tile of " + std::to_string(p.tile_w) + "x" + std::to_string(p.tile_h) +
-                       " pixels (" + bytes_text(tile) + ") is more than a file of " +
+                       " pixels (" + detail::size_text(tile) + ") is more than a file of " +
                        std::to_string(file) + " bytes can hold; the file is corrupt");
     }
   }
@@ -866,7 +853,7 @@ Image read_tiff(const std::string& path, TiffIo& io,
     fail(path, "the header says " + pages_text + std::to_string(p0.width) + "x" +
                    std::to_string(p0.height) + " pixels of " + std::to_string(p0.spp) + " " +
                    p0.type_text() + " sample" + (p0.spp == 1 ? "" : "s") + " (" +
-                   bytes_text(samples * p0.sample_bytes * double(pages.size())) +
+                   detail::size_text(samples * p0.sample_bytes * double(pages.size())) +
                    "), more than a file of " + std::to_string(file) + " bytes can hold (" +
                    (p0.compression == COMPRESSION_NONE
                         ? std::string("uncompressed")
@@ -1013,7 +1000,7 @@ std::string encode_tiff(DType dtype, const void* data, const ImageLayout& layout
   try {
     out.reserve(std::size_t(std::min<std::uint64_t>(bound, std::uint64_t(1) << 40)));
   } catch (const std::bad_alloc&) {
-    fail(name, "cannot write: out of memory for the encoded TIFF (" + bytes_text(double(bound)) + ")");
+    fail(name, "cannot write: out of memory for the encoded TIFF (" + detail::size_text(double(bound)) + ")");
   }
   TiffIo io;
   io.out = &out;

@@ -115,19 +115,7 @@ std::string input_name(const std::string& path) {
   return path == "-" ? "standard input" : halo::detail::escape_controls(path);
 }
 
-// "1.50 GB", "12.0 MB", "640 B": as halo's memory messages print sizes.
-std::string size_text(double bytes) {
-  char buf[32];
-  if (bytes >= 1e9)
-    std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
-  else if (bytes >= 1e6)
-    std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
-  else if (bytes >= 1e3)
-    std::snprintf(buf, sizeof buf, "%.1f kB", bytes / 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f B", bytes);
-  return buf;
-}
+using halo::detail::size_text;  // core/parse.hpp
 
 std::string shape_string(const std::vector<std::int64_t>& s) {
   std::string r;
