@@ -360,6 +360,9 @@ Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h, bool verbos
   // then (a named filter: once built) before the problem copies it. Once the filter is held, its
   // own float64 weights are in use already (and out of what is available): the copies beyond it.
   const double array = double(h.data_bytes);
+  // The output at its own dtype's size (--output-dtype may make it larger than the input).
+  const double out_array =
+      array / double(halo::dtype_size(h.dtype)) * double(halo::dtype_size(r.out_dtype));
   const std::string beyond = " (float64 copies besides the filter's own, held: ";
   const auto require = [&](const halo::Extents& k, double file_bytes, bool held) {
     double taps = 1, window = 0;
@@ -370,7 +373,7 @@ Planned plan_apply(const ApplyArgs& a, const halo::io::NpyHeader& h, bool verbos
     const double copies = weight_bytes(k, r.rank, folded, folded < taps, window).building;
     std::vector<halo::MemoryUse> uses{
         {"the input array", array},
-        {"the output array", array},
+        {"the output array", out_array},
         held ? halo::MemoryUse{"the filter weights" + beyond + size_text(8 * taps) + ")",
                                copies - 8 * taps}
              : halo::MemoryUse{"the filter weights (float64 copies)",
@@ -547,17 +550,18 @@ int run_generate(const std::string& path, const std::string& shape_text, const s
   halo::require_memory({{"the " + shape_string(shape) + " " + halo::to_string(t) + " array", bytes}});
   halo::io::NpyArray a(t, shape);
   // Uniform noise: in [0, 1) for floating and complex types (each part), over the whole range
-  // of an integer type (its limits included): a fresh, non-zero test input.
-  std::int64_t n = a.size();
+  // of an integer type (its limits included): a fresh, non-zero test input. Blocks of 2^16
+  // elements, each from its own generator seeded by the seed and the block's index, fill on
+  // every core and give the same array whatever the number of threads.
+  const std::int64_t n = a.size(), block = std::int64_t(1) << 16;
   halo::dispatch_dtype<halo::AllDTypes>(t, [&](auto dt) {
     using T = typename decltype(dt)::storage;
     T* out = a.as<T>();
-#pragma omp parallel
-    {
-      std::mt19937_64 g(seed + 7919 * omp_get_thread_num());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t b = 0; b < (n + block - 1) / block; ++b) {
+      std::mt19937_64 g(seed + 7919 * std::uint64_t(b));
       std::uniform_real_distribution<double> d(0.0, 1.0);
-#pragma omp for schedule(static)
-      for (std::int64_t i = 0; i < n; ++i) {
+      for (std::int64_t i = b * block; i < std::min(n, (b + 1) * block); ++i) {
         if constexpr (std::is_integral_v<T>) {
           std::uniform_int_distribution<std::int64_t> di(std::numeric_limits<T>::min(),
                                                          std::numeric_limits<T>::max());
