@@ -43,7 +43,8 @@ std::string chosen(const Row& r) {
 
 const Extents k2D4096{4096, 4096, 1}, k2D2048{2048, 2048, 1}, k1D{1 << 24, 1, 1},
     k3D{256, 256, 256};
-constexpr DType f32 = DType::f32, f64 = DType::f64;
+constexpr DType f32 = DType::f32, f64 = DType::f64, u8 = DType::u8, u16 = DType::u16,
+                i16 = DType::i16;
 
 const std::vector<Row> kRows = {
     // Rank-1 filters over two or more axes: 1-D passes.
@@ -91,6 +92,16 @@ const std::vector<Row> kRows = {
     {"3x3x3 dense: direct", 3, k3D, Kind::random, "", {3, 3, 3}, f32, false, "cpu"},
     {"7x7x7 dense: direct", 3, k3D, Kind::random, "", {7, 7, 7}, f32, false, "cpu"},
     {"9x9x9 dense: transforms", 3, k3D, Kind::random, "", {9, 9, 9}, f32, false, "cpu_fft"},
+    // 8- and 16-bit integers along one axis: at their own width, not through float slabs.
+    {"a Gaussian pass along the rows of a uint8 image", 2, k2D4096, Kind::random, "", {1, 17},
+     u8, false, "cpu_lines"},
+    {"and down its columns", 2, k2D4096, Kind::random, "", {17, 1}, u8, false, "cpu_lines"},
+    {"direct sums required: each output is one", 2, k2D4096, Kind::random, "", {17, 1}, u8,
+     true, "cpu_lines"},
+    {"a uint16 image's rows", 2, k2D4096, Kind::random, "", {1, 9}, u16, false, "cpu_lines"},
+    {"a 1-D int16 signal", 1, k1D, Kind::random, "", {31}, i16, false, "cpu_lines"},
+    {"a 2-D filter on uint8 is not a line: slabs of float32", 2, k2D2048, Kind::random, "",
+     {5, 5}, u8, false, "cpu"},
     // Low rank: sums of separable terms where they beat the taps and the transforms.
     {"a LoG as separable terms", 2, k2D4096, Kind::named, "log:sigma=4", {}, f32, false,
      "cpu_lowrank"},
@@ -115,7 +126,7 @@ TEST(Dispatch, CpuTableCoversEveryStrategy) {
     for (const Row& r : kRows) seen = seen || std::string(r.want) == s->name();
     EXPECT_TRUE(seen) << s->name() << " is in no row of the table";
   }
-  EXPECT_GE(cpu, 4);  // cpu, cpu_separable, cpu_lowrank, cpu_fft
+  EXPECT_GE(cpu, 5);  // cpu, cpu_separable, cpu_lowrank, cpu_fft, cpu_lines
 }
 
 }  // namespace

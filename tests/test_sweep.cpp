@@ -124,6 +124,16 @@ std::vector<Edges> sweep_edges(const Case& c, std::size_t index) {
   return v;
 }
 
+// Whether s is written for float32 or float64 problems at all (not cpu_lines and lines, written
+// for 8- and 16-bit integers: test_native_dtypes.cpp sweeps those); why not in *why.
+template <class T>
+bool written_for(const Strategy& s, std::string* why) {
+  const Problem p(1, {8, 1, 1}, 1, Filter({1.0}, {1}), dtype_of<T>());
+  const Status st = s.accepts_dtypes(p);
+  if (!st) *why = s.name() + " is not written for " + dtype_name(dtype_of<T>()) + ": " + st.reason;
+  return bool(st);
+}
+
 template <class T>
 void sweep(const Strategy& s) {
   int ran = 0, refused = 0, failed = 0;
@@ -163,6 +173,7 @@ TEST_P(StrategySweep, Float32MatchesReference) {
   ASSERT_NE(s, nullptr);
   std::string why;
   if (s->backend() == Backend::cuda && !cuda_available(&why)) GTEST_SKIP() << why;
+  if (!written_for<float>(*s, &why)) GTEST_SKIP() << why;
   sweep<float>(*s);
 }
 
@@ -171,6 +182,7 @@ TEST_P(StrategySweep, Float64MatchesReference) {
   ASSERT_NE(s, nullptr);
   std::string why;
   if (s->backend() == Backend::cuda && !cuda_available(&why)) GTEST_SKIP() << why;
+  if (!written_for<double>(*s, &why)) GTEST_SKIP() << why;
   sweep<double>(*s);
 }
 

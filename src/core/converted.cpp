@@ -332,6 +332,11 @@ void ConvertedPlan::run(const Buffers& b, void* stream) const {
 }  // namespace
 
 Prepared prepare_converted(const Strategy& s, const Problem& p) {
+  // A strategy not written for the slabs' dtype either (one written for other integer types:
+  // cpu_lines, lines) is refused before anything of the problem is copied (SciPy's sums hold
+  // 40 bytes a tap).
+  const Problem probe(1, {1, 1, 1}, 1, Filter({1.0}, {1}), compute_dtype(p));
+  if (const Status dt = s.accepts_dtypes(probe); !dt) return Prepared::cannot(dt.reason);
   if (s.backend() == Backend::cuda) return prepare_converted_on_device(s, p);
   auto plan = std::make_shared<ConvertedPlan>(s, p);
   const std::string why = plan->init(converted_slab_bytes(MemorySpace::host));

@@ -8,6 +8,7 @@ std::unique_ptr<Strategy> make_fast_strategy();
 std::unique_ptr<Strategy> make_separable_strategy();
 std::unique_ptr<Strategy> make_lowrank_strategy();
 std::unique_ptr<Strategy> make_fft_strategy();
+std::unique_ptr<Strategy> make_lines_strategy();
 }  // namespace halo::cpu
 
 namespace halo::detail {
@@ -17,5 +18,6 @@ void register_cpu_strategies(StrategyList& out) {
   out.push_back(cpu::make_separable_strategy());
   out.push_back(cpu::make_lowrank_strategy());
   out.push_back(cpu::make_fft_strategy());
+  out.push_back(cpu::make_lines_strategy());
 }
 }  // namespace halo::detail

@@ -1,0 +1,67 @@
+// cpu_lines' SIMD kernels (kernels-inl.h, one copy per Highway target, the best for this machine
+// chosen at run time in kernels.cpp): storage rows widened to the accumulation type (Widen), and
+// the sums of one row of outputs stored as the output's dtype (LineSums), with SciPy's truncation
+// decided lane by lane.
+#pragma once
+
+#include <cstdint>
+
+namespace halo::cpu::lines {
+
+// How a row's sums become outputs: SciPy's truncation decided by the sums' bound; the same where
+// every sum is an integer within int32 (integral weights and cval: exact), summed in int16
+// modulo 2^16, whose low 8 or 16 bits are those SciPy's cast keeps; rounding to nearest with
+// saturation; or a float32 output.
+enum class Store : int { truncate, exact, nearest, floating };
+
+// One output row, or four: out[g][i] = sum_j w[j] * rows[g + j][i] for i < n and g < groups, in
+// the accumulation type A (float or double; int16 for Store::exact, values and weights modulo
+// 2^16), stored as T.
+template <class A, class T>
+struct RowSums {
+  const A* const* rows = nullptr;  // groups + k - 1 rows of values; rows[g + j][i]: tap j of (g, i)
+  const A* w = nullptr;            // the k weights
+  int k = 1;
+  int groups = 1;  // output rows: 1, or 4 (rows one after another, as down an axis)
+  // 1: w[j] == w[k-1-j] exactly (the pairs are added first), -1: w[j] == -w[k-1-j] (subtracted
+  // first), 0: neither; k odd where nonzero.
+  int pairs = 0;
+  std::int64_t n = 0;
+  Store store = Store::truncate;
+  A bound = 0;  // truncate: core/convert.hpp's truncation_undecided bound
+  // Truncate: outputs [flat_lo, flat_hi) whose taps all read one value v are flat(ctx, v), the
+  // SciPy truncation of its sum over a flat window (a whole vector of them at once).
+  std::int64_t flat_lo = 0, flat_hi = 0;
+  T (*flat)(void* ctx, A v) = nullptr;
+  void* ctx = nullptr;
+};
+
+// The most entries of `pending` beyond n per output row (a row's last vector overlaps the one
+// before it).
+constexpr std::int64_t kPendingSlack = 64;
+
+// The kernels of one pair of types, as the dispatcher chose them for this machine.
+// LineSums stores every output and lists in `pending` (output (g, i) as g * n + i, some twice:
+// room for groups * (n + kPendingSlack)) those it leaves to the caller, who stores them from
+// SciPy's own sum: truncate's undecided sums (core/convert.hpp) other than flat ones, and any
+// non-finite sum; returns the count listed. Widen converts n storage values to A and says whether they are all one
+// value.
+template <class A, class T>
+struct SumKernel {
+  static std::int64_t LineSums(const RowSums<A, T>& r, T* const* out, std::int32_t* pending);
+};
+template <class S, class A>
+struct WidenKernel {
+  static bool Widen(const S* src, A* dst, std::int64_t n);
+};
+
+template <class A, class T>
+std::int64_t LineSums(const RowSums<A, T>& r, T* const* out, std::int32_t* pending) {
+  return SumKernel<A, T>::LineSums(r, out, pending);
+}
+template <class S, class A>
+bool Widen(const S* src, A* dst, std::int64_t n) {
+  return WidenKernel<S, A>::Widen(src, dst, n);
+}
+
+}  // namespace halo::cpu::lines
