@@ -167,16 +167,17 @@ _SCRATCH_MAX = 1 << 26
 _scratch_local = threading.local()
 
 
-def _scratch(xp, shape, dtype, like):
+def _scratch(xp, shape, dtype, like, name="buf"):
     """An array of shape and dtype that the next call of this thread may overwrite: host arrays
-    up to _SCRATCH_MAX bytes reuse this thread's buffer; others are new."""
+    up to _SCRATCH_MAX bytes reuse this thread's buffer of that name; others are new."""
     nbytes = math.prod(shape) * dtype.itemsize
     if xp.name != "numpy" or nbytes > _SCRATCH_MAX:
         return xp.empty(shape, dtype, like)
-    buf = getattr(_scratch_local, "buf", None)
+    buf = getattr(_scratch_local, name, None)
     if buf is None or buf.nbytes < nbytes:
-        buf = _scratch_local.buf = None  # (the old one goes before the new one comes)
-        buf = _scratch_local.buf = np.empty(nbytes, np.uint8)
+        setattr(_scratch_local, name, None)  # (the old one goes before the new one comes)
+        buf = np.empty(nbytes, np.uint8)
+        setattr(_scratch_local, name, buf)
     return buf[:nbytes].view(dtype).reshape(shape)
 
 
@@ -506,7 +507,13 @@ def _execute_native(xp, input, out, out_dt, passes, cval, opts, summed):
             usable = (i == last and out is not None and xp.dtype(out) == out_dt
                       and xp.is_contiguous(out) and xp.writeable(out)
                       and not xp.overlap(out, input))
-            dst = out if usable else xp.empty(shape, out_dt, src)
+            if i < last:
+                # The passes between read and write two scratch buffers of this thread in turn:
+                # a new array of the image's size costs about as much as a short pass (its pages
+                # come from the system zeroed, and the allocator returns them between calls).
+                dst = _scratch(xp, shape, out_dt, src, "passes" + str(i % 2))
+            else:
+                dst = out if usable else xp.empty(shape, out_dt, src)
             _core(xp, cur, dst, w, convolve, modes, cval, origins, opts, opts[2], not nd)
             cur = dst
         result = cur
