@@ -112,7 +112,8 @@ HWY_INLINE bool StoreOne(const RowSums<A, T>& r, A a, T* out) {
   } else {
     if (!std::isfinite(a)) return false;
     if constexpr (std::is_integral_v<T>) {
-      if (r.store == Store::nearest) {
+      if (r.store == Store::nearest) {  // decided where no half-integer lies within the bound
+        if (detail::truncation_undecided(A(a - A(0.5)), r.bound)) return false;
         *out = detail::nearest_cast<T>(double(a));
       } else if (!detail::truncation_undecided(a, r.bound)) {
         *out = detail::scipy_cast_from<T>(a);
@@ -278,8 +279,11 @@ HWY_INLINE hn::Mask<D> Put(D d, hn::Vec<D> a, T* HWY_RESTRICT out, Limits<D> m) 
     StoreLowBits(d, ToInt32(d, a), out);
     return hn::And(hn::Gt(hn::Abs(hn::Sub(a, hn::Round(a))), m.bound), hn::Lt(hn::Abs(a), m.big));
   } else if constexpr (kS == Store::nearest) {
+    // SciPy's sum rounded, ties to even: decided where no half-integer lies within the bound
+    // (a - 1/2 is exact below `big`).
     StoreLowBits(d, ToInt32(d, hn::Min(hn::Max(hn::Round(a), m.lo), m.hi)), out);
-    return hn::IsFinite(a);
+    const auto h = hn::Sub(a, hn::Set(d, A(0.5)));
+    return hn::And(hn::Gt(hn::Abs(hn::Sub(h, hn::Round(h))), m.bound), hn::Lt(hn::Abs(a), m.big));
   } else if constexpr (std::is_same_v<A, float>) {
     hn::StoreU(a, d, out);
     return hn::IsFinite(a);

@@ -10,8 +10,9 @@ namespace halo::cpu::lines {
 
 // How a row's sums become outputs: SciPy's truncation decided by the sums' bound; the same where
 // every sum is an integer within int32 (integral weights and cval: exact), summed in int16
-// modulo 2^16, whose low 8 or 16 bits are those SciPy's cast keeps; rounding to nearest with
-// saturation; or a float32 output.
+// modulo 2^16, whose low 8 or 16 bits are those SciPy's cast keeps; SciPy's sum rounded to
+// nearest (ties to even) with saturation, decided by the bound around half-integers; or a
+// float32 output.
 enum class Store : int { truncate, exact, nearest, floating };
 
 // One output row, or four: out[g][i] = sum_j w[j] * rows[g + j][i] for i < n and g < groups, in
@@ -43,8 +44,8 @@ constexpr std::int64_t kPendingSlack = 64;
 // The kernels of one pair of types, as the dispatcher chose them for this machine.
 // LineSums stores every output and lists in `pending` (output (g, i) as g * n + i, some twice:
 // room for groups * (n + kPendingSlack)) those it leaves to the caller, who stores them from
-// SciPy's own sum: truncate's undecided sums (core/convert.hpp) other than flat ones, and any
-// non-finite sum; returns the count listed. Widen converts n storage values to A and says whether they are all one
+// SciPy's own sum: truncate's undecided sums (core/convert.hpp) other than flat ones, nearest's
+// within the bound of a half-integer, and any non-finite sum; returns the count listed. Widen converts n storage values to A and says whether they are all one
 // value.
 template <class A, class T>
 struct SumKernel {
