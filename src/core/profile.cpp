@@ -55,8 +55,8 @@ const Cpu& cpu() {
       /*term_taps=*/1, /*z_add_stage_taps=*/20,
       /*lowrank f32 output, tap=*/1.6, 0.056,
       /*lowrank f64 output, tap=*/3.2, 0.112,
-      /*lines f32 output, tap=*/0.29, 0.030, /*lines f64 output, tap=*/0.50, 0.041,
-      /*lines i16 output, tap=*/0.16, 0.0123,
+      /*lines f32 output, tap=*/0.27, 0.029, /*lines f64 output, tap=*/0.54, 0.046,
+      /*lines i16 output, tap=*/0.18, 0.016,
       /*fft_cost_percent=*/100};
   return vm;
 }

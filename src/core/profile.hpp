@@ -75,7 +75,7 @@ struct Cpu {
   double lowrank_output_ns_f32, lowrank_tap_ns_f32, lowrank_output_ns_f64, lowrank_tap_ns_f64;
   // `cpu_lines`: ns per output and per tap of a filter along one axis, its sums in float32
   // (uint8), float64 (uint16, int16) and int16 (integral weights: exact), fitted to 3 to 33
-  // taps along either axis of 4096^2 (docs/notes/cpu-lines.md).
+  // taps along either axis of 4096^2 by bench/cpu_lines.py (docs/notes/cpu-lines.md).
   double lines_output_ns_f32, lines_tap_ns_f32, lines_output_ns_f64, lines_tap_ns_f64;
   double lines_output_ns_i16, lines_tap_ns_i16;
   // `cpu_fft`'s modelled time scale, percent (FastTuning::cpu_fft_cost).
