@@ -55,7 +55,10 @@ std::vector<unsigned char> line_input(DType t, i64 n, double flat = 0.5) {
 
 double element(DType t, const std::vector<unsigned char>& a, i64 i) {
   return dispatch_dtype<DTypeList<DType::u8, DType::u16, DType::i16, DType::f32, DType::f64>>(
-      t, [&](auto d) { return detail::to_double(reinterpret_cast<const typename decltype(d)::storage*>(a.data())[i]); });
+      t, [&](auto d) {
+        using T = typename decltype(d)::storage;
+        return detail::to_double(reinterpret_cast<const T*>(a.data())[i]);
+      });
 }
 
 // Runs strategy s (cpu_lines unless told) and the reference on p; "" where every output agrees
@@ -146,7 +149,8 @@ std::vector<double> weights(int kind, int k) {
 TEST(CpuLines, TakesWhatTheCudaLinesTakes) {
   const Strategy& s = lines();
   EXPECT_EQ(s.backend(), Backend::cpu);
-  const auto make = [](DType in, DType out, std::vector<std::int64_t> k, Extents ext = {40, 50, 1}) {
+  const auto make = [](DType in, DType out, std::vector<std::int64_t> k,
+                        Extents ext = {40, 50, 1}) {
     std::int64_t taps = 1;
     for (auto v : k) taps *= v;
     Problem p(2, ext, 1, Filter(std::vector<double>(std::size_t(taps), 0.25), k), in);
@@ -158,7 +162,8 @@ TEST(CpuLines, TakesWhatTheCudaLinesTakes) {
       const Problem p = make(in, out, {1, 5});
       EXPECT_TRUE(s.prepare(p)) << p.describe();
     }
-  const Problem f32 = make(DType::f32, DType::f32, {1, 5}), f64out = make(DType::u8, DType::f64, {1, 5}),
+  const Problem f32 = make(DType::f32, DType::f32, {1, 5}),
+                f64out = make(DType::u8, DType::f64, {1, 5}),
                 two = make(DType::u8, DType::u8, {3, 3}), none = make(DType::u8, DType::u8, {1, 1}),
                 wide = make(DType::u8, DType::u8, {1, 131}, {4, 400, 1}),
                 folded = make(DType::u8, DType::u8, {1, 9}, {4, 3, 1});
@@ -242,7 +247,8 @@ TEST(CpuLines, RandomProblems) {
     Extents e{1, 1, 1};
     for (int a = 0; a < rank; ++a) e[a] = ext(rng());
     const int axis = int(rng()() % rank);
-    const int k = std::uniform_int_distribution<int>(1, int(std::min<i64>(21, 2 * e[axis] - 1)))(rng());
+    const int kmax = int(std::min<i64>(21, 2 * e[axis] - 1));
+    const int k = std::uniform_int_distribution<int>(1, kmax)(rng());
     if (k < 2) continue;
     const Boundary m = Boundary(rng()() % 5);
     const double cvals[] = {0.0, 7.0, -2.25, 0.1, 65535.5, 1e6};

@@ -90,17 +90,18 @@ HWY_INLINE A SumAt(const RowSums<A, T>& r, int64_t i) {
     for (int j = 0; j < k; ++j)
       a += std::uint32_t(int32_t(r.w[j])) * std::uint32_t(int32_t(r.rows[j][i]));
     return A(std::uint16_t(a));
-  }
-  A a = 0;
-  if (r.pairs == 0) {
-    for (int j = 0; j < k; ++j) a += r.w[j] * r.rows[j][i];
+  } else {
+    A a = 0;
+    if (r.pairs == 0) {
+      for (int j = 0; j < k; ++j) a += r.w[j] * r.rows[j][i];
+      return a;
+    }
+    a = r.w[h] * r.rows[h][i];
+    for (int j = 0; j < h; ++j)
+      a += r.w[j] * (r.pairs > 0 ? r.rows[j][i] + r.rows[k - 1 - j][i]
+                                 : r.rows[j][i] - r.rows[k - 1 - j][i]);
     return a;
   }
-  a = r.w[h] * r.rows[h][i];
-  for (int j = 0; j < h; ++j)
-    a += r.w[j] * (r.pairs > 0 ? r.rows[j][i] + r.rows[k - 1 - j][i]
-                               : r.rows[j][i] - r.rows[k - 1 - j][i]);
-  return a;
 }
 
 // One output stored from its sum, as the vectors store it; false where it is left to the caller.

@@ -45,8 +45,8 @@ constexpr std::int64_t kPendingSlack = 64;
 // LineSums stores every output and lists in `pending` (output (g, i) as g * n + i, some twice:
 // room for groups * (n + kPendingSlack)) those it leaves to the caller, who stores them from
 // SciPy's own sum: truncate's undecided sums (core/convert.hpp) other than flat ones, nearest's
-// within the bound of a half-integer, and any non-finite sum; returns the count listed. Widen converts n storage values to A and says whether they are all one
-// value.
+// within the bound of a half-integer, and any non-finite sum; returns the count listed. Widen
+// converts n storage values to A and says whether they are all one value.
 template <class A, class T>
 struct SumKernel {
   static std::int64_t LineSums(const RowSums<A, T>& r, T* const* out, std::int32_t* pending);
