@@ -66,3 +66,19 @@ bool Widen(const S* src, A* dst, std::int64_t n) {
 }
 
 }  // namespace halo::cpu::lines
+
+// The type triples instantiated: X(accumulation, output, name) of LineSums and X(storage,
+// accumulation, name) of Widen; one list for the per-target kernels (kernels-inl.h) and their
+// dispatch (kernels.cpp).
+#define HALO_LINES_SUM_TYPES(X)                                                          \
+  X(float, std::uint8_t, F32U8) X(float, std::uint16_t, F32U16) X(float, std::int16_t, F32I16) \
+  X(float, float, F32F32) X(double, std::uint8_t, F64U8) X(double, std::uint16_t, F64U16)     \
+  X(double, std::int16_t, F64I16) X(double, float, F64F32)                                   \
+  X(std::int16_t, std::uint8_t, I16U8) X(std::int16_t, std::uint16_t, I16U16)                \
+  X(std::int16_t, std::int16_t, I16I16)
+#define HALO_LINES_WIDEN_TYPES(X)                                                       \
+  X(std::uint8_t, float, U8F32) X(std::uint16_t, float, U16F32)                         \
+  X(std::int16_t, float, I16F32) X(std::uint8_t, double, U8F64)                         \
+  X(std::uint16_t, double, U16F64) X(std::int16_t, double, I16F64)                      \
+  X(std::uint8_t, std::int16_t, U8I16) X(std::uint16_t, std::int16_t, U16I16)           \
+  X(std::int16_t, std::int16_t, I16I16)

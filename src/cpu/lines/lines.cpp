@@ -35,6 +35,7 @@
 #include "core/boundary.hpp"
 #include "core/convert.hpp"
 #include "core/dtype.hpp"
+#include "core/line_filter.hpp"
 #include "core/profile.hpp"
 #include "core/scipy_sum.hpp"
 #include "cpu/lines/kernels.hpp"
@@ -63,7 +64,6 @@ constexpr double kSerialWork = double(1 << 18);
 using LineDTypes = DTypeList<DType::u8, DType::u16, DType::i16>;
 using OutDTypes = DTypeList<DType::u8, DType::u16, DType::i16, DType::f32>;
 
-bool line_dtype(DType t) { return t == DType::u8 || t == DType::u16 || t == DType::i16; }
 
 // The type the sums are carried in: the input's accumulation type (core/dtype.hpp: float32 for
 // uint8, float64 for the 16-bit types), or int16 where they are integers within int32 that an
@@ -567,23 +567,12 @@ class LinesStrategy final : public PlannedStrategy {
            "passes), integers exactly SciPy's; OpenMP threads + Highway SIMD";
   }
   Status accepts_dtypes(const Problem& p) const override {
-    const DType o = p.out_dtype();
-    if (line_dtype(p.dtype()) && (line_dtype(o) || o == DType::f32)) return Status::success();
-    return Status::failure("written for uint8, uint16 and int16 input (uint8, uint16, int16 or "
-                           "float32 out)");
+    return detail::integer_line_dtypes(p);
   }
   Prepared prepare(const Problem& p) const override {
-    if (const Status dt = accepts_dtypes(p); !dt) return Prepared::cannot(dt.reason);
-    int axis = -1, reached = 0;
-    for (int ax = 0; ax < p.rank(); ++ax)
-      if (p.filter_extents()[ax] > 1) {
-        axis = ax;
-        ++reached;
-      }
-    if (reached != 1) return Prepared::cannot("a filter that reaches exactly one axis");
-    if (p.filter_folded()) return Prepared::cannot("a filter wider than its axis");
-    if (p.filter_extents()[axis] > kMaxTaps)
-      return Prepared::cannot("at most " + std::to_string(kMaxTaps) + " taps");
+    std::string why;
+    const int axis = detail::integer_line_axis(p, kMaxTaps, &why);
+    if (axis < 0) return Prepared::cannot(why);
     return {std::make_shared<LinesPlan>(*this, p, axis), {}};
   }
 };

@@ -21,6 +21,7 @@
 #include "core/boundary.hpp"
 #include "core/convert.hpp"
 #include "core/dtype.hpp"
+#include "core/line_filter.hpp"
 #include "core/profile.hpp"
 #include "core/scipy_sum.hpp"
 #include "cuda/check.cuh"
@@ -167,7 +168,6 @@ __global__ void __launch_bounds__(256) lines_row(const S* __restrict__ in, T* __
 using LineDTypes = DTypeList<DType::u8, DType::u16, DType::i16>;
 using OutDTypes = DTypeList<DType::u8, DType::u16, DType::i16, DType::f32>;
 
-bool line_dtype(DType t) { return t == DType::u8 || t == DType::u16 || t == DType::i16; }
 
 class LinesPlan final : public StrategyPlan {
  public:
@@ -279,25 +279,14 @@ class LinesStrategy final : public PlannedStrategy {
            "passes), integers exactly SciPy's";
   }
   Status accepts_dtypes(const Problem& p) const override {
-    const DType o = p.out_dtype();
-    if (line_dtype(p.dtype()) && (line_dtype(o) || o == DType::f32)) return Status::success();
-    return Status::failure("written for uint8, uint16 and int16 input (uint8, uint16, int16 or "
-                           "float32 out)");
+    return detail::integer_line_dtypes(p);
   }
   Prepared prepare(const Problem& p) const override {
-    if (const Status dt = accepts_dtypes(p); !dt) return Prepared::cannot(dt.reason);
-    int axis = -1, reached = 0;
-    for (int ax = 0; ax < p.rank(); ++ax)
-      if (p.filter_extents()[ax] > 1) {
-        axis = ax;
-        ++reached;
-      }
-    if (reached != 1) return Prepared::cannot("a filter that reaches exactly one axis");
-    if (p.filter_folded()) return Prepared::cannot("a filter wider than its axis");
+    std::string why;
+    const int axis = detail::integer_line_axis(p, kMaxTaps, &why);
+    if (axis < 0) return Prepared::cannot(why);
     // Every staged value meets every tap, zero ones too: only a finite cval adds nothing there.
     if (!std::isfinite(p.cval())) return Prepared::cannot("a finite cval");
-    if (p.filter_extents()[axis] > kMaxTaps)
-      return Prepared::cannot("at most " + std::to_string(kMaxTaps) + " taps");
     return {std::make_shared<LinesPlan>(*this, p, axis), {}};
   }
 };
